@@ -1,0 +1,35 @@
+# The two commands the README opens with: `make demo` and `make test`.
+# Both install whatever is missing first, and are quick the second time.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: install system kafka venv demo test bench clean
+
+install: system kafka venv
+
+system:
+	@bash scripts/install-system.sh
+
+kafka:
+	@bash scripts/install-kafka.sh
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install -q --upgrade pip
+	@$(BIN)/pip install -q -e '.[test]'
+	@touch $@
+
+demo: install
+	@bash scripts/demo.sh
+
+test: install
+	@$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: install
+	@$(BIN)/python -m benchmarks.run_all
+
+clean:
+	rm -rf $(VENV) store .pytest_cache

@@ -1,0 +1,1 @@
+"""logtrial harness: the test runner, the SSH control layer and the CLI."""

@@ -1,0 +1,45 @@
+"""The `logtrial` command line.
+
+Each subcommand lives in its own module under harness/commands/ and is imported
+only when it is used, so `logtrial --help` stays fast and one broken area does
+not take down the others.
+"""
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# subcommand name -> "module:attribute" of its click command
+COMMANDS: dict[str, str] = {
+    "doctor": "harness.commands.doctor:doctor",
+    "cluster": "harness.commands.cluster:cluster",
+    "test": "harness.commands.test:test",
+    "test-all": "harness.commands.test_all:test_all",
+    "check": "harness.commands.check:check",
+    "report": "harness.commands.report:report",
+    "index": "harness.commands.serve:index",
+    "serve": "harness.commands.serve:serve",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        return getattr(importlib.import_module(module_name), attr)
+
+
+@click.group(cls=LazyGroup)
+@click.version_option(package_name="logtrial")
+def main() -> None:
+    """logtrial: fault-injection tests for Kafka-compatible clusters."""
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages logtrial needs, only those that are missing.
+set -euo pipefail
+if [ "$(id -u)" -ne 0 ]; then
+  echo "logtrial needs root: it creates network namespaces, runs sshd and edits iptables." >&2
+  exit 1
+fi
+# command -> package that provides it
+declare -A need=(
+  [sshd]=openssh-server
+  [iptables]=iptables
+  [ip]=iproute2
+  [ps]=procps
+  [faketime]=faketime
+  [java]=openjdk-17-jre-headless
+  [mvn]=maven
+  [chromium]=chromium
+  [chromedriver]=chromium-driver
+)
+missing=()
+for cmd in "${!need[@]}"; do
+  PATH="$PATH:/usr/sbin:/sbin" command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
+done
+# libfaketime's preload library is what the clock nemesis uses
+ls /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 >/dev/null 2>&1 || missing+=(libfaketime)
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "system packages: all present"
+  exit 0
+fi
+echo "system packages: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
