@@ -17,7 +17,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from harness import exit_codes
 from harness.history import HistoryWriter

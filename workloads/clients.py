@@ -263,3 +263,28 @@ def ensure_topic(topics, key: int) -> None:
         topics.ensure(key)
     except Exception as e:
         raise Indefinite(classify(e, definite=True))
+
+
+class ProcessClient:
+    """Base of the workload clients: one ClientPair per logical process."""
+
+    def __init__(self, workload, process: int, transactional_id: str | None, group_id: str,
+                 auto_offset_reset: str | None = None):
+        self.w = workload
+        self.process = process
+        self.pair = ClientPair(workload.bootstrap, workload.settings, process,
+                               transactional_id if workload.settings.txn else None, group_id, auto_offset_reset)
+
+    @property
+    def producer(self) -> Producer:
+        return self.pair.producer
+
+    @property
+    def consumer(self) -> Consumer:
+        return self.pair.consumer
+
+    def _ensure_topic(self, key: int) -> None:
+        ensure_topic(self.w.topics, key)
+
+    def close(self) -> None:
+        self.pair.close()

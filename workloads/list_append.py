@@ -16,13 +16,13 @@ import random
 import threading
 import time
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
+from confluent_kafka import OFFSET_BEGINNING
 
 from workloads.base import Completion, KeyRotation, Op, Recorder, ValueSource
-from workloads.clients import (ClientPair, Indefinite, ensure_topic, Transaction, consumer_config, first_error, guarded, produce_all,
-                               producer_config)
+from workloads.clients import (Indefinite, ProcessClient, Transaction, first_error, guarded, produce_all,
+                              )
 from workloads.errors import classify, harness_error
-from workloads.kafka_common import KafkaWorkloadBase, KeySpace, decode
+from workloads.kafka_common import KafkaWorkloadBase, decode
 from workloads.settings import WorkloadSettings
 
 READ_P = 0.5
@@ -56,21 +56,11 @@ class ListAppendGenerator:
             return Op("txn", micro_ops)
 
 
-class ListAppendClient:
+class ListAppendClient(ProcessClient):
     def __init__(self, workload: "ListAppendWorkload", process: int):
-        self.w = workload
-        self.process = process
-        self.pair = ClientPair(workload.bootstrap, workload.settings, process,
-                               f"{workload.run_id}-la-p{process}" if workload.settings.txn else None,
-                               f"{workload.run_id}-la-p{process}", "earliest")
-
-    @property
-    def producer(self) -> Producer:
-        return self.pair.producer
-
-    @property
-    def consumer(self) -> Consumer:
-        return self.pair.consumer
+        # each process its own group: reads assign partitions, they never share them
+        super().__init__(workload, process, f"{workload.run_id}-la-p{process}", f"{workload.run_id}-la-p{process}",
+                         "earliest")
 
     def invoke(self, op: Op) -> Completion:
         try:
@@ -135,11 +125,6 @@ class ListAppendClient:
             position = guarded(lambda: consumer.position([tp]))[0].offset
         return ["r", key, values]
 
-    def _ensure_topic(self, key: int) -> None:
-        ensure_topic(self.w.topics, key)
-
-    def close(self) -> None:
-        self.pair.close()
 
 
 class ListAppendWorkload(KafkaWorkloadBase):

@@ -16,11 +16,11 @@ import random
 import threading
 import time
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
+from confluent_kafka import OFFSET_BEGINNING, Consumer
 
 from workloads.base import Completion, KeyRotation, Op, Recorder, ValueSource
-from workloads.clients import (ClientPair, Indefinite, ensure_topic, Transaction, consumer_config, first_error, guarded, poll_messages,
-                               produce_all, producer_config, rewind)
+from workloads.clients import (Indefinite, ProcessClient, Transaction, first_error, guarded, poll_messages,
+                               produce_all, rewind)
 from workloads.errors import classify, harness_error
 from workloads.kafka_common import KafkaWorkloadBase, KeySpace
 from workloads.settings import WorkloadSettings
@@ -93,25 +93,14 @@ class QueueGenerator:
         return Op("assign", sorted(chosen))
 
 
-class QueueClient:
+class QueueClient(ProcessClient):
     """One producer and one consumer for one logical process."""
 
     def __init__(self, workload: "QueueWorkload", process: int, final: bool = False):
-        self.w = workload
-        self.process = process
+        super().__init__(workload, process, f"{workload.run_id}-q-p{process}", f"{workload.run_id}-group",
+                         "earliest" if final else None)
         self.final = final  # final reads: assign from the beginning of each partition
-        self.pair = ClientPair(workload.bootstrap, workload.settings, process,
-                               f"{workload.run_id}-q-p{process}" if workload.settings.txn else None,
-                               f"{workload.run_id}-group", "earliest" if final else None)
         self._rebalance_log: list = []
-
-    @property
-    def producer(self) -> Producer:
-        return self.pair.producer
-
-    @property
-    def consumer(self) -> Consumer:
-        return self.pair.consumer
 
     # -- ops ------------------------------------------------------------------------------
     def invoke(self, op: Op) -> Completion:
@@ -229,11 +218,6 @@ class QueueClient:
             return Completion("fail", op.value, error, retire=True)
         return Completion("fail", op.value, error)
 
-    def _ensure_topic(self, key: int) -> None:
-        ensure_topic(self.w.topics, key)
-
-    def close(self) -> None:
-        self.pair.close()
 
 
 class QueueWorkload(KafkaWorkloadBase):

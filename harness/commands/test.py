@@ -6,7 +6,7 @@ import sys
 import click
 
 from harness import exit_codes
-from harness.runner import WORKLOADS, RunResult, TestOptions, run_test
+from harness.runner import WORKLOADS, TestOptions, run_test
 
 # precedence of exit codes when --test-count runs several tests: the worst wins
 _SEVERITY = [exit_codes.VALID, exit_codes.UNKNOWN, exit_codes.INVALID, exit_codes.HARNESS_ERROR,
