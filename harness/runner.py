@@ -288,7 +288,9 @@ class Run:
     def _final_phase(self) -> None:
         self._enter("final")
         deadline = time.monotonic() + self.options.final_time_limit
+        first_index = self.history.event_count
         final = self.workload.final_reads(self.new_process(), self.record, deadline, self.new_process)
+        final["first_index"] = first_index  # the final reads are the history's events from here on
         self.test_json["final"] = final
         log.info("final reads: %s", final)
 

@@ -1,6 +1,7 @@
 """`logtrial test`: run one workload against a cluster, with faults, and check it."""
 from __future__ import annotations
 
+import signal
 import sys
 
 import click
@@ -73,6 +74,7 @@ def nemesis_options(f):
 def test(test_count: int, safe: bool, nemesis, **kwargs) -> None:
     """Run a test: workload + faults, final reads, check and report."""
     options = build_options(safe=safe, nemesis=nemesis, **kwargs)
+    interrupt_on_signals()
     worst = exit_codes.VALID
     for i in range(test_count):
         if test_count > 1:
@@ -86,6 +88,15 @@ def test(test_count: int, safe: bool, nemesis, **kwargs) -> None:
         if result.exit_code == exit_codes.INTERRUPTED:
             break
     sys.exit(worst)
+
+
+def interrupt_on_signals() -> None:
+    """Ctrl-C and SIGTERM both end a run the same way (healed, marked incomplete),
+    even when started in the background where SIGINT is ignored by default."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 def build_options(safe: bool, nemesis, **kwargs) -> TestOptions:
