@@ -5,7 +5,6 @@ incomplete test.json and a healed cluster."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -124,10 +124,23 @@ def first_error(deliveries: list[Delivery]) -> Classified | None:
     return (indefinite or errors)[0]
 
 
+def fetch(consumer: Consumer, timeout: float, max_messages: int = 500) -> list:
+    """What the consumer has queued, or else the first message to arrive within
+    `timeout` plus whatever came with it. (consume(n, timeout) alone would wait
+    the whole timeout for n messages.)"""
+    messages = consumer.consume(num_messages=max_messages, timeout=0)
+    if messages:
+        return messages
+    first = consumer.poll(timeout)
+    if first is None:
+        return []
+    return [first] + consumer.consume(num_messages=max_messages - 1, timeout=0)
+
+
 def poll_messages(consumer: Consumer, keys: KeySpace, timeout: float,
                   max_messages: int = 500) -> tuple[dict[str, list[list[int]]], list[str], list]:
     """One consume() call: {key: [[offset, value], ...]}, non-fatal error names, raw messages."""
-    messages = consumer.consume(num_messages=max_messages, timeout=timeout)
+    messages = fetch(consumer, timeout, max_messages)
     polled: dict[str, list[list[int]]] = {}
     errors: list[str] = []
     good = []

@@ -19,7 +19,7 @@ import time
 from confluent_kafka import OFFSET_BEGINNING
 
 from workloads.base import Completion, KeyRotation, Op, Recorder, ValueSource
-from workloads.clients import (Indefinite, ProcessClient, Transaction, first_error, guarded, produce_all,
+from workloads.clients import (Indefinite, ProcessClient, Transaction, fetch, first_error, guarded, produce_all,
                               )
 from workloads.errors import classify, harness_error
 from workloads.kafka_common import KafkaWorkloadBase, decode
@@ -115,7 +115,7 @@ class ListAppendClient(ProcessClient):
         while position < end:
             if time.monotonic() > deadline:
                 raise Indefinite(harness_error("OP_TIMEOUT", f"read of key {key} reached offset {position} of {end}"))
-            for msg in guarded(lambda: consumer.consume(num_messages=500, timeout=self.w.settings.poll_timeout)):
+            for msg in guarded(lambda: fetch(consumer, self.w.settings.poll_timeout)):
                 if msg.error() is not None:
                     if msg.error().fatal():
                         raise Indefinite(classify(msg.error()))
