@@ -73,7 +73,10 @@ class ListAppendClient(ProcessClient):
     def _single(self, op: Op) -> Completion:
         (mop,) = op.value
         if mop[0] == "r":
-            return Completion.ok([self.read(mop[1])])
+            try:
+                return Completion.ok([self.read(mop[1])])
+            except Indefinite as e:  # a read changes nothing: a failed read is definitely a failure
+                return Completion("fail", op.value, e.classified.error)
         return Completion.ok([self._append([mop])[0]])
 
     def _txn(self, op: Op) -> Completion:

@@ -146,7 +146,11 @@ class QueueClient(ProcessClient):
         return Completion.ok([["send", d.key, [d.offset, d.value]] for d in deliveries])
 
     def _poll(self, op: Op) -> Completion:
-        polled, errors, _ = guarded(lambda: poll_messages(self.consumer, self.w.keys, self.w.settings.poll_timeout))
+        try:
+            polled, errors, _ = guarded(lambda: poll_messages(self.consumer, self.w.keys,
+                                                              self.w.settings.poll_timeout))
+        except Indefinite as e:  # nothing was returned, so nothing was consumed: definite
+            return Completion("fail", op.value, e.classified.error)
         if polled and not self.w.settings.enable_auto_commit:
             try:
                 self.consumer.commit(asynchronous=True)
