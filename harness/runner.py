@@ -81,7 +81,10 @@ class TestOptions:
 
     @property
     def nemesis_kinds(self) -> list[str]:
-        return [k for k in self.nemesis if k and k != "none"]
+        kinds = [k for k in self.nemesis if k and k != "none"]
+        if not kinds and self.nemesis_options.get("nemesis_schedule"):
+            kinds = ["replay"]  # the schedule file says which faults
+        return kinds
 
 
 @dataclass
@@ -129,6 +132,7 @@ class Run:
         self.cluster = None
         self.local_cluster = None
         self.nemesis = None
+        self.faults: ActiveFaults | None = None
         self.workload: Workload | None = None
         self.workers: list[threading.Thread] = []
         self._processes = itertools.count()
@@ -270,9 +274,10 @@ class Run:
             return None
         if self.cluster is None:
             raise ValueError("faults need a cluster reached over SSH (--nodes-file or --local)")
-        from nemesis import NemesisRunner
-        self.nemesis = NemesisRunner(self.cluster, self.history, kinds, self.options.nemesis_interval,
-                                     self.seed, **self.options.nemesis_options)
+        from nemesis.runner import NemesisRunner
+        self.faults = ActiveFaults(self.history)
+        self.nemesis = NemesisRunner(self.cluster, self.faults, kinds, self.options.nemesis_interval, self.seed,
+                                     topics=self.workload.topic_names(), **_nemesis_kwargs(self.options))
         thread = threading.Thread(target=self.nemesis.run, args=(self.stop,), name="nemesis", daemon=True)
         thread.start()
         return thread
@@ -389,9 +394,8 @@ class Run:
     def status_line(self) -> str:
         counts = self.history.counts
         faults = ""
-        if self.nemesis is not None:
-            active = getattr(self.nemesis, "active", None)
-            faults = f" | faults: {', '.join(active) if active else 'none'}" if active is not None else ""
+        if self.faults is not None:
+            faults = f" | faults: {', '.join(sorted(self.faults.active)) or 'none'}"
         return (f"[{self.phase}] {self.history.elapsed_s():6.1f}s | ok {counts['ok']} fail {counts['fail']} "
                 f"info {counts['info']}{faults}")
 
@@ -446,6 +450,38 @@ def _kafka_version() -> str:
         return match.group(1) if match else "unknown"
     except OSError:
         return "unknown"
+
+
+class ActiveFaults:
+    """The history as the nemesis sees it: passes events through and keeps the
+    set of faults in force, for the progress line."""
+
+    # the stop event of each fault kind (nemesis/*.py stop_f)
+    STOPS = {"stop-partition": "partition", "resume": "pause", "start": "kill", "reset-clock": "clock"}
+
+    def __init__(self, history: HistoryWriter):
+        self.history = history
+        self.active: set[str] = set()
+
+    def nemesis(self, f: str, value: Any, **extra: Any) -> dict:
+        if f in self.STOPS:
+            self.active.discard(self.STOPS[f])
+        else:
+            self.active.add("partition" if f == "start-partition" else "clock" if f.endswith("-clock") else f)
+        return self.history.nemesis(f, value, **extra)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.history, name)
+
+
+# `logtrial test` option name -> NemesisRunner keyword
+_NEMESIS_KWARGS = {"db_targets": "targets", "partition_clients": "partition_clients",
+                   "nemesis_schedule": "schedule_file"}
+
+
+def _nemesis_kwargs(options: TestOptions) -> dict:
+    extra = options.nemesis_options
+    return {_NEMESIS_KWARGS.get(k, k): v for k, v in extra.items() if v is not None}
 
 
 def _make_workload(name: str, bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int) -> Workload:

@@ -150,6 +150,10 @@ class KafkaWorkloadBase:
             rng = self._rngs[process] = random.Random(self.seed * 1_000_003 + process)
         return rng
 
+    def topic_names(self) -> list[str]:
+        """Topics of the active keys (the nemesis targets their partition leaders)."""
+        return sorted({self.keys.topic(k) for k in self.rotation.active})
+
     def setup(self) -> None:
         for key in self.rotation.active:
             self.topics.ensure(key)
