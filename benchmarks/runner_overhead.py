@@ -55,9 +55,8 @@ class NoopWorkload:
 
 
 class NoopRun(Run):
-    def _setup(self):
+    def _setup(self) -> None:
         self.workload = NoopWorkload()
-        return "", 0
 
 
 def measure(seconds: float, concurrency: int, store: str) -> dict:

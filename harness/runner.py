@@ -79,6 +79,22 @@ class TestOptions:
         values["min_insync_replicas"] = min(self.min_insync_replicas, values["replication_factor"])
         return WorkloadSettings(**values)
 
+    def validate(self) -> None:
+        """Raises ValueError naming the first bad option (before anything is created)."""
+        if self.workload not in WORKLOADS:
+            raise ValueError(f"--workload must be one of {', '.join(WORKLOADS)}, not {self.workload!r}")
+        sources = [n for n in ("nodes_file", "local", "bootstrap_servers") if getattr(self, n)]
+        if len(sources) != 1:
+            raise ValueError("give exactly one of --nodes-file, --local N or --bootstrap-servers")
+        if self.nemesis_kinds and self.bootstrap_servers:
+            raise ValueError("faults need a cluster reached over SSH (--nodes-file or --local), "
+                             "not --bootstrap-servers")
+        for name in ("time_limit", "rate", "op_timeout"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be positive")
+        if self.concurrency < 1:
+            raise ValueError("--concurrency must be at least 1")
+
     @property
     def nemesis_kinds(self) -> list[str]:
         kinds = [k for k in self.nemesis if k and k != "none"]
@@ -119,8 +135,7 @@ def run_test(options: TestOptions) -> RunResult:
 
 class Run:
     def __init__(self, options: TestOptions):
-        if options.workload not in WORKLOADS:
-            raise ValueError(f"--workload must be one of {WORKLOADS}, not {options.workload!r}")
+        options.validate()
         self.options = options
         self.seed = options.seed if options.seed is not None else random.randrange(2**31)
         self.name = options.test_name or test_name(options)
@@ -147,7 +162,7 @@ class Run:
         self._write_test_json(status="running")
         try:
             self._say(f"run directory: {self.run_dir}")
-            bootstrap, brokers = self._setup()
+            self._setup()
             self._main_phase()
             self._enter("heal")
             self._heal()
@@ -160,6 +175,8 @@ class Run:
             log.warning("interrupted during %s", self.phase)
         except BaseException as e:  # the harness itself failed: keep what we have
             error = f"{type(e).__name__}: {e}"
+            if self.phase == "setup" and isinstance(e, ValueError):  # e.g. a bad inventory
+                exit_code = exit_codes.BAD_INPUT
             log.error("harness error during %s:\n%s", self.phase, traceback.format_exc())
         finally:
             self._finish(status)
@@ -175,7 +192,7 @@ class Run:
         _detach_log(self._log_handler)
         return RunResult(self.run_dir, status, valid, exit_code, dict(self.history.counts), error)
 
-    def _setup(self) -> tuple[str, int]:
+    def _setup(self) -> None:
         from workloads.kafka_common import broker_count
         bootstrap = self._open_cluster()
         brokers = broker_count(bootstrap)
@@ -184,7 +201,6 @@ class Run:
         self.test_json["bootstrap_servers"] = bootstrap
         self.workload = _make_workload(self.options.workload, bootstrap, settings, self.run_id, self.seed)
         self.workload.setup()
-        return bootstrap, brokers
 
     def _open_cluster(self) -> str:
         opts = self.options
@@ -196,8 +212,6 @@ class Run:
             from clusters import local
             self.local_cluster = local.LocalCluster(f"lt-run-{self.run_id[-6:]}", opts.local)
             inventory_path = self.local_cluster.up()
-        if not inventory_path:
-            raise ValueError("one of --nodes-file, --local or --bootstrap-servers is needed")
         self.cluster = Cluster.open(inventory_path, insecure_host_keys=opts.insecure_host_keys)
         self.cluster.start_database()
         self.test_json["nodes"] = [n.name for n in self.cluster.inventory.nodes]
