@@ -29,6 +29,7 @@ from workloads.settings import WorkloadSettings
 log = logging.getLogger(__name__)
 
 WORKLOADS = ("queue", "list-append")
+LOCAL_CLUSTER = "lt-local"  # the cluster --local brings up (and reuses when left running)
 
 
 @dataclass
@@ -209,13 +210,25 @@ class Run:
         from clusters.cluster import Cluster
         inventory_path = opts.nodes_file
         if opts.local:
-            from clusters import local
-            self.local_cluster = local.LocalCluster(f"lt-run-{self.run_id[-6:]}", opts.local)
-            inventory_path = self.local_cluster.up()
+            inventory_path = self._local_cluster(opts.local)
         self.cluster = Cluster.open(inventory_path, insecure_host_keys=opts.insecure_host_keys)
         self.cluster.start_database()
         self.test_json["nodes"] = [n.name for n in self.cluster.inventory.nodes]
         return self.cluster.db.bootstrap_servers()
+
+    def _local_cluster(self, nodes: int) -> str:
+        """Brings up the local cluster LOCAL_CLUSTER, or reuses it if one of the
+        right size was left running (--leave-db-running)."""
+        from clusters.inventory import load_inventory
+        from clusters.local import LocalCluster
+        local = LocalCluster(LOCAL_CLUSTER)
+        if local.exists() and len(load_inventory(local.inventory_path).nodes) != nodes:
+            local.down()
+        if not local.exists():
+            self._say(f"bringing up local cluster {LOCAL_CLUSTER} ({nodes} nodes)")
+            local.up(nodes)
+        self.local_cluster = local
+        return str(local.inventory_path)
 
     def _main_phase(self) -> None:
         self._enter("main")
