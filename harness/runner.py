@@ -257,7 +257,7 @@ class Run:
                 if next_due > now and self.stop.wait(next_due - now):
                     break
                 # never build up more than a second of backlog after a slow op
-                next_due = max(next_due, now - 1.0) + interval * rng.uniform(0.5, 1.5)
+                next_due = max(next_due, now - 1.0) + interval * (0.5 + rng.random())
                 op = generator.next_op(process)
                 if op is None:
                     break
@@ -490,7 +490,7 @@ class ActiveFaults:
         self.history = history
         self.active: set[str] = set()
 
-    def nemesis(self, f: str, value: Any, **extra: Any) -> dict:
+    def nemesis(self, f: str, value: Any, **extra: Any) -> int:
         if f in self.STOPS:
             self.active.discard(self.STOPS[f])
         else:
