@@ -34,6 +34,7 @@ LOCAL_CLUSTER = "lt-local"  # the cluster --local brings up (and reuses when lef
 
 @dataclass
 class TestOptions:
+    __test__ = False  # not a pytest test class
     workload: str = "queue"
     # where the cluster is: an inventory, a local cluster to bring up, or bare bootstrap servers
     nodes_file: str | None = None
@@ -116,7 +117,7 @@ class RunResult:
 
 def test_name(options: TestOptions) -> str:
     """Readable: workload, faults and the settings that matter."""
-    parts = [options.workload, "+".join(options.nemesis_kinds) or "no-faults", f"acks={options.acks}"]
+    parts = [options.workload, ",".join(options.nemesis_kinds) or "no-faults", f"acks={options.acks}"]
     if options.txn:
         parts.append("txn")
     if not options.idempotence:
