@@ -8,6 +8,7 @@ of those sends, as the queue checker would.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -73,9 +74,10 @@ def queue_history(conflict: bool) -> tuple[HistoryBuilder, dict[str, Any]]:
     return h, refs
 
 
-def test_json(name: str, status: str = "complete", **options: Any) -> dict[str, Any]:
+def test_json(name: str, timestamp: str, status: str = "complete", **options: Any) -> dict[str, Any]:
+    start = datetime.strptime(timestamp, "%Y%m%dT%H%M%S").replace(tzinfo=timezone.utc)
     return {"name": name, "status": status, "workload": "queue", "nemesis": ["partition", "pause"],
-            "start_time": "2026-11-21T08:00:00+00:00", "end_time": "2026-11-21T08:01:05+00:00",
+            "start_time": start.isoformat(), "end_time": (start + timedelta(seconds=65)).isoformat(),
             "options": {"time_limit": 60, "txn": False, "concurrency": 3, **options},
             "versions": {"kafka": "3.9.0", "logtrial": "0.1.0", "confluent-kafka": "2.6.1"}}
 
@@ -121,7 +123,7 @@ def make_run(store: Path, name: str, timestamp: str, kind: str = "invalid") -> P
             f.write('{"index": 999, "time": 1, "type": "ok", "proc')  # cut off mid-line
         return run_dir
     status = "running" if kind == "running" else "complete"
-    (run_dir / "test.json").write_text(json.dumps(test_json(name, status)))
+    (run_dir / "test.json").write_text(json.dumps(test_json(name, timestamp, status)))
     if kind == "invalid":
         (run_dir / "results.json").write_text(json.dumps(invalid_results(refs, h)))
     elif kind == "valid":
