@@ -57,7 +57,7 @@ def page(title: str, body: str, script: str = "") -> str:
     script_tag = f"<script>{script}</script>" if script else ""
     return (
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
-        "<meta name=viewport content='width=device-width,initial-scale=1'>"
+        "<meta name=viewport content='width=device-width,initial-scale=1'><link rel=icon href='data:,'>"
         f"<title>{esc(title)}</title><style>{CSS}</style></head>"
         f"<body><main>{body}</main>{script_tag}</body></html>"
     )
