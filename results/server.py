@@ -25,6 +25,7 @@ from results.index import Filters, SummaryCache, render_index, served_links
 from results.runs import RunSummary
 
 CACHE_TTL_S = 2.0
+FAVICON = b"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><circle cx='8' cy='8' r='7' fill='#1a5fb4'/></svg>"
 CHUNK = 1 << 16
 TEXT_TYPES = {".jsonl": "text/plain; charset=utf-8", ".log": "text/plain; charset=utf-8",
               ".json": "application/json; charset=utf-8", ".html": "text/html; charset=utf-8"}
@@ -102,6 +103,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.file(url.path[len("/runs/"):])
             elif url.path.startswith("/zip/"):
                 self.zip(url.path[len("/zip/"):])
+            elif url.path == "/favicon.ico":  # browsers ask for it on plain-text pages
+                self.send(200, "image/svg+xml", FAVICON)
             else:
                 self.not_found()
         except (BrokenPipeError, ConnectionResetError):
