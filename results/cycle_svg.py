@@ -90,7 +90,12 @@ def cycle_svg(cycle: list[Any]) -> str:
     size = 2 * radius + NODE_W + 80
     centre = (size / 2, size / 2)
     points = layout(count, radius, centre)
-    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{size:.0f}' height='{size:.0f}' class='cycle'>",
+    # crop to the nodes (two nodes on a circle leave a lot of it empty)
+    left, top = min(x for x, _ in points) - NODE_W / 2 - 40, min(y for _, y in points) - NODE_H / 2 - 10
+    width = max(x for x, _ in points) - left + NODE_W / 2 + 40
+    height = max(y for _, y in points) - top + NODE_H / 2 + 10
+    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
+             f"viewBox='{left:.0f} {top:.0f} {width:.0f} {height:.0f}' class='cycle'>",
              arrow_markers()]
     for i, entry in enumerate(cycle):
         entry = entry if isinstance(entry, dict) else {}
