@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+import os
 import random
 import threading
 import time
@@ -142,7 +143,8 @@ class Run:
         self.seed = options.seed if options.seed is not None else random.randrange(2**31)
         self.name = options.test_name or test_name(options)
         self.run_dir = store.create_run_dir(options.store, self.name)
-        self.run_id = "lt" + self.run_dir.name.replace("T", "").replace("-", "")[-10:] + f"{self.seed % 1000:03d}"
+        # names this run's topics, transactional ids and groups on the cluster
+        self.run_id = "lt" + self.run_dir.name.replace("T", "")[2:14] + os.urandom(2).hex()
         self.history = HistoryWriter(self.run_dir / store.HISTORY)
         self.phase = "setup"
         self.stop = threading.Event()
@@ -150,6 +152,7 @@ class Run:
         self.local_cluster = None
         self.nemesis = None
         self.faults: ActiveFaults | None = None
+        self._healed = False
         self.workload: Workload | None = None
         self.workers: list[threading.Thread] = []
         self._processes = itertools.count()
@@ -186,7 +189,10 @@ class Run:
                 progress.stop()
         valid = None
         if status == "complete":
-            valid, exit_code = self._check_and_report()
+            try:
+                valid, exit_code = self._check_and_report()
+            except KeyboardInterrupt:  # the run itself is complete; only the verdict is missing
+                error, exit_code = "interrupted while checking", exit_codes.INTERRUPTED
         elif exit_code != exit_codes.INTERRUPTED:
             self._report()
         self._write_test_json(status=status, error=error, valid=valid)
@@ -311,12 +317,10 @@ class Run:
         return thread
 
     def _heal(self) -> None:
-        """Ends every fault and checks the cluster is whole again."""
-        if self.nemesis is not None:
+        """Ends every fault and checks the cluster is whole again (heal_all verifies)."""
+        if self.nemesis is not None and not self._healed:
             self.nemesis.heal_all()
-        if self.cluster is not None and self.options.nemesis_kinds:
-            self.cluster.heal()
-            self.cluster.verify_healed()
+            self._healed = True
 
     def _final_phase(self) -> None:
         self._enter("final")
@@ -340,10 +344,8 @@ class Run:
         self._write_test_json(status=status)
 
     def _heal_quietly(self) -> None:
-        if self.nemesis is not None:
-            self.nemesis.heal_all()
-        if self.cluster is not None and self.options.nemesis_kinds:
-            self.cluster.heal()
+        """In the finally: a nemesis that ran is healed again unless that already succeeded."""
+        self._heal()
 
     def _close_workload(self) -> None:
         if self.workload is not None:
