@@ -30,7 +30,9 @@ from workloads.settings import WorkloadSettings
 log = logging.getLogger(__name__)
 
 WORKLOADS = ("queue", "list-append")
-LOCAL_CLUSTER = "lt-local"  # the cluster --local brings up (and reuses when left running)
+# the cluster --local brings up (and reuses when left running); several users of one
+# machine set LOGTRIAL_LOCAL_CLUSTER to keep apart
+LOCAL_CLUSTER = os.environ.get("LOGTRIAL_LOCAL_CLUSTER", "lt-local")
 
 
 @dataclass
