@@ -181,7 +181,7 @@ class Run:
             error, exit_code = "interrupted", exit_codes.INTERRUPTED
             log.warning("interrupted during %s", self.phase)
         except BaseException as e:  # the harness itself failed: keep what we have
-            error = f"{type(e).__name__}: {e}"
+            error = _first_line(f"{type(e).__name__}: {e}")  # the whole story is in logtrial.log
             if self.phase == "setup" and isinstance(e, ValueError):  # e.g. a bad inventory
                 exit_code = exit_codes.BAD_INPUT
             log.error("harness error during %s:\n%s", self.phase, traceback.format_exc())
@@ -556,6 +556,11 @@ def _attach_log(path: Path) -> logging.Handler:
 def _detach_log(handler: logging.Handler) -> None:
     logging.getLogger().removeHandler(handler)
     handler.close()
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else text
+    return line if len(line) <= limit else line[:limit] + "…"
 
 
 def _now_iso() -> str:
