@@ -228,8 +228,8 @@ class LocalCluster:
             if ns in list_netns():
                 run(["ip", "netns", "del", ns])
                 removed.append(f"netns {ns}")
-            if link_exists(self.veth(node)):  # normally gone with its namespace
-                run(["ip", "link", "del", self.veth(node)])
+            if link_exists(self.veth(node)):  # normally gone with its namespace, a bit later
+                run(["ip", "link", "del", self.veth(node)], check=False)
                 removed.append(f"interface {self.veth(node)}")
         if link_exists(self.bridge):
             run(["ip", "link", "del", self.bridge])
