@@ -5,8 +5,11 @@ under libfaketime, reading its offset from a per-node file
 (Database.clock_offset_file); this fault only rewrites that file:
 
 - bump: jump by ±8 ms .. ±4 min (log-uniform), held until reset;
-- strobe: flip between +0 and +delta every period for a while (a small shell loop on
-  the node, under a pid file, so it keeps its rhythm whatever the SSH latency);
+- strobe: flip between +0 and +delta every period (1-4 s) for a while (a small shell
+  loop on the node, under a pid file, so it keeps its rhythm whatever the SSH latency).
+  Brokers re-read the offset file at most once a second (FAKETIME_CACHE_DURATION=1:
+  re-reading it on every clock call, FAKETIME_NO_CACHE, makes a JVM spin), so faster
+  strobes would go unseen;
 - reset: back to +0.
 
 After a bump the fault checks what a process under the same libfaketime settings
@@ -35,11 +38,11 @@ def write_offset_command(path: str, offset_ms: float) -> str:
 
 
 def strobe_command(path: str, delta_ms: float, period_ms: float, duration_s: float) -> str:
-    half = f"{period_ms / 1000:.3f}"
+    period = f"{period_ms / 1000:.3f}"
     loop = (f"end=$(( $(date +%s) + {int(duration_s)} )); "
             f"while [ \"$(date +%s)\" -lt \"$end\" ]; do "
-            f"{write_offset_command(path, delta_ms)}; sleep {half}; "
-            f"{write_offset_command(path, 0)}; sleep {half}; done; "
+            f"{write_offset_command(path, delta_ms)}; sleep {period}; "
+            f"{write_offset_command(path, 0)}; sleep {period}; done; "
             f"{write_offset_command(path, 0)}")
     return f"sh -c {shlex.quote(loop)}"
 
@@ -74,7 +77,7 @@ class ClockFault(ProcessFault):
             return {**params, "mode": "bump",
                     "offset_ms": round(rng.choice((-1, 1)) * 2 ** rng.uniform(3, 18), 1)}
         return {**params, "mode": "strobe", "delta_ms": round(2 ** rng.uniform(2, 16), 1),
-                "period_ms": round(2 ** rng.uniform(7, 10)), "duration_s": rng.randint(5, 30)}
+                "period_ms": round(2 ** rng.uniform(10, 12)), "duration_s": rng.randint(5, 30)}
 
     def start_f(self, params: dict) -> str:
         return f"{params['mode']}-clock"
