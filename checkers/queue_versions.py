@@ -35,23 +35,25 @@ def _seen_by(obs: DataFrame, groups: DataFrame, on: list[str]) -> DataFrame:
             .groupBy(*on).agg(first_ops(F.collect_list(op)).alias("ops")))
 
 
+def _conflicts(obs: DataFrame, one: str, many: str) -> DataFrame:
+    """Groups of (key, `one`) observed with two or more distinct `many`
+    (sorted in column `many`s), with the first ops that saw them."""
+    distinct = obs.select("key", "offset", "value").distinct()
+    bad = (distinct.groupBy("key", one)
+           .agg(F.array_sort(F.collect_list(many)).alias(many + "s"))
+           .filter(F.size(many + "s") > 1))
+    return bad.join(_seen_by(obs, bad, ["key", one]), ["key", one])
+
+
 def inconsistent_offsets(obs: DataFrame) -> DataFrame:
     """One offset of a key holding two or more different values."""
-    distinct = obs.select("key", "offset", "value").distinct()
-    bad = (distinct.groupBy("key", "offset")
-           .agg(F.array_sort(F.collect_list("value")).alias("values"))
-           .filter(F.size("values") > 1))
-    found = bad.join(_seen_by(obs, bad, ["key", "offset"]), ["key", "offset"])
+    found = _conflicts(obs, "offset", "value")
     return anomaly_rows("inconsistent-offsets", found, F.col("key"), F.col("offset"),
                         key=F.col("key"), offsets=F.array("offset"), values=F.col("values"), ops=F.col("ops"))
 
 
 def duplicates(obs: DataFrame) -> DataFrame:
     """One value appearing at two or more offsets of a key."""
-    distinct = obs.select("key", "offset", "value").distinct()
-    bad = (distinct.groupBy("key", "value")
-           .agg(F.array_sort(F.collect_list("offset")).alias("offsets"))
-           .filter(F.size("offsets") > 1))
-    found = bad.join(_seen_by(obs, bad, ["key", "value"]), ["key", "value"])
+    found = _conflicts(obs, "value", "offset")
     return anomaly_rows("duplicate", found, F.col("key"), F.col("offsets").getItem(0),
                         key=F.col("key"), offsets=F.col("offsets"), values=F.array("value"), ops=F.col("ops"))
