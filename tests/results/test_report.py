@@ -174,3 +174,13 @@ def test_lines_cut_mid_write_are_counted_not_fatal(tmp_path):
     assert timeline.bad_lines.examples[0] == "line 2: not a JSON object"
     assert timeline.unfinished == 1 and timeline.events == 1 and timeline.end_s == 1 / 1e9
     assert MS == 1_000_000 and HOSTILE  # the sample module's constants used above
+
+
+def test_unknown_verdict_says_why(tmp_path):
+    run_dir = make_run(tmp_path, "queue", "20261121T080000", "valid")
+    (run_dir / "results.json").write_text(json.dumps({"valid": "unknown", "anomaly_types": [], "anomalies": {},
+                                                      "not_checked": "checker failed: <boom>"}))
+    html = write_report(run_dir).read_text()
+    assert "data-verdict='unknown'" in html
+    assert "<span id=verdict-why>checker failed: &lt;boom&gt;; no anomalies found</span>" in html
+    assert "<li>results.json: not checked: checker failed: &lt;boom&gt;</li>" in html
