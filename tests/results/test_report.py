@@ -70,6 +70,9 @@ def test_cycle_is_drawn_with_labelled_edges(invalid_report):
     svg = re.search(r"<svg[^>]*class='cycle'>.*?</svg>", html).group(0)
     assert re.findall(r"data-edge='(\w+)'", svg) == ["wr", "ww"]
     assert svg.count("<rect x=") >= 4  # two nodes + two edge labels
+    _, refs = queue_history(conflict=True)
+    assert re.findall(r">(T\d: \d+ p\d send)</text>", svg) == [f"T1: {refs['sends'][0]} p0 send",
+                                                                f"T2: {refs['sends'][1]} p1 send"]
 
 
 def test_plots_and_links(invalid_report):
