@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+import os
 import random
 import threading
 import time
@@ -29,10 +30,14 @@ from workloads.settings import WorkloadSettings
 log = logging.getLogger(__name__)
 
 WORKLOADS = ("queue", "list-append")
+# the cluster --local brings up (and reuses when left running); several users of one
+# machine set LOGTRIAL_LOCAL_CLUSTER to keep apart
+LOCAL_CLUSTER = os.environ.get("LOGTRIAL_LOCAL_CLUSTER", "lt-local")
 
 
 @dataclass
 class TestOptions:
+    __test__ = False  # not a pytest test class
     workload: str = "queue"
     # where the cluster is: an inventory, a local cluster to bring up, or bare bootstrap servers
     nodes_file: str | None = None
@@ -79,6 +84,22 @@ class TestOptions:
         values["min_insync_replicas"] = min(self.min_insync_replicas, values["replication_factor"])
         return WorkloadSettings(**values)
 
+    def validate(self) -> None:
+        """Raises ValueError naming the first bad option (before anything is created)."""
+        if self.workload not in WORKLOADS:
+            raise ValueError(f"--workload must be one of {', '.join(WORKLOADS)}, not {self.workload!r}")
+        sources = [n for n in ("nodes_file", "local", "bootstrap_servers") if getattr(self, n)]
+        if len(sources) != 1:
+            raise ValueError("give exactly one of --nodes-file, --local N or --bootstrap-servers")
+        if self.nemesis_kinds and self.bootstrap_servers:
+            raise ValueError("faults need a cluster reached over SSH (--nodes-file or --local), "
+                             "not --bootstrap-servers")
+        for name in ("time_limit", "rate", "op_timeout"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be positive")
+        if self.concurrency < 1:
+            raise ValueError("--concurrency must be at least 1")
+
     @property
     def nemesis_kinds(self) -> list[str]:
         kinds = [k for k in self.nemesis if k and k != "none"]
@@ -99,7 +120,7 @@ class RunResult:
 
 def test_name(options: TestOptions) -> str:
     """Readable: workload, faults and the settings that matter."""
-    parts = [options.workload, "+".join(options.nemesis_kinds) or "no-faults", f"acks={options.acks}"]
+    parts = [options.workload, ",".join(options.nemesis_kinds) or "no-faults", f"acks={options.acks}"]
     if options.txn:
         parts.append("txn")
     if not options.idempotence:
@@ -119,13 +140,13 @@ def run_test(options: TestOptions) -> RunResult:
 
 class Run:
     def __init__(self, options: TestOptions):
-        if options.workload not in WORKLOADS:
-            raise ValueError(f"--workload must be one of {WORKLOADS}, not {options.workload!r}")
+        options.validate()
         self.options = options
         self.seed = options.seed if options.seed is not None else random.randrange(2**31)
         self.name = options.test_name or test_name(options)
         self.run_dir = store.create_run_dir(options.store, self.name)
-        self.run_id = "lt" + self.run_dir.name.replace("T", "").replace("-", "")[-10:] + f"{self.seed % 1000:03d}"
+        # names this run's topics, transactional ids and groups on the cluster
+        self.run_id = "lt" + self.run_dir.name.replace("T", "")[2:14] + os.urandom(2).hex()
         self.history = HistoryWriter(self.run_dir / store.HISTORY)
         self.phase = "setup"
         self.stop = threading.Event()
@@ -133,6 +154,7 @@ class Run:
         self.local_cluster = None
         self.nemesis = None
         self.faults: ActiveFaults | None = None
+        self._healed = False
         self.workload: Workload | None = None
         self.workers: list[threading.Thread] = []
         self._processes = itertools.count()
@@ -147,7 +169,7 @@ class Run:
         self._write_test_json(status="running")
         try:
             self._say(f"run directory: {self.run_dir}")
-            bootstrap, brokers = self._setup()
+            self._setup()
             self._main_phase()
             self._enter("heal")
             self._heal()
@@ -159,7 +181,9 @@ class Run:
             error, exit_code = "interrupted", exit_codes.INTERRUPTED
             log.warning("interrupted during %s", self.phase)
         except BaseException as e:  # the harness itself failed: keep what we have
-            error = f"{type(e).__name__}: {e}"
+            error = _first_line(f"{type(e).__name__}: {e}")  # the whole story is in logtrial.log
+            if self.phase == "setup" and isinstance(e, ValueError):  # e.g. a bad inventory
+                exit_code = exit_codes.BAD_INPUT
             log.error("harness error during %s:\n%s", self.phase, traceback.format_exc())
         finally:
             self._finish(status)
@@ -167,7 +191,10 @@ class Run:
                 progress.stop()
         valid = None
         if status == "complete":
-            valid, exit_code = self._check_and_report()
+            try:
+                valid, exit_code = self._check_and_report()
+            except KeyboardInterrupt:  # the run itself is complete; only the verdict is missing
+                error, exit_code = "interrupted while checking", exit_codes.INTERRUPTED
         elif exit_code != exit_codes.INTERRUPTED:
             self._report()
         self._write_test_json(status=status, error=error, valid=valid)
@@ -175,7 +202,7 @@ class Run:
         _detach_log(self._log_handler)
         return RunResult(self.run_dir, status, valid, exit_code, dict(self.history.counts), error)
 
-    def _setup(self) -> tuple[str, int]:
+    def _setup(self) -> None:
         from workloads.kafka_common import broker_count
         bootstrap = self._open_cluster()
         brokers = broker_count(bootstrap)
@@ -184,7 +211,6 @@ class Run:
         self.test_json["bootstrap_servers"] = bootstrap
         self.workload = _make_workload(self.options.workload, bootstrap, settings, self.run_id, self.seed)
         self.workload.setup()
-        return bootstrap, brokers
 
     def _open_cluster(self) -> str:
         opts = self.options
@@ -193,15 +219,25 @@ class Run:
         from clusters.cluster import Cluster
         inventory_path = opts.nodes_file
         if opts.local:
-            from clusters import local
-            self.local_cluster = local.LocalCluster(f"lt-run-{self.run_id[-6:]}", opts.local)
-            inventory_path = self.local_cluster.up()
-        if not inventory_path:
-            raise ValueError("one of --nodes-file, --local or --bootstrap-servers is needed")
+            inventory_path = self._local_cluster(opts.local)
         self.cluster = Cluster.open(inventory_path, insecure_host_keys=opts.insecure_host_keys)
         self.cluster.start_database()
         self.test_json["nodes"] = [n.name for n in self.cluster.inventory.nodes]
         return self.cluster.db.bootstrap_servers()
+
+    def _local_cluster(self, nodes: int) -> str:
+        """Brings up the local cluster LOCAL_CLUSTER, or reuses it if one of the
+        right size was left running (--leave-db-running)."""
+        from clusters.inventory import load_inventory
+        from clusters.local import LocalCluster
+        local = LocalCluster(LOCAL_CLUSTER)
+        if local.exists() and len(load_inventory(local.inventory_path).nodes) != nodes:
+            local.down()
+        if not local.exists():
+            self._say(f"bringing up local cluster {LOCAL_CLUSTER} ({nodes} nodes)")
+            local.up(nodes)
+        self.local_cluster = local
+        return str(local.inventory_path)
 
     def _main_phase(self) -> None:
         self._enter("main")
@@ -230,7 +266,7 @@ class Run:
                 if next_due > now and self.stop.wait(next_due - now):
                     break
                 # never build up more than a second of backlog after a slow op
-                next_due = max(next_due, now - 1.0) + interval * rng.uniform(0.5, 1.5)
+                next_due = max(next_due, now - 1.0) + interval * (0.5 + rng.random())
                 op = generator.next_op(process)
                 if op is None:
                     break
@@ -283,12 +319,10 @@ class Run:
         return thread
 
     def _heal(self) -> None:
-        """Ends every fault and checks the cluster is whole again."""
-        if self.nemesis is not None:
+        """Ends every fault and checks the cluster is whole again (heal_all verifies)."""
+        if self.nemesis is not None and not self._healed:
             self.nemesis.heal_all()
-        if self.cluster is not None and self.options.nemesis_kinds:
-            self.cluster.heal()
-            self.cluster.verify_healed()
+            self._healed = True
 
     def _final_phase(self) -> None:
         self._enter("final")
@@ -312,10 +346,8 @@ class Run:
         self._write_test_json(status=status)
 
     def _heal_quietly(self) -> None:
-        if self.nemesis is not None:
-            self.nemesis.heal_all()
-        if self.cluster is not None and self.options.nemesis_kinds:
-            self.cluster.heal()
+        """In the finally: a nemesis that ran is healed again unless that already succeeded."""
+        self._heal()
 
     def _close_workload(self) -> None:
         if self.workload is not None:
@@ -463,7 +495,7 @@ class ActiveFaults:
         self.history = history
         self.active: set[str] = set()
 
-    def nemesis(self, f: str, value: Any, **extra: Any) -> dict:
+    def nemesis(self, f: str, value: Any, **extra: Any) -> int:
         if f in self.STOPS:
             self.active.discard(self.STOPS[f])
         else:
@@ -524,6 +556,11 @@ def _attach_log(path: Path) -> logging.Handler:
 def _detach_log(handler: logging.Handler) -> None:
     logging.getLogger().removeHandler(handler)
     handler.close()
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else text
+    return line if len(line) <= limit else line[:limit] + "…"
 
 
 def _now_iso() -> str:

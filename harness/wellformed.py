@@ -73,8 +73,14 @@ def _ok_value_problems(invoke: dict, ok: dict, workload: str) -> list[str]:
     for asked, got in zip(invoke["value"], ok["value"]):
         if asked[0] != got[0]:
             problems.append(f"micro-op {got[0]} completes {asked[0]}")
-        elif asked[0] == "send" and (got[1] != asked[1] or got[2][1] != asked[2] or not isinstance(got[2][0], int)):
+        elif asked[0] == "send" and not _acknowledged_send(asked, got):
             problems.append(f"send {asked} acknowledged as {got} (needs [offset, value])")
         elif asked[0] == "r" and not isinstance(got[2], list):
             problems.append(f"read of key {asked[1]} completed without a list")
     return problems
+
+
+def _acknowledged_send(asked: list, got: list) -> bool:
+    """["send", k, v] acknowledged as ["send", k, [offset, v]] with an int offset."""
+    return (len(got) == 3 and got[1] == asked[1] and isinstance(got[2], list) and len(got[2]) == 2
+            and isinstance(got[2][0], int) and got[2][1] == asked[2])

@@ -106,11 +106,13 @@ def build_options(safe: bool, nemesis, **kwargs) -> TestOptions:
     known = set(TestOptions.__dataclass_fields__)
     nemesis_extra = {k: v for k, v in kwargs.items() if k not in known}
     values = {k: v for k, v in kwargs.items() if k in known}
-    if values.get("acks") and values["acks"] != "all":
-        values["acks"] = values["acks"]
     if safe:
         values.update(acks="all", idempotence=True, isolation_level="read_committed", auto_offset_reset="earliest",
                       enable_auto_commit=False, sub_via="assign")
-    if sum(bool(values.get(k)) for k in ("nodes_file", "local", "bootstrap_servers")) != 1:
-        raise click.UsageError("give exactly one of --nodes-file, --local N or --bootstrap-servers")
-    return TestOptions(nemesis=tuple(nemesis or ()), nemesis_options=nemesis_extra, progress=True, **values)
+    options = TestOptions(nemesis=tuple(nemesis or ()), nemesis_options=nemesis_extra, progress=True, **values)
+    try:
+        options.validate()
+    except ValueError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(exit_codes.BAD_INPUT)
+    return options
