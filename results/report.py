@@ -129,14 +129,15 @@ def settings_section(test: dict[str, Any]) -> str:
 
 
 def ops_table(ops: list[Any]) -> str:
+    """One row per op; the usual columns first, then whatever else the checker gave."""
+    ops = [op if isinstance(op, dict) else {"value": op} for op in ops]
+    extra = sorted({k for op in ops for k in op if k not in OP_COLUMNS}, key=lambda k: (k != "value", k))
     rows = []
     for op in ops:
-        op = op if isinstance(op, dict) else {"value": op}
         index = op.get("index")
         link = f"<a href='#h{index}'>{esc(index)}</a>" if isinstance(index, int) else esc(index)
-        extra = {k: v for k, v in op.items() if k not in OP_COLUMNS}
-        rows.append([link] + [esc(op.get(c, "")) for c in OP_COLUMNS[1:]] + [generic(extra) if extra else ""])
-    return table(list(OP_COLUMNS) + ["more"], rows)
+        rows.append([link] + [esc(op.get(c, "")) for c in OP_COLUMNS[1:] + tuple(extra)])
+    return table(list(OP_COLUMNS) + extra, rows)
 
 
 def cycle_block(example: dict[str, Any]) -> str:

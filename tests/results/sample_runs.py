@@ -83,8 +83,8 @@ def test_json(name: str, timestamp: str, status: str = "complete", **options: An
 
 
 def invalid_results(refs: dict[str, Any], h: HistoryBuilder) -> dict[str, Any]:
-    ops = [{"index": i, "process": h.lines[i]["process"], "time": h.lines[i]["time"], "f": "send", "type": "ok"}
-           for i in refs["sends"]]
+    ops = [{"index": i, "process": h.lines[i]["process"], "time": h.lines[i]["time"], "f": "send", "type": "ok",
+            "offset": 5, "value": h.lines[i]["value"][0][2][1]} for i in refs["sends"]]
     cycle_ops = [h.lines[i] for i in refs["sends"]]
     return {
         "valid": False,

@@ -50,6 +50,7 @@ def test_example_links_land_on_history_lines(invalid_report):
     run_dir, html = invalid_report
     _, refs = queue_history(conflict=True)
     lines = run_dir.joinpath("history.jsonl").read_text().splitlines()
+    assert "<th>type</th><th>value</th><th>offset</th></tr>" in html  # the checker's extra op fields as columns
     for index in refs["sends"]:
         assert f"href='#h{index}'" in html
         anchored = re.search(rf"<span class='line ref' id='h{index}'><span class=muted>\s*(\d+) </span>(.*?)</span>", html)
