@@ -99,6 +99,12 @@ class TestOptions:
                 raise ValueError(f"--{name.replace('_', '-')} must be positive")
         if self.concurrency < 1:
             raise ValueError("--concurrency must be at least 1")
+        if self.idempotence and self.acks != "all":  # librdkafka refuses the combination
+            raise ValueError(f"--idempotence needs --acks all (got --acks {self.acks}); add --no-idempotence")
+        if self.idempotence and self.retries == 0:
+            raise ValueError("--idempotence needs --retries > 0; add --no-idempotence")
+        if self.txn and not self.idempotence:
+            raise ValueError("--txn needs idempotence (transactions imply it); drop --no-idempotence")
 
     @property
     def nemesis_kinds(self) -> list[str]:

@@ -55,4 +55,6 @@ def test_bad_options_are_refused_before_a_run_directory_exists(tmp_path):
         NoopRun(TestOptions(store=str(tmp_path)))
     with pytest.raises(ValueError, match="faults need a cluster"):
         NoopRun(TestOptions(bootstrap_servers="x", nemesis=("pause",), store=str(tmp_path)))
+    with pytest.raises(ValueError, match="--acks all"):
+        NoopRun(TestOptions(bootstrap_servers="x", acks="1", store=str(tmp_path)))
     assert not any(tmp_path.iterdir())
