@@ -135,6 +135,8 @@ def test_name(options: TestOptions) -> str:
         parts.append("read-uncommitted")
     if options.sub_via != "assign":
         parts.append(options.sub_via)
+    if options.enable_auto_commit:
+        parts.append("auto-commit")
     if options.crash_clients:
         parts.append("crash")
     return store.safe_name("-".join(parts))
