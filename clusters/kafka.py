@@ -155,7 +155,7 @@ class KafkaDB:
         if self._node(node).local:
             self._check_shared_cache(node)
         else:
-            self._upload_jars(node)
+            self.sync_jars(node)
         session.exec(f"mkdir -p {shlex.quote(self.logs_dir(node))} "
                      f"{shlex.quote(self.data_dir(node))}", timeout=30)
         session.upload(LOG4J_CONFIG, f"{self.kafka_dir(node)}/log4j2.properties")
@@ -167,8 +167,9 @@ class KafkaDB:
             raise DatabaseError(node, f"the node is marked local but {jar} is missing there; "
                                 "run `make kafka` (scripts/install-kafka.sh)")
 
-    def _upload_jars(self, node: str) -> None:
-        """Uploads only the jars whose sha256 differs on the node, then verifies them all."""
+    def sync_jars(self, node: str) -> list[str]:
+        """Uploads only the jars whose sha256 differs on the node, removes jars that do not
+        belong, then verifies them all. Returns the names uploaded."""
         session, libs = self._session(node), self.libs_dir(node)
         wanted = local_jar_checksums()
         session.exec(f"mkdir -p {shlex.quote(libs)}", timeout=30)
@@ -192,6 +193,7 @@ class KafkaDB:
         if check.exit_code != 0:
             raise DatabaseError(node, f"jar checksums differ after upload: "
                                 f"{(check.stdout + check.stderr).strip()[-400:]}")
+        return stale
 
     # -- setup ------------------------------------------------------------------------
     def properties(self, node: str) -> dict[str, str]:
@@ -374,7 +376,7 @@ class KafkaDB:
         from confluent_kafka.admin import AdminClient, NewTopic
         rf = replication_factor or min(3, len(self.inventory.nodes))
         topic_config = {"min.insync.replicas": str(min_insync_replicas), **(config or {})}
-        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers(), "logger": _QUIET})
+        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers(), "logger": QUIET_CLIENT_LOGGER})
         future = admin.create_topics([NewTopic(name, partitions, rf, config=topic_config)],
                                      operation_timeout=timeout, request_timeout=timeout)[name]
         try:
@@ -416,7 +418,7 @@ def parse_sha256sum(output: str) -> dict[str, str]:
 def _broker_ids(host: str) -> set[int]:
     """Ids of the live brokers in the metadata served at host (empty if none answers)."""
     from confluent_kafka.admin import AdminClient
-    admin = AdminClient({"bootstrap.servers": f"{host}:{CLIENT_PORT}", "logger": _QUIET,
+    admin = AdminClient({"bootstrap.servers": f"{host}:{CLIENT_PORT}", "logger": QUIET_CLIENT_LOGGER,
                          "socket.connection.setup.timeout.ms": 3000})
     try:
         return set(admin.list_topics(timeout=3).brokers)
@@ -439,4 +441,4 @@ class _QuietLogger(logging.Logger):
         super().__init__("logtrial.kafka.client", level=logging.CRITICAL)
 
 
-_QUIET = _QuietLogger()
+QUIET_CLIENT_LOGGER = _QuietLogger()
