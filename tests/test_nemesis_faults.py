@@ -9,6 +9,7 @@ from datetime import datetime
 
 import pytest
 
+from clusters.cluster import clock_strobe_pid_file
 from nemesis import partition as partitioning
 from nemesis.clock import ClockFault, observed_skew_ms
 from nemesis.kill import KillFault
@@ -123,11 +124,16 @@ def test_bridge_shape_groups_nodes_as_planned(healed):
 LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 
 
-def broker_log_time(cluster, node) -> datetime:
-    """The timestamp of the newest line in the broker's server.log."""
+def broker_log_time(cluster, node, needle: str) -> datetime:
+    """The timestamp of the newest line of the broker's server.log that mentions needle."""
     log = f"{cluster.db.logs_dir(node)}/server.log"
-    line = cluster.ssh[node].exec(f"grep -a '^\\[' {shlex.quote(log)} | tail -n 1").stdout
-    return datetime.strptime(LOG_TIME.match(line).group(1), "%Y-%m-%d %H:%M:%S,%f")
+    deadline = time.monotonic() + 60
+    while True:
+        line = cluster.ssh[node].exec(f"grep -a -F {shlex.quote(needle)} {shlex.quote(log)} "
+                                      "| tail -n 1", check=False).stdout
+        if LOG_TIME.match(line) or time.monotonic() > deadline:
+            return datetime.strptime(LOG_TIME.match(line).group(1), "%Y-%m-%d %H:%M:%S,%f")
+        time.sleep(0.5)
 
 
 def test_clock_bump_moves_the_brokers_clock_and_reset_restores_it(healed):
@@ -137,11 +143,13 @@ def test_clock_bump_moves_the_brokers_clock_and_reset_restores_it(healed):
                                  "offset_ms": bump_ms})
     assert abs(value["observed_ms"]["n3"] - bump_ms) < 5_000
     assert abs(observed_skew_ms(healed, "n1")) < 5_000
-    # make the broker log something now, and read the time it logged
+    time.sleep(3)  # the brokers' libfaketime re-reads its offset file once a second
+    # make every broker log something now, and read the times they logged
     before = datetime.now()
-    healed.db.create_topic(f"nemesis-clock-{int(time.time())}", partitions=1)
-    logged = broker_log_time(healed, "n3")
-    assert 3_550 < (logged - before).total_seconds() < 3_700
+    topic = f"nemesis-clock-{int(time.time())}"
+    healed.db.create_topic(topic, partitions=1)
+    assert 3_550 < (broker_log_time(healed, "n3", topic) - before).total_seconds() < 3_700
+    assert abs((broker_log_time(healed, "n1", topic) - before).total_seconds()) < 100
     fault.stop(healed)
     assert abs(observed_skew_ms(healed, "n3")) < 5_000
 
@@ -149,12 +157,14 @@ def test_clock_bump_moves_the_brokers_clock_and_reset_restores_it(healed):
 def test_clock_strobe_flips_and_reset_stops_it(healed):
     fault = ClockFault(resolver(healed))
     fault.start(healed, {"target": "one", "nodes": ["n2"], "mode": "strobe",
-                         "delta_ms": 600_000.0, "period_ms": 300, "duration_s": 60})
-    seen = {round(observed_skew_ms(healed, "n2") / 600_000) for _ in range(12)}
+                         "delta_ms": 600_000.0, "period_ms": 1000, "duration_s": 60})
+    seen = set()
+    for _ in range(10):  # 10 samples over ~5 s of a 1 s flip see both offsets
+        seen.add(round(observed_skew_ms(healed, "n2") / 600_000))
+        time.sleep(0.5)
     assert seen == {0, 1}
     fault.stop(healed)
-    assert not healed.ssh["n2"].pid_alive(
-        f"{healed.db.clock_offset_file('n2')}.strobe.pid")
+    assert not healed.ssh["n2"].pid_alive(clock_strobe_pid_file(healed.db.clock_offset_file("n2")))
     assert abs(observed_skew_ms(healed, "n2")) < 5_000
 
 
