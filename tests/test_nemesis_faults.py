@@ -9,7 +9,7 @@ from datetime import datetime
 
 import pytest
 
-from clusters.cluster import clock_strobe_pid_file
+from clusters.cluster import ClusterNotHealed, clock_strobe_pid_file
 from nemesis import partition as partitioning
 from nemesis.clock import ClockFault, observed_skew_ms
 from nemesis.kill import KillFault
@@ -85,40 +85,35 @@ def test_kill_removes_the_process_and_start_brings_a_new_one(healed):
     assert healed.db.serves_metadata("n1")
 
 
-def test_partition_cuts_the_isolated_node_off_and_spares_the_rest(healed):
-    isolate_n1 = Partition("one", complete_grudge([["n1"], ["n2", "n3"]]), "n2")
+def test_partitions_cut_exactly_the_planned_links(healed):
+    # one: n1 alone; the control node (clients) still reaches it
     fault = PartitionFault()
-    value = fault.start(healed, isolate_n1.to_value())
+    value = fault.start(healed, Partition("one", complete_grudge([["n1"], ["n2", "n3"]]),
+                                          "n2").to_value())
     assert value["nodes"] == ["n1", "n2", "n3"] and "errors" not in value
     assert not tcp_open(healed, "n1", "n2")
     assert not tcp_open(healed, "n3", "n1")
     assert tcp_open(healed, "n2", "n3")
-    # the control node (clients) still reaches the isolated broker
     assert tcp_open_from_control(healed, "n1")
     fault.stop(healed)
     assert tcp_open(healed, "n1", "n2")
     assert all(partitioning.leftover_rules(healed.ssh[n]) == 0 for n in healed.nodes)
-
-
-def test_partition_clients_cuts_the_control_node_but_not_ssh(healed):
-    isolate_n3 = Partition("one", complete_grudge([["n3"], ["n1", "n2"]]), "n1")
+    # bridge: n1 and n3 cannot talk, n2 talks to both
+    fault.start(healed, Partition("bridge", {"n1": ["n3"], "n2": [], "n3": ["n1"]},
+                                  "n1").to_value())
+    assert not tcp_open(healed, "n1", "n3")
+    assert tcp_open(healed, "n1", "n2") and tcp_open(healed, "n3", "n2")
+    fault.stop(healed)
+    # --partition-clients: the control node loses n3 too, but SSH still reaches it
     fault = PartitionFault(partition_clients=True)
-    value = fault.start(healed, isolate_n3.to_value())
+    value = fault.start(healed, Partition("one", complete_grudge([["n3"], ["n1", "n2"]]),
+                                          "n1").to_value())
     assert value["clients_cut_from"] == ["n3"]
     assert not tcp_open_from_control(healed, "n3")
     assert tcp_open_from_control(healed, "n1")
     assert healed.ssh["n3"].exec("true").exit_code == 0  # the nemesis can still heal it
     fault.stop(healed)
     assert tcp_open_from_control(healed, "n3")
-
-
-def test_bridge_shape_groups_nodes_as_planned(healed):
-    bridge = Partition("bridge", {"n1": ["n3"], "n2": [], "n3": ["n1"]}, "n1")
-    fault = PartitionFault()
-    fault.start(healed, bridge.to_value())
-    assert not tcp_open(healed, "n1", "n3")
-    assert tcp_open(healed, "n1", "n2") and tcp_open(healed, "n3", "n2")
-    fault.stop(healed)
 
 
 LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
@@ -193,13 +188,16 @@ def test_heal_undoes_every_fault_at_once(healed):
     pause.start(healed, {"target": "one", "nodes": ["n1"]})
     partition.start(healed, Partition("one", complete_grudge([["n2"], ["n1", "n3"]]),
                                       "n1").to_value())
-    clock.start(healed, {"target": "one", "nodes": ["n3"], "mode": "strobe",
-                         "delta_ms": 1000.0, "period_ms": 200, "duration_s": 60})
-    with pytest.raises(Exception, match="not healed"):
+    clock.start(healed, {"target": "one", "nodes": ["n3"], "mode": "bump", "offset_ms": 1500.0})
+    ClockFault(resolver(healed)).start(healed, {"target": "one", "nodes": ["n2"], "mode": "strobe",
+                                                "delta_ms": 5.0, "period_ms": 1000,
+                                                "duration_s": 60})
+    with pytest.raises(ClusterNotHealed, match="not healed"):
         healed.verify_healed()
-    clock.heal(healed)
     actions = healed.heal()
-    assert any("n1" in a and "resumed" in a for a in actions)
+    for expected in ("n1: resumed paused broker", "n2: flushed iptables",
+                     "n2: stopped clock strobe", "n3: reset clock offset"):
+        assert expected in actions
     healed.verify_healed()
     assert state(healed, "n1") in ("R", "S")
     assert tcp_open(healed, "n1", "n2")
