@@ -155,7 +155,7 @@ class KafkaDB:
         if self._node(node).local:
             self._check_shared_cache(node)
         else:
-            self._upload_jars(node)
+            self.sync_jars(node)
         session.exec(f"mkdir -p {shlex.quote(self.logs_dir(node))} "
                      f"{shlex.quote(self.data_dir(node))}", timeout=30)
         session.upload(LOG4J_CONFIG, f"{self.kafka_dir(node)}/log4j2.properties")
@@ -167,8 +167,9 @@ class KafkaDB:
             raise DatabaseError(node, f"the node is marked local but {jar} is missing there; "
                                 "run `make kafka` (scripts/install-kafka.sh)")
 
-    def _upload_jars(self, node: str) -> None:
-        """Uploads only the jars whose sha256 differs on the node, then verifies them all."""
+    def sync_jars(self, node: str) -> list[str]:
+        """Uploads only the jars whose sha256 differs on the node, removes jars that do not
+        belong, then verifies them all. Returns the names uploaded."""
         session, libs = self._session(node), self.libs_dir(node)
         wanted = local_jar_checksums()
         session.exec(f"mkdir -p {shlex.quote(libs)}", timeout=30)
@@ -192,6 +193,7 @@ class KafkaDB:
         if check.exit_code != 0:
             raise DatabaseError(node, f"jar checksums differ after upload: "
                                 f"{(check.stdout + check.stderr).strip()[-400:]}")
+        return stale
 
     # -- setup ------------------------------------------------------------------------
     def properties(self, node: str) -> dict[str, str]:
