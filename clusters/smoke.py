@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
+from clusters.kafka import QUIET_CLIENT_LOGGER
+
 
 @dataclass
 class RoundTrip:
@@ -27,6 +29,7 @@ def produce(bootstrap: str, topic: str, values: list[str], timeout: float = 60) 
     Raises if any delivery failed."""
     from confluent_kafka import Producer
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
+                         "logger": QUIET_CLIENT_LOGGER,
                          "enable.idempotence": True, "message.timeout.ms": int(timeout * 1000)})
     acked: list[str] = []
     errors: list[str] = []
@@ -49,6 +52,7 @@ def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 60) 
     """Reads partition 0 of topic from the beginning until `expected` messages or timeout."""
     from confluent_kafka import Consumer, TopicPartition, OFFSET_BEGINNING
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"logtrial-smoke-{topic}",
+                         "logger": QUIET_CLIENT_LOGGER,
                          "enable.auto.commit": False, "isolation.level": "read_committed"})
     consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
     values: list[str] = []

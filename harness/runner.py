@@ -496,7 +496,9 @@ class ActiveFaults:
         self.active: set[str] = set()
 
     def nemesis(self, f: str, value: Any, **extra: Any) -> int:
-        if f in self.STOPS:
+        if f == "heal":
+            self.active.clear()
+        elif f in self.STOPS:
             self.active.discard(self.STOPS[f])
         else:
             self.active.add("partition" if f == "start-partition" else "clock" if f.endswith("-clock") else f)
