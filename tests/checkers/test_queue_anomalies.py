@@ -116,8 +116,12 @@ def test_verdict_for_planted(planted):
 def test_unseen_series_counts_the_unread_send(planted):
     series = planted["series"]["unseen"]
     assert len(series["times"]) <= 200
-    assert set(series["keys"]) == {"4"}          # only key 4 ends with an unseen send
-    assert series["keys"]["4"][-1] == 1
+    # every send is unseen until first polled; only the lost (key 3) and the
+    # unseen (key 4) sends stay unseen to the end
+    final = {key: counts[-1] for key, counts in series["keys"].items()}
+    assert {key for key, n in final.items() if n} == {"3", "4"}
+    assert final["3"] == final["4"] == 1
+    assert max(series["keys"]["7"]) == 3     # key 7's three sends before anyone polled
 
 
 def test_clean_history_reports_nothing(spark, tmp_path):
