@@ -155,7 +155,7 @@ class KafkaDB:
         if self._node(node).local:
             self._check_shared_cache(node)
         else:
-            self._upload_jars(node)
+            self.sync_jars(node)
         session.exec(f"mkdir -p {shlex.quote(self.logs_dir(node))} "
                      f"{shlex.quote(self.data_dir(node))}", timeout=30)
         session.upload(LOG4J_CONFIG, f"{self.kafka_dir(node)}/log4j2.properties")
@@ -167,10 +167,11 @@ class KafkaDB:
             raise DatabaseError(node, f"the node is marked local but {jar} is missing there; "
                                 "run `make kafka` (scripts/install-kafka.sh)")
 
-    def _upload_jars(self, node: str) -> None:
-        """Uploads only the jars whose sha256 differs on the node, then verifies them all."""
+    def sync_jars(self, node: str) -> list[str]:
+        """Uploads only the jars whose sha256 differs on the node, removes jars that do not
+        belong, then verifies them all. Returns the names uploaded."""
         session, libs = self._session(node), self.libs_dir(node)
-        wanted = local_jar_checksums()
+        wanted = local_jar_checksums(kafka_cache_dir() / "libs")
         session.exec(f"mkdir -p {shlex.quote(libs)}", timeout=30)
         present = parse_sha256sum(session.exec(
             f"cd {shlex.quote(libs)} && sha256sum -- *.jar 2>/dev/null", check=False,
@@ -192,6 +193,7 @@ class KafkaDB:
         if check.exit_code != 0:
             raise DatabaseError(node, f"jar checksums differ after upload: "
                                 f"{(check.stdout + check.stderr).strip()[-400:]}")
+        return stale
 
     # -- setup ------------------------------------------------------------------------
     def properties(self, node: str) -> dict[str, str]:
@@ -395,9 +397,8 @@ class KafkaDB:
         raise DatabaseError("-", f"topic {name!r} has partitions without a leader")
 
 
-@functools.lru_cache(maxsize=1)
-def local_jar_checksums() -> dict[str, str]:
-    libs = kafka_cache_dir() / "libs"
+@functools.lru_cache(maxsize=4)
+def local_jar_checksums(libs: Path) -> dict[str, str]:
     jars = sorted(libs.glob("*.jar"))
     if not jars:
         raise DatabaseError("control", f"no Kafka jars in {libs}; run `make kafka`")

@@ -148,3 +148,38 @@ def test_collect_logs(cluster, tmp_path):
     assert "node.id=1" in (tmp_path / "n1" / "server.properties").read_text()
     assert "Kafka Server started" in (tmp_path / "n1" / "server.log").read_text() or \
         "BrokerServer id=1" in (tmp_path / "n1" / "server.log").read_text()
+
+
+def test_remote_install_uploads_only_jars_whose_checksum_differs(cluster, tmp_path,
+                                                                  monkeypatch):
+    """A node that does not share our filesystem gets the jars over SFTP, once. (A cache
+    of four real jars stands in for all 93, to keep the test fast.)"""
+    import dataclasses
+    import shutil
+
+    from clusters.inventory import Inventory
+    from clusters.kafka import KafkaDB, kafka_cache_dir
+    from harness.ssh import SSHPool
+
+    small = sorted((kafka_cache_dir() / "libs").glob("*.jar"), key=lambda p: p.stat().st_size)
+    stand_in = tmp_path / kafka_cache_dir().name / "libs"
+    stand_in.mkdir(parents=True)
+    for jar in small[:4]:
+        shutil.copy(jar, stand_in)
+    monkeypatch.setenv("LOGTRIAL_CACHE", str(tmp_path))
+    n1 = cluster.inventory.node("n1")
+    remote = dataclasses.replace(n1, local=False, home=f"{n1.home}/remote-install")
+    pool = SSHPool(Inventory("remote", (remote,)))
+    db = KafkaDB(Inventory("remote", (remote,)), pool)
+    jars = sorted(p.name for p in (kafka_cache_dir() / "libs").glob("*.jar"))
+    try:
+        assert sorted(db.sync_jars("n1")) == jars
+        assert db.sync_jars("n1") == []  # nothing changed, nothing sent
+        libs = db.libs_dir("n1")
+        pool["n1"].exec(f"echo corrupt >> {libs}/{jars[0]} && touch {libs}/stray.jar")
+        assert db.sync_jars("n1") == [jars[0]]
+        listing = pool["n1"].exec(f"ls {libs}").stdout.split()
+        assert "stray.jar" not in listing and len(listing) == len(jars) + 1  # + SHA256SUMS
+    finally:
+        pool["n1"].exec(f"rm -rf {remote.home}")
+        pool.close()
