@@ -171,7 +171,7 @@ class KafkaDB:
         """Uploads only the jars whose sha256 differs on the node, removes jars that do not
         belong, then verifies them all. Returns the names uploaded."""
         session, libs = self._session(node), self.libs_dir(node)
-        wanted = local_jar_checksums()
+        wanted = local_jar_checksums(kafka_cache_dir() / "libs")
         session.exec(f"mkdir -p {shlex.quote(libs)}", timeout=30)
         present = parse_sha256sum(session.exec(
             f"cd {shlex.quote(libs)} && sha256sum -- *.jar 2>/dev/null", check=False,
@@ -397,9 +397,8 @@ class KafkaDB:
         raise DatabaseError("-", f"topic {name!r} has partitions without a leader")
 
 
-@functools.lru_cache(maxsize=1)
-def local_jar_checksums() -> dict[str, str]:
-    libs = kafka_cache_dir() / "libs"
+@functools.lru_cache(maxsize=4)
+def local_jar_checksums(libs: Path) -> dict[str, str]:
     jars = sorted(libs.glob("*.jar"))
     if not jars:
         raise DatabaseError("control", f"no Kafka jars in {libs}; run `make kafka`")

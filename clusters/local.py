@@ -261,9 +261,10 @@ class LocalCluster:
         """Stops the daemons recorded in pid files (brokers, sshd), then anything else
         still inside the node's namespace (it is ours: nothing else runs there)."""
         removed = []
-        pid_files = list(self.home(node).glob("**/*.pid")) if self.home(node).exists() else []
+        home = self.home(node)
+        pid_files = list(home.glob("**/*.pid")) if home.exists() else []
         pid_files += [self.sshd_dir(node) / "sshd.pid"]
-        pids = [pid for pid in (read_pid(pf) for pf in pid_files) if pid]
+        pids = [pid for pid in (owned_pid(pf) for pf in pid_files) if pid]
         ns = self.netns(node)
         if ns in list_netns():
             pids += [int(p) for p in run(["ip", "netns", "pids", ns], check=False).stdout.split()]
@@ -359,6 +360,21 @@ def read_pid(pid_file: Path) -> int | None:
         return int(Path(pid_file).read_text().strip())
     except (OSError, ValueError):
         return None
+
+
+def owned_pid(pid_file: Path) -> int | None:
+    """The pid in pid_file, unless that pid now belongs to a later process (its start
+    time differs from the one harness.ssh.start_daemon recorded beside the pid file)."""
+    pid = read_pid(pid_file)
+    recorded = Path(f"{pid_file}.start")
+    if pid is None or not recorded.exists():
+        return pid
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    started = stat.rsplit(")", 1)[1].split()[19]
+    return pid if started == recorded.read_text().strip() else None
 
 
 def pid_exists(pid: int) -> bool:
