@@ -159,10 +159,12 @@ def _cycle_anomalies(spark: SparkSession, edges: DataFrame, info: DataFrame, lim
 
 
 def check_list_append(spark: SparkSession, ops_df: DataFrame,
-                      consistency_model: str = "strict-serializable",
+                      consistency_model: str = "strict-serializable", allow=(), forbid=(),
                       examples: int = DEFAULT_EXAMPLES, collect_limit: int = 200_000) -> dict:
     """Results fragment: valid, anomaly_types, bad_anomaly_types, anomalies
-    {type: {count, examples}}, not, also_not, stats."""
+    {type: {count, examples}}, not, also_not, stats. The model decides which
+    anomaly types are bad; `allow` / `forbid` move types out of / into that
+    set."""
     model = consistency.check_model(consistency_model)
     txn = g.txns(ops_df).localCheckpoint(eager=True)
     g.raise_bad_mops(txn)
@@ -179,7 +181,7 @@ def check_list_append(spark: SparkSession, ops_df: DataFrame,
                                            info, examples, collect_limit)
     anomalies.update(cycles)
     counts = {r["type"]: r["count"] for r in txn.groupBy("type").count().collect()}
-    return _results(anomalies, model, counts, graph_stats)
+    return _results(anomalies, model, allow, forbid, counts, graph_stats)
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
@@ -189,16 +191,22 @@ def _union(frames: list[DataFrame]) -> DataFrame:
     return out
 
 
-def _results(anomalies: dict[str, dict], model: str, counts: dict, graph_stats: dict) -> dict:
-    types = sorted(anomalies)
-    bad = sorted(set(types) & consistency.proscribed(model))
-    not_, also_not = consistency.violated(types)
+def verdict(anomaly_types, model: str, allow=(), forbid=(), any_ok: bool = True
+            ) -> tuple[bool | str, list[str]]:
+    """(valid, bad anomaly types): bad = forbidden by the model or `forbid`,
+    unless in `allow`; "unknown" when nothing bad but nothing committed."""
+    forbidden = (consistency.proscribed(model) | set(forbid)) - set(allow)
+    bad = sorted(set(anomaly_types) & forbidden)
     if bad:
-        valid: bool | str = False
-    elif not counts.get("ok"):
-        valid = "unknown"          # nothing committed: nothing to judge
-    else:
-        valid = True
+        return False, bad
+    return (True if any_ok else "unknown"), bad
+
+
+def _results(anomalies: dict[str, dict], model: str, allow, forbid, counts: dict,
+             graph_stats: dict) -> dict:
+    types = sorted(anomalies)
+    valid, bad = verdict(types, model, allow, forbid, any_ok=bool(counts.get("ok")))
+    not_, also_not = consistency.violated(types)
     return {"valid": valid, "anomaly_types": types, "bad_anomaly_types": bad,
             "anomalies": anomalies, "not": not_, "also_not": also_not,
             "consistency_model": model,

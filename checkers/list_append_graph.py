@@ -18,14 +18,16 @@ from pyspark.sql import Column, DataFrame, Window, functions as F
 from pyspark.sql.types import ArrayType, StringType
 
 from checkers.graph_shrink import conform_edges
+from checkers.history_io import HistoryError, Problem
 
 MOP_JSON = ArrayType(ArrayType(StringType()))
 LIST_JSON = ArrayType(StringType())
 
 
 
-class BadMicroOp(ValueError):
-    """A txn whose value is not a list of ["append", k, v] / ["r", k, list]."""
+class BadMicroOp(HistoryError):
+    """A txn whose value is not a list of ["append", k, v] / ["r", k, list]
+    (a HistoryError, so callers treat it as bad input)."""
 
 
 def txns(ops: DataFrame) -> DataFrame:
@@ -52,10 +54,10 @@ def raise_bad_mops(txn: DataFrame) -> None:
     bad = txn.where(F.col("mops").isNull() & F.col("_raw").isNotNull() | bad_mop)
     rows = bad.orderBy("invoke_index").select("invoke_index", "process", "_raw").limit(3).collect()
     if rows:
-        where = "; ".join(f"history index {r.invoke_index} (process {r.process}): {r._raw[:120]}"
-                          for r in rows)
-        raise BadMicroOp('txn values must be lists of ["append", key, value] or '
-                         f'["r", key, null|list]: {where}')
+        what = ('txn value must be a list of ["append", key, value] / ["r", key, null|list], '
+                "not {}")
+        raise BadMicroOp([Problem(f"history index {r.invoke_index} (process {r.process})", None,
+                                  what.format(r._raw[:120])) for r in rows], bad.count())
 
 
 def exploded(txn: DataFrame) -> DataFrame:

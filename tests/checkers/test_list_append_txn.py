@@ -74,3 +74,21 @@ def test_models_imply_weaker_ones():
 ])
 def test_violated_models(found, weakest, also):
     assert consistency.violated(found) == (weakest, also)
+
+
+@pytest.mark.parametrize("found, model, allow, forbid, expected", [
+    (["G2-item"], "snapshot-isolation", (), (), (True, [])),
+    (["G2-item"], "serializable", (), (), (False, ["G2-item"])),
+    (["G2-item"], "serializable", ("G2-item",), (), (True, [])),
+    (["G-single-realtime"], "serializable", (), ("G-single-realtime",),
+     (False, ["G-single-realtime"])),
+    (["G1c-realtime", "G0"], "strict-serializable", (), (), (False, ["G0", "G1c-realtime"])),
+])
+def test_verdict(found, model, allow, forbid, expected):
+    from checkers.list_append import verdict
+    assert verdict(found, model, allow, forbid) == expected
+
+
+def test_verdict_unknown_when_nothing_committed():
+    from checkers.list_append import verdict
+    assert verdict([], "serializable", any_ok=False) == ("unknown", [])
