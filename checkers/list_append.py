@@ -22,12 +22,12 @@ from pyspark.sql.types import (ArrayType, IntegerType, StringType, StructField, 
 
 from checkers import consistency
 from checkers import list_append_graph as g
+from checkers.anomalies import DEFAULT_EXAMPLES, anomaly_rows, collect_anomalies, op_struct, union_all
+from checkers.list_append_explain import EXPLAIN
 from checkers.cycles import ListAppendPhrasing, explain_cycle, find_cycles
 from checkers.graph_shrink import shrink
 from checkers.list_append_txn import ANOMALY_FIELDS, analyze_txn
 from checkers.order_edges import process_edges, realtime_edges
-
-DEFAULT_EXAMPLES = 20
 
 _TXN_RESULT = StructType([
     StructField("anomalies", ArrayType(StructType(
@@ -36,19 +36,6 @@ _TXN_RESULT = StructType([
         [StructField("key", StringType()), StructField("version", StringType())]))),
 ])
 _analyze = F.udf(lambda mops: analyze_txn([tuple(m) for m in mops]), _TXN_RESULT)
-
-
-def _op(prefix: str = "") -> Column:
-    """An operation as examples show it."""
-    c = lambda n: F.col(prefix + n)  # noqa: E731
-    return F.struct(c("id").alias("index"), c("process").alias("process"),
-                    F.coalesce(c("complete_time"), c("invoke_time")).alias("time"),
-                    c("f").alias("f"), c("type").alias("type"))
-
-
-def _rows(kind: str, df: DataFrame, sort: Column, **fields: Column) -> DataFrame:
-    return df.select(F.lit(kind).alias("type"), sort.cast("long").alias("sort"),
-                     F.to_json(F.struct(*[v.alias(k) for k, v in fields.items()])).alias("example"))
 
 
 def _with_op(df: DataFrame, id_col: str, info: DataFrame, name: str) -> DataFrame:
@@ -60,15 +47,16 @@ def _txn_anomalies(txn: DataFrame, info: DataFrame) -> tuple[DataFrame, DataFram
     plain = F.transform("mops", lambda m: F.struct(m["f"], m["key"], m["value"], m["read"]))
     analyzed = txn.where("type = 'ok'").select("id", "op", _analyze(plain).alias("r"))
     own = analyzed.select("id", "op", F.explode("r.anomalies").alias("a"))
-    own_rows = own.select(F.col("a.type").alias("t"), "id", "op", "a.*").select(
-        F.col("t").alias("type"), F.col("id").cast("long").alias("sort"),
-        F.to_json(F.struct("op", "key", "pos", "expected", "read")).alias("example"))
+    own_rows = own.select(F.col("a.type").alias("type"), F.col("id").cast("long").alias("sort"),
+                          F.col("a.pos").cast("long").alias("sort2"),
+                          F.to_json(F.struct("op", "a.key", "a.pos", "a.expected", "a.read"))
+                          .alias("example"))
     seen = analyzed.select("id", "op", F.explode("r.versions").alias("v")).select(
         "id", "op", "v.key", "v.version")
     lost = (seen.groupBy("key", "version")
             .agg(F.count("*").alias("n"), F.sort_array(F.collect_list("op")).alias("ops"))
             .where("n > 1"))
-    lost_rows = _rows("lost-update", lost, F.col("ops")[0]["index"], key=F.col("key"),
+    lost_rows = anomaly_rows("lost-update", lost, F.col("ops")[0]["index"], F.lit(0), key=F.col("key"),
                       version=F.from_json("version", ArrayType(StringType())), ops=F.col("ops"))
     return own_rows, lost_rows
 
@@ -81,14 +69,16 @@ def _read_anomalies(read: DataFrame, writers: DataFrame, version: DataFrame,
              .where(F.slice("order", 1, F.size("read")) != F.col("read")))
     first_clash = Window.partitionBy("key").orderBy("reader", "pos")
     clash = reader(clash.withColumn("_n", F.row_number().over(first_clash)).where("_n = 1"))
-    incompatible = _rows("incompatible-order", clash, F.col("reader"), key=F.col("key"),
+    incompatible = anomaly_rows("incompatible-order", clash, F.col("reader"), F.col("pos"),
+                                key=F.col("key"),
                          longest=F.col("order"), read=F.col("read"), op=F.col("op"))
 
     elements_read = read.select("reader", "pos", "key", "read",
                                 F.explode("read").alias("element"))
     aborted = g._writer_of(elements_read, F.col("element"), "_w", writers).where("wtype_w = 'fail'")
     aborted = _with_op(reader(aborted), "writer_w", info, "writer_op")
-    g1a = _rows("G1a", aborted, F.col("reader"), key=F.col("key"), element=F.col("element"),
+    g1a = anomaly_rows("G1a", aborted, F.col("reader"), F.col("pos"), key=F.col("key"),
+                       element=F.col("element"),
                 read=F.col("read"), op=F.col("op"), writer=F.col("writer_op"))
 
     last = read.where(F.size("read") > 0).withColumn(
@@ -96,7 +86,8 @@ def _read_anomalies(read: DataFrame, writers: DataFrame, version: DataFrame,
     middle = g._writer_of(last, F.col("element"), "_w", writers).where(
         "NOT last_w AND wtype_w != 'fail' AND writer_w != reader")
     middle = _with_op(reader(middle), "writer_w", info, "writer_op")
-    g1b = _rows("G1b", middle, F.col("reader"), key=F.col("key"), element=F.col("element"),
+    g1b = anomaly_rows("G1b", middle, F.col("reader"), F.col("pos"), key=F.col("key"),
+                       element=F.col("element"),
                 read=F.col("read"), op=F.col("op"), writer=F.col("writer_op"))
 
     a, b = element.alias("a"), element.alias("b")
@@ -106,23 +97,10 @@ def _read_anomalies(read: DataFrame, writers: DataFrame, version: DataFrame,
                 F.col("b.value").alias("value"), F.col("a.writer").alias("aw"),
                 F.col("b.writer").alias("bw"))
     dirty = _with_op(_with_op(dirty, "aw", info, "aborted_op"), "bw", info, "op")
-    dirty_rows = _rows("dirty-update", dirty, F.col("bw"), key=F.col("key"),
+    dirty_rows = anomaly_rows("dirty-update", dirty, F.col("bw"), F.col("aw"), key=F.col("key"),
                        aborted=F.col("aborted"), value=F.col("value"),
                        aborted_op=F.col("aborted_op"), op=F.col("op"))
     return [incompatible, g1a, g1b, dirty_rows]
-
-
-def collect_rows(rows: DataFrame, limit: int) -> dict[str, dict]:
-    """{type: {count, examples}} in one job: exact counts, first `limit`."""
-    by_type = Window.partitionBy("type")
-    ranked = rows.select("type", "example", F.count(F.lit(1)).over(by_type).alias("count"),
-                         F.row_number().over(by_type.orderBy("sort", "example")).alias("rank"))
-    found: dict[str, dict] = {}
-    for row in ranked.where(F.col("rank") <= max(limit, 1)).orderBy("type", "rank").collect():
-        entry = found.setdefault(row["type"], {"count": row["count"], "examples": []})
-        if row["rank"] <= limit:
-            entry["examples"].append(json.loads(row["example"]))
-    return found
 
 
 def _graph_edges(txn: DataFrame, read: DataFrame, writers: DataFrame, element: DataFrame,
@@ -168,7 +146,7 @@ def check_list_append(spark: SparkSession, ops_df: DataFrame,
     model = consistency.check_model(consistency_model)
     txn = g.txns(ops_df).localCheckpoint(eager=True)
     g.raise_bad_mops(txn)
-    txn = txn.withColumn("op", _op())
+    txn = txn.withColumn("op", op_struct())
     info = txn.select("id", "op")
     mops = g.exploded(txn).localCheckpoint(eager=True)
     writers, read = g.appends(mops), g.reads(mops)
@@ -176,19 +154,12 @@ def check_list_append(spark: SparkSession, ops_df: DataFrame,
     element = g.elements(version, writers)
     own, lost = _txn_anomalies(txn, info)
     rows = [own, lost] + _read_anomalies(read, writers, version, element, info)
-    anomalies = collect_rows(_union(rows), examples)
+    anomalies = collect_anomalies(union_all(rows), examples, EXPLAIN)
     cycles, graph_stats = _cycle_anomalies(spark, _graph_edges(txn, read, writers, element, model),
                                            info, examples, collect_limit)
     anomalies.update(cycles)
     counts = {r["type"]: r["count"] for r in txn.groupBy("type").count().collect()}
     return _results(anomalies, model, allow, forbid, counts, graph_stats)
-
-
-def _union(frames: list[DataFrame]) -> DataFrame:
-    out = frames[0]
-    for frame in frames[1:]:
-        out = out.unionByName(frame)
-    return out
 
 
 def verdict(anomaly_types, model: str, allow=(), forbid=(), any_ok: bool = True

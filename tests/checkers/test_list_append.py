@@ -101,6 +101,11 @@ def test_examples_name_keys_values_and_ops(results):
     g1a = next(e for e in results["anomalies"]["G1a"]["examples"] if e["key"] == "g1a")
     assert g1a["element"] == "1" and g1a["writer"]["type"] == "fail"
     assert set(g1a["op"]) == {"index", "process", "time", "f", "type"}
+    failed = next(e["index"] for e in history(*SCENARIOS.values())
+                  if e["process"] == 12 and e["type"] == "fail")
+    assert g1a["writer"]["index"] == failed
+    assert g1a["explanation"].endswith(
+        f"containing 1, appended by op {failed} (process 12, fail) which failed")
     stale = results["anomalies"]["G-single-realtime"]["examples"][0]
     assert stale["explanation"].endswith(": a contradiction.")
     assert any("read key stale without" in s for s in stale["steps"])
