@@ -1,16 +1,14 @@
 """A straightforward single-process list-append checker (plain Python and
-networkx) to compare the Spark checker against, and a small simulated
-database that writes random list-append histories with injected faults.
+networkx) to compare the Spark checker against.
 
 The reference builds the whole dependency graph without any shrinking and
 computes realtime edges by brute force (all pairs, then the transitive
 reduction). Cycle naming uses checkers.cycles (shared on purpose: what is
 compared is everything upstream of it: parsing, version orders, edges,
-shrinking)."""
+shrinking). Histories come from benchmarks/gen_list_append.py's simulator."""
 
 from __future__ import annotations
 
-import random
 from collections import Counter, defaultdict
 
 import networkx as nx
@@ -172,70 +170,3 @@ def check(events: list[dict]) -> Counter:
         assert nx.is_strongly_connected(graph.subgraph(cycle.ops))
         found[cycle.anomaly].append(cycle)
     return Counter({t: len(v) for t, v in found.items() if v})
-
-
-# ------------------------------------------------------------ simulated database
-
-FAULTS = ("stale", "aborted-visible", "duplicate", "reorder", "drop-own", "lost")
-
-
-def simulate(rng: random.Random, n_txns: int, keys: list, processes: list[int],
-             values, fault_rate: float) -> list[dict]:
-    """Events of a history: processes invoke txns, each txn takes effect
-    atomically when it completes, reads see the current lists except when a
-    fault strikes. Info txns take effect (or not) and retire their process."""
-    db: dict = defaultdict(list)
-    free, busy, events, started = list(processes), {}, [], 0
-    next_process = max(processes) + 1
-    while started < n_txns or busy:
-        if free and started < n_txns and (not busy or rng.random() < 0.5):
-            p = free.pop(rng.randrange(len(free)))
-            mops = [["append", rng.choice(keys), next(values)] if rng.random() < 0.5
-                    else ["r", rng.choice(keys), None] for _ in range(rng.randint(1, 3))]
-            busy[p] = mops
-            started += 1
-            events.append({"type": "invoke", "process": p, "f": "txn",
-                           "value": [list(m) for m in mops]})
-            continue
-        p = rng.choice(sorted(busy))
-        mops = busy.pop(p)
-        outcome = rng.choices(["ok", "fail", "info"], [0.8, 0.1, 0.1])[0]
-        done = _apply(rng, db, mops, outcome, fault_rate)
-        if outcome == "info":
-            free.append(next_process)
-            next_process += 1
-            continue
-        event = {"type": outcome, "process": p, "f": "txn", "value": done}
-        if outcome == "fail":
-            event["error"] = ["ABORTED", "simulated"]
-        events.append(event)
-        free.append(p)
-    return events
-
-
-def _apply(rng, db, mops, outcome, fault_rate):
-    """Run a txn; returns the completion value."""
-    fault = rng.choice(FAULTS) if rng.random() < fault_rate else None
-    commits = outcome == "ok" or (outcome == "info" and rng.random() < 0.5) \
-        or (outcome == "fail" and fault == "aborted-visible")
-    view = {k: list(v) for k, v in db.items()}
-    done = []
-    for f, k, v in mops:
-        if f == "append":
-            view.setdefault(k, []).append(v)
-            if commits and fault != "lost":
-                db[k].append(v)
-            done.append([f, k, v])
-            continue
-        seen = list(view.get(k, []))
-        if fault == "stale" and seen:
-            seen = seen[:rng.randrange(len(seen))]
-        elif fault == "duplicate" and seen:
-            seen.append(rng.choice(seen))
-        elif fault == "reorder" and len(seen) > 1:
-            i = rng.randrange(len(seen) - 1)
-            seen[i], seen[i + 1] = seen[i + 1], seen[i]
-        elif fault == "drop-own" and seen:
-            seen = seen[:-1]
-        done.append([f, k, seen])
-    return done if outcome == "ok" else [[f, k, None if f == "r" else v] for f, k, v in mops]
