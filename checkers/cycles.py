@@ -21,7 +21,7 @@ the subgraph of the spec's edge kinds, compute its strongly connected
 components with a compiled routine (scipy), and inside each component try
 "first" edges of the spec's first kind, closing each with the shortest path
 over the spec's "rest" kinds that uses every kind the spec `need`s (a BFS over
-(vertex, kinds still needed) states). A found cycle is kept only if it is
+(vertex, kinds still needed) states); the shortest cycle found is kept. A found cycle is kept only if it is
 simple and its classification equals the spec name, so reported types are
 always exact (sound). The search is complete for G0, G1c, G-single and
 G0-process/-realtime; for the others it is best effort, as in Elle (a
@@ -202,11 +202,16 @@ def _close(first: Step, rest: dict[int, list[Step]], need: frozenset[str]) -> li
 def _search(spec: CycleSpec, component: list[Step], max_tries: int) -> Cycle | None:
     rest = _adjacency(s for s in component if s.kind in spec.rest)
     firsts = [s for s in component if s.kind in spec.first]
+    best: list[Step] | None = None
     for first in firsts[:max_tries]:
         path = _close(first, rest, spec.need)
-        if path is not None and classify([first, *path]) == spec.name:
-            return Cycle(spec.name, (first, *path))
-    return None
+        if path is None or classify([first, *path]) != spec.name:
+            continue
+        if best is None or len(path) + 1 < len(best):
+            best = [first, *path]
+        if len(best) <= 2:         # nothing shorter exists but a self-loop
+            break
+    return None if best is None else Cycle(spec.name, tuple(best))
 
 
 def find_cycles(steps: Iterable[Step], specs: Sequence[CycleSpec] = DEFAULT_SPECS,
