@@ -15,7 +15,7 @@ explained on the driver (checkers/cycles.py).
 
 from __future__ import annotations
 
-import json
+import time
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window, functions as F
 from pyspark.sql.types import (ArrayType, IntegerType, StringType, StructField, StructType)
@@ -144,22 +144,46 @@ def check_list_append(spark: SparkSession, ops_df: DataFrame,
     anomaly types are bad; `allow` / `forbid` move types out of / into that
     set."""
     model = consistency.check_model(consistency_model)
-    txn = g.txns(ops_df).localCheckpoint(eager=True)
+    clock = _Phases()
+    txn = _materialise(g.txns(ops_df))
     g.raise_bad_mops(txn)
-    txn = txn.withColumn("op", op_struct())
+    txn = _materialise(txn.withColumn("op", op_struct()).drop("_raw"))
     info = txn.select("id", "op")
-    mops = g.exploded(txn).localCheckpoint(eager=True)
-    writers, read = g.appends(mops), g.reads(mops)
-    version = g.versions(read).localCheckpoint(eager=True)
-    element = g.elements(version, writers)
+    counts = {r["type"]: r["count"] for r in txn.groupBy("type").count().collect()}
+    clock.done("parse")
+    # Each of these feeds several anomaly finders and edge builders:
+    # materialised once rather than recomputed (with its shuffles) per use.
+    mops = _materialise(g.exploded(txn))
+    writers, read = _materialise(g.appends(mops)), _materialise(g.reads(mops))
+    version = _materialise(g.versions(read))
+    element = _materialise(g.elements(version, writers))
+    clock.done("versions")
     own, lost = _txn_anomalies(txn, info)
     rows = [own, lost] + _read_anomalies(read, writers, version, element, info)
     anomalies = collect_anomalies(union_all(rows), examples, EXPLAIN)
+    clock.done("anomalies")
     cycles, graph_stats = _cycle_anomalies(spark, _graph_edges(txn, read, writers, element, model),
                                            info, examples, collect_limit)
     anomalies.update(cycles)
-    counts = {r["type"]: r["count"] for r in txn.groupBy("type").count().collect()}
-    return _results(anomalies, model, allow, forbid, counts, graph_stats)
+    clock.done("cycles")
+    return _results(anomalies, model, allow, forbid, counts, {**graph_stats, "seconds": clock.times})
+
+
+def _materialise(df: DataFrame) -> DataFrame:
+    return df.localCheckpoint(eager=True)
+
+
+class _Phases:
+    """Wall-clock seconds per phase, for stats (where does the time go)."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, float] = {}
+        self._last = time.monotonic()
+
+    def done(self, phase: str) -> None:
+        now = time.monotonic()
+        self.times[phase] = round(now - self._last, 3)
+        self._last = now
 
 
 def verdict(anomaly_types, model: str, allow=(), forbid=(), any_ok: bool = True
