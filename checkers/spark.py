@@ -1,0 +1,117 @@
+"""The SparkSession the checkers run on.
+
+By default an embedded `local[*]` session tuned for a small machine (few
+shuffle partitions, adaptive execution, a driver heap sized from RAM). Any
+other master (`spark://host:7077`, `yarn`, `k8s://...`) runs the same code
+unchanged: nothing here depends on the driver and executors sharing memory.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+APP_NAME = "logtrial-check"
+
+
+def _cores() -> int:
+    return os.cpu_count() or 2
+
+
+def _driver_memory() -> str:
+    """Half the machine's RAM, between 1 and 8 GiB: in local mode the driver
+    JVM is also the only executor, so it holds every shuffle buffer."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        total = 4 << 30
+    gib = max(1, min(8, total // (2 << 30)))
+    return f"{gib}g"
+
+
+LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
+
+
+def _quiet_jvm_option() -> str:
+    return f"-Dlog4j2.configurationFile={LOG4J_CONFIG}"
+
+
+def local_settings() -> dict[str, str]:
+    cores = _cores()
+    return {
+        "spark.driver.extraJavaOptions": _quiet_jvm_option(),
+        "spark.driver.memory": os.environ.get("LOGTRIAL_SPARK_DRIVER_MEMORY", _driver_memory()),
+        "spark.sql.shuffle.partitions": str(max(4, cores * 2)),
+        "spark.default.parallelism": str(max(4, cores * 2)),
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.adaptive.coalescePartitions.enabled": "true",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.sql.session.timeZone": "UTC",
+        # 10^7-op histories: keep Arrow/Python out of the hot path, avoid
+        # broadcasting anything that grows with the history
+        "spark.sql.autoBroadcastJoinThreshold": str(16 << 20),
+    }
+
+
+def remote_settings() -> dict[str, str]:
+    return {
+        "spark.driver.extraJavaOptions": _quiet_jvm_option(),
+        "spark.sql.adaptive.enabled": "true",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+    }
+
+
+def quiet_logging(spark: SparkSession) -> None:
+    """Spark prints INFO/WARN chatter on stderr; checkers only report results."""
+    spark.sparkContext.setLogLevel("ERROR")
+    logging.getLogger("py4j").setLevel(logging.ERROR)
+
+
+@contextmanager
+def _stderr_to(path: str | None):
+    """The JVM inherits our stderr and prints start-up banners on it before
+    any log configuration applies; point fd 2 at `path` while it starts."""
+    if path is None:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def get_spark(master: str | None = None, extra: dict[str, str] | None = None,
+              jvm_log: str | None = None) -> SparkSession:
+    """Return a SparkSession on `master` (embedded local[*] when None).
+
+    An active session is reused, so the CLI, the runner and the tests pay the
+    JVM start-up once per process. With `jvm_log`, the JVM's own stderr goes
+    to that file instead of the console.
+    """
+    active = SparkSession.getActiveSession()
+    if active is not None and (master is None or active.sparkContext.master == master):
+        return active
+    if active is not None:
+        active.stop()
+    builder = SparkSession.builder.appName(APP_NAME)
+    settings = local_settings() if master is None or master.startswith("local") else remote_settings()
+    builder = builder.master(master or "local[*]")
+    for key, value in {**settings, **(extra or {})}.items():
+        builder = builder.config(key, value)
+    with _stderr_to(jvm_log):
+        spark = builder.getOrCreate()
+    quiet_logging(spark)
+    return spark
