@@ -91,7 +91,7 @@ def verdict_reason(summary: RunSummary, results: dict[str, Any]) -> str:
         return "the run did not finish or was not checked (see Problems)"
     found = f"anomalies found: {tags(summary.anomaly_types, bad)}" if summary.anomaly_types else "no anomalies found"
     if summary.verdict == "unknown":
-        reason = results.get("not_checked") or results.get("unknown_reason") or "the checker could not decide"
+        reason = summary.note or "the checker could not decide"
         return f"{esc(reason)}; {found}"
     return found
 
@@ -220,10 +220,11 @@ def plots_section(timeline: Timeline, results: dict[str, Any]) -> str:
 
 def stats_section(results: dict[str, Any], timeline: Timeline) -> str:
     counted = {"events": timeline.events, **{f"{k} completions": v for k, v in sorted(timeline.op_counts.items())}}
-    known = {"valid", "anomaly_types", "bad_anomaly_types", "anomalies", "stats", "series"}
+    known = {"valid", "anomaly_types", "bad_anomaly_types", "anomalies", "stats", "series", "not_checked"}
     other = {k: v for k, v in results.items() if k not in known}
+    stats = results.get("stats")
     return ("<h2 id=stats>Statistics</h2>" + generic(counted)
-            + (generic(results["stats"]) if isinstance(results.get("stats"), dict) else "")
+            + (f"<h3>Checker</h3>{generic(stats)}" if isinstance(stats, dict) and stats else "")
             + (f"<h3>Other results</h3>{generic(other)}" if other else ""))
 
 
