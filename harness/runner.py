@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+import os
 import random
 import threading
 import time
@@ -29,7 +30,9 @@ from workloads.settings import WorkloadSettings
 log = logging.getLogger(__name__)
 
 WORKLOADS = ("queue", "list-append")
-LOCAL_CLUSTER = "lt-local"  # the cluster --local brings up (and reuses when left running)
+# the cluster --local brings up (and reuses when left running); several users of one
+# machine set LOGTRIAL_LOCAL_CLUSTER to keep apart
+LOCAL_CLUSTER = os.environ.get("LOGTRIAL_LOCAL_CLUSTER", "lt-local")
 
 
 @dataclass
@@ -142,7 +145,8 @@ class Run:
         self.seed = options.seed if options.seed is not None else random.randrange(2**31)
         self.name = options.test_name or test_name(options)
         self.run_dir = store.create_run_dir(options.store, self.name)
-        self.run_id = "lt" + self.run_dir.name.replace("T", "").replace("-", "")[-10:] + f"{self.seed % 1000:03d}"
+        # names this run's topics, transactional ids and groups on the cluster
+        self.run_id = "lt" + self.run_dir.name.replace("T", "")[2:14] + os.urandom(2).hex()
         self.history = HistoryWriter(self.run_dir / store.HISTORY)
         self.phase = "setup"
         self.stop = threading.Event()
@@ -150,6 +154,7 @@ class Run:
         self.local_cluster = None
         self.nemesis = None
         self.faults: ActiveFaults | None = None
+        self._healed = False
         self.workload: Workload | None = None
         self.workers: list[threading.Thread] = []
         self._processes = itertools.count()
@@ -176,7 +181,7 @@ class Run:
             error, exit_code = "interrupted", exit_codes.INTERRUPTED
             log.warning("interrupted during %s", self.phase)
         except BaseException as e:  # the harness itself failed: keep what we have
-            error = f"{type(e).__name__}: {e}"
+            error = _first_line(f"{type(e).__name__}: {e}")  # the whole story is in logtrial.log
             if self.phase == "setup" and isinstance(e, ValueError):  # e.g. a bad inventory
                 exit_code = exit_codes.BAD_INPUT
             log.error("harness error during %s:\n%s", self.phase, traceback.format_exc())
@@ -186,7 +191,10 @@ class Run:
                 progress.stop()
         valid = None
         if status == "complete":
-            valid, exit_code = self._check_and_report()
+            try:
+                valid, exit_code = self._check_and_report()
+            except KeyboardInterrupt:  # the run itself is complete; only the verdict is missing
+                error, exit_code = "interrupted while checking", exit_codes.INTERRUPTED
         elif exit_code != exit_codes.INTERRUPTED:
             self._report()
         self._write_test_json(status=status, error=error, valid=valid)
@@ -311,12 +319,10 @@ class Run:
         return thread
 
     def _heal(self) -> None:
-        """Ends every fault and checks the cluster is whole again."""
-        if self.nemesis is not None:
+        """Ends every fault and checks the cluster is whole again (heal_all verifies)."""
+        if self.nemesis is not None and not self._healed:
             self.nemesis.heal_all()
-        if self.cluster is not None and self.options.nemesis_kinds:
-            self.cluster.heal()
-            self.cluster.verify_healed()
+            self._healed = True
 
     def _final_phase(self) -> None:
         self._enter("final")
@@ -340,10 +346,8 @@ class Run:
         self._write_test_json(status=status)
 
     def _heal_quietly(self) -> None:
-        if self.nemesis is not None:
-            self.nemesis.heal_all()
-        if self.cluster is not None and self.options.nemesis_kinds:
-            self.cluster.heal()
+        """In the finally: a nemesis that ran is healed again unless that already succeeded."""
+        self._heal()
 
     def _close_workload(self) -> None:
         if self.workload is not None:
@@ -552,6 +556,11 @@ def _attach_log(path: Path) -> logging.Handler:
 def _detach_log(handler: logging.Handler) -> None:
     logging.getLogger().removeHandler(handler)
     handler.close()
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else text
+    return line if len(line) <= limit else line[:limit] + "…"
 
 
 def _now_iso() -> str:

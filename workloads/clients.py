@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
 from workloads.errors import Classified, classify, harness_error
 from workloads.kafka_common import KeySpace, decode, encode
@@ -207,16 +207,16 @@ class Transaction:
             raise Indefinite(Classified("info", e.args[0].name(), f"{e.args[0].str()} (during abort)"))
 
 
-def rewind(consumer: Consumer, start_positions: list[TopicPartition], reset_to_earliest: bool) -> None:
-    """Puts the consumer back where it was before an aborted transaction, so its
-    next poll re-reads what the aborted txn consumed (as Kafka's offsets say)."""
-    for tp in start_positions:
-        offset = tp.offset
-        if offset < 0:
-            committed = consumer.committed([TopicPartition(tp.topic, tp.partition)], timeout=5)[0]
-            offset = committed.offset if committed.offset >= 0 else (
-                OFFSET_BEGINNING if reset_to_earliest else OFFSET_END)
-        consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
+def rewind(consumer: Consumer, keys: KeySpace, polled: list[dict[str, list[list[int]]]]) -> None:
+    """Puts the consumer back so its next poll re-reads what an aborted
+    transaction polled: each partition it read from goes back to the first
+    offset it read there. Partitions it did not read from are left alone."""
+    first: dict[int, int] = {}
+    for result in polled:
+        for key, pairs in result.items():
+            first[int(key)] = min([first.get(int(key), pairs[0][0]), pairs[0][0]])
+    for key, offset in first.items():
+        consumer.seek(keys.topic_partition(key, offset))
 
 
 def guarded(fn: Callable[[], Any]) -> Any:

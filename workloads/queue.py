@@ -173,22 +173,27 @@ class QueueClient(ProcessClient):
                 self._ensure_topic(mop[1])
         txn = Transaction(self.producer, settings.op_timeout)
         consumer = self.consumer
-        start = guarded(lambda: consumer.position(consumer.assignment()))
+        polled: list[dict] = []  # what this txn's polls returned, to rewind if it aborts
         guarded(txn.begin)
         try:
-            results, errors = self._run_micro_ops(op.value)
+            results, errors = self._run_micro_ops(op.value, polled)
         except Indefinite as e:
-            return self._abort(txn, consumer, start, e.classified.error, op)
+            return self._abort(txn, consumer, polled, e.classified.error, op)
         if self.w.rng_for(self.process).random() < settings.abort_p:
-            return self._abort(txn, consumer, start, harness_error(
+            return self._abort(txn, consumer, polled, harness_error(
                 "ABORTED_ON_PURPOSE", "aborted on purpose (--abort-p)").error, op)
-        txn.commit(consumer)
+        try:
+            txn.commit(consumer)
+        except Indefinite as e:
+            if e.classified.outcome != "fail":
+                raise
+            return self._rewound(consumer, polled, e.classified.error, op)  # the commit turned into an abort
         for mop in results:
             if mop[0] == "send":
                 self.w.acks.acked(mop[1], mop[2][0], mop[2][1])
         return Completion.ok(results, **self._poll_extra(errors))
 
-    def _run_micro_ops(self, micro_ops: list) -> tuple[list, list[str]]:
+    def _run_micro_ops(self, micro_ops: list, polled_so_far: list[dict]) -> tuple[list, list[str]]:
         """Runs a txn's sends and polls in order; sends are awaited before the commit."""
         results: list = []
         errors: list[str] = []
@@ -201,6 +206,7 @@ class QueueClient(ProcessClient):
                 polled, poll_errors, _ = poll_messages(self.consumer, self.w.keys, self.w.settings.poll_timeout)
                 errors += poll_errors
                 results.append(["poll", polled])
+                polled_so_far.append(polled)
         if pending:
             deliveries = produce_all(self.producer, self.w.keys, [(k, v) for _, k, v in pending],
                                      self.w.settings.op_timeout, in_txn=True)
@@ -211,12 +217,16 @@ class QueueClient(ProcessClient):
                 results[i] = ["send", d.key, [d.offset, d.value]]
         return results, errors
 
-    def _abort(self, txn: Transaction, consumer: Consumer, start: list, error: list[str], op: Op) -> Completion:
+    def _abort(self, txn: Transaction, consumer: Consumer, polled: list[dict], error: list[str],
+               op: Op) -> Completion:
         """Aborts; a successful abort is a definite failure, and the consumer is
         rewound so it re-reads what the aborted txn polled."""
         txn.abort()  # raises Indefinite (info) when the abort itself fails
+        return self._rewound(consumer, polled, error, op)
+
+    def _rewound(self, consumer: Consumer, polled: list[dict], error: list[str], op: Op) -> Completion:
         try:
-            rewind(consumer, start, self.w.settings.auto_offset_reset == "earliest")
+            rewind(consumer, self.w.keys, polled)
         except Exception as e:
             log.info("process %s: rewind after abort failed (%s); retiring it", self.process, e)
             return Completion("fail", op.value, error, retire=True)
