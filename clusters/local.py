@@ -267,7 +267,7 @@ class LocalCluster:
         ns = self.netns(node)
         if ns in list_netns():
             pids += [int(p) for p in run(["ip", "netns", "pids", ns], check=False).stdout.split()]
-        pids = sorted(set(pids))
+        pids = sorted(p for p in set(pids) if pid_exists(p))
         if graceful:
             signal_all(pids, signal.SIGTERM)
             wait_gone(pids, 15)
@@ -375,8 +375,8 @@ def signal_all(pids: list[int], sig: int) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
-            if sig in (signal.SIGTERM, signal.SIGKILL):
-                os.kill(pid, signal.SIGCONT)  # a paused process must run to die of SIGTERM
+            if sig == signal.SIGTERM:
+                os.kill(pid, signal.SIGCONT)  # a paused process must run to act on SIGTERM
 
 
 def wait_gone(pids: list[int], timeout: float) -> None:

@@ -1,0 +1,144 @@
+"""A cluster as the runner and the nemeses see it: inventory + SSH + database, and the
+one place that knows how to undo every fault (heal) and prove it is undone."""
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+
+from clusters.inventory import Inventory, load_inventory
+from clusters.kafka import CLIENT_PORT, KafkaDB
+from harness.ssh import NodeSession, SSHError, SSHPool
+
+log = logging.getLogger(__name__)
+
+# Undoes what the nemeses do to a node's network. `tc` may be absent on real nodes.
+FLUSH_NETWORK = ("iptables -w 10 -P INPUT ACCEPT && iptables -w 10 -P OUTPUT ACCEPT && "
+                 "iptables -w 10 -P FORWARD ACCEPT && iptables -w 10 -F && iptables -w 10 -X && "
+                 "iptables -w 10 -t nat -F && iptables -w 10 -t mangle -F; "
+                 "rc=$?; command -v tc >/dev/null && tc qdisc del dev eth0 root 2>/dev/null; "
+                 "exit $rc")
+# any rule beyond the default ACCEPT policies
+LIST_RULES = "iptables -w 10 -S; iptables -w 10 -t nat -S; iptables -w 10 -t mangle -S"
+
+
+class ClusterNotHealed(RuntimeError):
+    """verify_healed found faults still in place: {node: [problems]}."""
+
+    def __init__(self, problems: dict[str, list[str]]) -> None:
+        self.problems = problems
+        lines = [f"node {node}: {'; '.join(items)}" for node, items in sorted(problems.items())]
+        super().__init__("cluster not healed:\n  " + "\n  ".join(lines))
+
+
+class Cluster:
+    def __init__(self, inventory: Inventory, ssh: SSHPool, db: KafkaDB) -> None:
+        self.inventory, self.ssh, self.db = inventory, ssh, db
+
+    @classmethod
+    def open(cls, inventory_path: str | os.PathLike, insecure_host_keys: bool = False,
+             db_settings: dict | None = None, start: bool = True) -> "Cluster":
+        """Connects to every node and (unless start=False) makes sure the database is
+        installed, configured and serving; brokers already running are left alone."""
+        inventory = load_inventory(inventory_path)
+        ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys)
+        cluster = cls(inventory, ssh, KafkaDB(inventory, ssh, db_settings))
+        try:
+            ssh.run_on(inventory.node_names, NodeSession.connect)
+            if start:
+                cluster.start_database()
+        except BaseException:
+            ssh.close()
+            raise
+        return cluster
+
+    @property
+    def nodes(self) -> list[str]:
+        return self.inventory.node_names
+
+    def start_database(self) -> None:
+        stopped = [n for n, running in self.ssh.run_on(
+            self.nodes, lambda s: self.db.is_running(s.node.name)).items() if not running]
+        if not stopped:
+            return
+        self.ssh.run_on(stopped, lambda s: (self.db.install(s.node.name),
+                                            self.db.setup(s.node.name)))
+        self.db.start_all(stopped)
+
+    # -- heal -------------------------------------------------------------------------
+    def heal(self) -> list[str]:
+        """Undoes every fault on every node: network rules, paused and dead brokers,
+        skewed clocks. Idempotent. Returns what it did, one line per action."""
+        actions = self.ssh.run_on(self.nodes, self._heal_node)
+        dead = [node for node in self.nodes if not self.db.is_running(node)]
+        if dead:
+            self.db.start_all(dead)
+        done = [a for node in self.nodes for a in actions[node]]
+        done += [f"{node}: restarted broker" for node in dead]
+        return done
+
+    def _heal_node(self, session: NodeSession) -> list[str]:
+        node = session.node.name
+        actions = []
+        if _has_rules(session):
+            actions.append(f"{node}: flushed iptables")
+        session.exec(FLUSH_NETWORK, timeout=30)
+        if self.db.is_paused(node):
+            actions.append(f"{node}: resumed paused broker")
+        self.db.resume(node)
+        clock = self.db.clock_offset_file(node)
+        if session.exec(f"cat {shlex.quote(clock)} 2>/dev/null", check=False,
+                        timeout=15).stdout.strip() not in ("+0", ""):
+            actions.append(f"{node}: reset clock offset")
+        self.db.reset_clock(node)
+        return actions
+
+    def verify_healed(self) -> None:
+        """Raises ClusterNotHealed naming each node and what is still wrong with it."""
+        problems: dict[str, list[str]] = {}
+        for node in self.nodes:
+            try:
+                found = self._node_problems(self.ssh[node])
+            except SSHError as e:
+                found = [f"unreachable over SSH ({e})"]
+            if found:
+                problems[node] = found
+        if problems:
+            raise ClusterNotHealed(problems)
+
+    def _node_problems(self, session: NodeSession) -> list[str]:
+        node = session.node.name
+        found = []
+        rules = _extra_rules(session)
+        if rules:
+            found.append(f"iptables rules remain: {' | '.join(rules)}")
+        state = self.db.state(node)
+        if state != "running":
+            found.append(f"broker is {state}")
+        clock = session.exec(f"cat {shlex.quote(self.db.clock_offset_file(node))}",
+                             check=False, timeout=15).stdout.strip()
+        if clock != "+0":
+            found.append(f"clock offset is {clock or 'missing'!r}, not +0")
+        if state == "running" and not self.db.serves_metadata(node):
+            found.append(f"broker not serving metadata on port {CLIENT_PORT}")
+        return found
+
+    def close(self) -> None:
+        self.ssh.close()
+
+    def __enter__(self) -> "Cluster":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _extra_rules(session: NodeSession) -> list[str]:
+    out = session.exec(LIST_RULES, timeout=30).stdout
+    # "-P CHAIN ACCEPT" is the clean state; any rule, chain or DROP policy is a fault
+    return [line for line in out.splitlines()
+            if line.strip() and not (line.startswith("-P ") and line.endswith(" ACCEPT"))]
+
+
+def _has_rules(session: NodeSession) -> bool:
+    return bool(_extra_rules(session))
