@@ -13,8 +13,9 @@ an OUT_OF_ORDER_SEQUENCE_NUMBER. Three ways to take it away, one drawn per strik
   broker: the Python client cannot address the cluster-wide default), so the
   state of a producer idle for longer is dropped, restored on stop. The broker
   checks for expired producers every producer.id.expiration.check.interval.ms,
-  a static setting: the cluster must start with it small (BROKER_SETTINGS, which
-  `--preset producer-state` and `--nemesis producer-state` add).
+  a static setting: the cluster must start with it small (BROKER_SETTINGS:
+  logtrial's clusters have it by default; `--preset producer-state` and
+  `--nemesis producer-state` add it to inventories that override it).
 
 The test topics are those the runner names, widened to every topic sharing
 their prefix (the workload creates topics as it rotates keys), or every
@@ -30,6 +31,7 @@ from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    ConfigSource, OffsetSpec)
 
+from clusters.kafka import PRODUCER_STATE_SETTINGS
 from nemesis.fault import Fault, with_errors
 
 log = logging.getLogger(__name__)
@@ -43,11 +45,8 @@ EXPIRATION_MS = 2000
 EXPIRATION_KEY = "producer.id.expiration.ms"
 ADMIN_TIMEOUT_S = 10.0
 # static broker settings without which `retention` and `expire` act only after minutes
-BROKER_SETTINGS = {
-    "producer.id.expiration.check.interval.ms": "1000",
-    "log.retention.check.interval.ms": "1000",
-    "log.segment.delete.delay.ms": "1000",
-}
+# (logtrial's clusters have them by default; a preset adds them to other inventories)
+BROKER_SETTINGS = PRODUCER_STATE_SETTINGS
 SOURCE_OF_OVERRIDE = {ConfigResource.Type.BROKER: ConfigSource.DYNAMIC_BROKER_CONFIG,
                       ConfigResource.Type.TOPIC: ConfigSource.DYNAMIC_TOPIC_CONFIG}
 

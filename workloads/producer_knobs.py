@@ -64,10 +64,12 @@ class IdleGenerator:
         self.idle_s = idle_ms / 1000.0
         self.seed = seed
         self._rngs: dict[int, random.Random] = {}
+        self.idles = 0  # pauses taken so far
 
     def next_op(self, process: int):
         rng = self._rngs.setdefault(process, random.Random(f"{self.seed}/idle/{process}"))
         if self.idle_p > 0 and rng.random() < self.idle_p:
+            self.idles += 1
             time.sleep(self.idle_s)
         return self.inner.next_op(process)
 
