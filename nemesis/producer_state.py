@@ -67,6 +67,17 @@ def _wait(futures: dict, timeout: float = ADMIN_TIMEOUT_S) -> tuple[dict, dict[s
     return results, errors
 
 
+def _alter(admin: AdminClient, requests: list[ConfigResource]) -> tuple[dict, dict[str, str]]:
+    """incremental_alter_configs, one call for all topics and one per broker
+    (librdkafka allows only one BROKER resource per call)."""
+    topics = [r for r in requests if r.restype != ConfigResource.Type.BROKER]
+    calls = ([topics] if topics else []) + [[r] for r in requests if r.restype == ConfigResource.Type.BROKER]
+    futures: dict = {}
+    for call in calls:
+        futures.update(admin.incremental_alter_configs(call, request_timeout=ADMIN_TIMEOUT_S))
+    return _wait(futures)
+
+
 def broker_ids(cluster) -> list[str]:
     """Every broker of the inventory, running or not (a killed broker keeps its
     per-broker configs in the metadata log)."""
@@ -161,10 +172,8 @@ class ProducerStateFault(Fault):
             if resource not in self._restore:
                 self._restore[resource] = self._current(admin, resource, list(overrides))
         entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in overrides.items()]
-        futures = admin.incremental_alter_configs(
-            [ConfigResource(r.restype, r.name, incremental_configs=entries) for r in resources],
-            request_timeout=ADMIN_TIMEOUT_S)
-        done, errors = _wait(futures)
+        done, errors = _alter(admin, [ConfigResource(r.restype, r.name, incremental_configs=entries)
+                                      for r in resources])
         return with_errors({"configs": overrides, "resources": sorted(_name(r) for r in done)}, errors)
 
     def _current(self, admin: AdminClient, resource: ConfigResource, keys: list[str]) -> dict[str, str | None]:
@@ -196,7 +205,7 @@ class ProducerStateFault(Fault):
                        else ConfigEntry(k, None, incremental_operation=AlterConfigOpType.DELETE)
                        for k, v in previous.items()]
             requests.append(ConfigResource(resource.restype, resource.name, incremental_configs=entries))
-        done, errors = _wait(admin.incremental_alter_configs(requests, request_timeout=ADMIN_TIMEOUT_S))
+        done, errors = _alter(admin, requests)
         restored = {_name(r) for r in done}
         # keep what failed for the next stop/heal (a deleted topic has nothing left to restore)
         self._restore = {r: v for r, v in self._restore.items()
