@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -35,7 +37,7 @@ LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 
 def _quiet_jvm_option() -> str:
-    return f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"
+    return f"-Dlog4j2.configurationFile={LOG4J_CONFIG}"
 
 
 def local_settings() -> dict[str, str]:
@@ -73,11 +75,31 @@ def quiet_logging(spark: SparkSession) -> None:
     logging.getLogger("py4j").setLevel(logging.ERROR)
 
 
-def get_spark(master: str | None = None, extra: dict[str, str] | None = None) -> SparkSession:
+@contextmanager
+def _stderr_to(path: str | None):
+    """The JVM inherits our stderr and prints start-up banners on it before
+    any log configuration applies; point fd 2 at `path` while it starts."""
+    if path is None:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def get_spark(master: str | None = None, extra: dict[str, str] | None = None,
+              jvm_log: str | None = None) -> SparkSession:
     """Return a SparkSession on `master` (embedded local[*] when None).
 
     An active session is reused, so the CLI, the runner and the tests pay the
-    JVM start-up once per process.
+    JVM start-up once per process. With `jvm_log`, the JVM's own stderr goes
+    to that file instead of the console.
     """
     active = SparkSession.getActiveSession()
     if active is not None and (master is None or active.sparkContext.master == master):
@@ -89,6 +111,7 @@ def get_spark(master: str | None = None, extra: dict[str, str] | None = None) ->
     builder = builder.master(master or "local[*]")
     for key, value in {**settings, **(extra or {})}.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    with _stderr_to(jvm_log):
+        spark = builder.getOrCreate()
     quiet_logging(spark)
     return spark

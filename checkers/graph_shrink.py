@@ -1,0 +1,191 @@
+"""Shrink a dependency graph in Spark until only the part that can hold a
+cycle is left, then bring that part to the driver as `cycles.Step`s.
+
+The edges DataFrame has one row per dependency (see EDGE_SCHEMA; build it
+with `conform_edges`): `src` must precede `dst`, `kind` is ww/wr/rw/process/
+realtime, and key/value/offset/prev explain why. Nothing proportional to the
+history is collected: rounds of
+
+1. trimming: drop every edge touching a vertex with no incoming or no outgoing
+   edge (such a vertex lies on no cycle), until stable;
+2. contraction: a vertex with exactly one in-edge and one out-edge is replaced
+   by one edge that carries the concatenated path (explanations keep every
+   step); vertices contracted in one round are never adjacent (random coins);
+
+then, if the graph is still above `collect_limit`, the strongly connected
+components are computed by scipy's compiled routine inside ONE executor task
+(`applyInPandas`, integer arrays only) and only edges inside a non-trivial
+component are kept. Why none of this can lose a cycle: docs/checkers-cycles.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import Column, DataFrame, functions as F
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from checkers.cycles import Step
+
+EXPLANATION_FIELDS = (("key", StringType()), ("value", StringType()),
+                      ("offset", LongType()), ("prev", StringType()))
+EDGE_SCHEMA = StructType(
+    [StructField("src", LongType(), False), StructField("dst", LongType(), False),
+     StructField("kind", StringType(), False)]
+    + [StructField(name, typ, True) for name, typ in EXPLANATION_FIELDS])
+STEP_COLUMNS = [f.name for f in EDGE_SCHEMA.fields]
+EDGE_KINDS = frozenset({"ww", "wr", "rw", "process", "realtime"})
+READ_ONLY_SAFE_KINDS = frozenset({"ww", "wr"})
+
+
+def conform_edges(df: DataFrame) -> DataFrame:
+    """`df` with exactly EDGE_SCHEMA's columns (missing explanation columns
+    become null, types are cast), so edges of any origin can be unioned."""
+    missing = {"src", "dst", "kind"} - set(df.columns)
+    if missing:
+        raise ValueError(f"edges DataFrame lacks column(s) {sorted(missing)}; "
+                         f"it has {df.columns}")
+    return df.select([
+        (F.col(f.name) if f.name in df.columns else F.lit(None)).cast(f.dataType).alias(f.name)
+        for f in EDGE_SCHEMA.fields])
+
+
+def drop_read_only(edges: DataFrame, read_only_ops: DataFrame, kinds: set[str]) -> DataFrame:
+    """Drop edges touching operations that wrote nothing (column `id`).
+
+    Valid ONLY for graphs of ww and wr edges: there a read-only operation has
+    no outgoing edge, so it closes no cycle. Once rw (the reader precedes the
+    next writer), process or realtime edges exist, a reader can sit inside a
+    cycle (e.g. G-single), so this refuses unless `kinds`, the edge kinds the
+    caller built, are only ww/wr. (Degree trimming in `shrink` needs no such
+    promise: it is sound for every kind.)
+    """
+    if not set(kinds) <= READ_ONLY_SAFE_KINDS:
+        raise ValueError(f"drop_read_only is unsound with {sorted(set(kinds) - READ_ONLY_SAFE_KINDS)} "
+                         "edges: a read-only operation can close a cycle through them")
+    ids = read_only_ops.select(F.col("id").alias("v"))
+    return (edges.join(ids.withColumnRenamed("v", "src"), "src", "left_anti")
+                 .join(ids.withColumnRenamed("v", "dst"), "dst", "left_anti"))
+
+
+@dataclass
+class ShrunkGraph:
+    """The part of the graph that can hold a cycle, as original steps."""
+
+    steps: list[Step]
+    truncated: bool = False
+    stats: dict = field(default_factory=dict)
+
+
+def _step_struct() -> Column:
+    return F.struct(*[F.col(c) for c in STEP_COLUMNS])
+
+
+def _as_paths(edges: DataFrame) -> DataFrame:
+    """One row per (src, dst, kind) with the smallest explanation, as a path."""
+    conformed = conform_edges(edges)
+    return (conformed.groupBy("src", "dst", "kind")
+            .agg(F.min(_step_struct()).alias("step"))
+            .select("src", "dst", F.array("step").alias("path")))
+
+
+def _checkpoint(df: DataFrame) -> tuple[DataFrame, int]:
+    """Materialise (cutting the lineage that grows each round) and count."""
+    df = df.localCheckpoint(eager=True)
+    return df, df.count()
+
+
+def _trim_once(paths: DataFrame) -> DataFrame:
+    """Keep edges whose both ends have an in-edge and an out-edge."""
+    sources = paths.select(F.col("src").alias("v")).distinct()
+    targets = paths.select(F.col("dst").alias("v")).distinct()
+    alive = sources.join(targets, "v")
+    return (paths.join(alive.withColumnRenamed("v", "src"), "src", "left_semi")
+                 .join(alive.withColumnRenamed("v", "dst"), "dst", "left_semi"))
+
+
+def _contract_once(paths: DataFrame, round_no: int) -> DataFrame:
+    """Contract a random independent set of in=1/out=1 vertices."""
+    degree_in = paths.groupBy(F.col("dst").alias("v")).agg(F.count("*").alias("din"))
+    degree_out = paths.groupBy(F.col("src").alias("v")).agg(F.count("*").alias("dout"))
+    loops = paths.where("src = dst").select(F.col("src").alias("v"))
+    heads = F.pmod(F.xxhash64("v", F.lit(round_no)), F.lit(2)) == 0
+    candidates = (degree_in.join(degree_out, "v").where("din = 1 AND dout = 1")
+                  .join(loops, "v", "left_anti").where(heads).select("v"))
+    # A candidate is chosen unless its (unique) predecessor is a candidate too,
+    # so two chosen vertices are never joined by an edge.
+    in_edges = paths.join(candidates.withColumnRenamed("v", "dst"), "dst", "left_semi")
+    chosen = (in_edges.join(candidates.withColumnRenamed("v", "src"), "src", "left_anti")
+              .select(F.col("dst").alias("v")))
+    incoming = (paths.join(chosen.withColumnRenamed("v", "dst"), "dst", "left_semi")
+                .select(F.col("dst").alias("v"), F.col("src").alias("u"),
+                        F.col("path").alias("p1")))
+    outgoing = (paths.join(chosen.withColumnRenamed("v", "src"), "src", "left_semi")
+                .select(F.col("src").alias("v"), F.col("dst").alias("w"),
+                        F.col("path").alias("p2")))
+    merged = incoming.join(outgoing, "v").select(
+        F.col("u").alias("src"), F.col("w").alias("dst"), F.concat("p1", "p2").alias("path"))
+    untouched = (paths.join(chosen.withColumnRenamed("v", "dst"), "dst", "left_anti")
+                 .join(chosen.withColumnRenamed("v", "src"), "src", "left_anti"))
+    return untouched.select("src", "dst", "path").unionByName(merged)
+
+
+def _cyclic_vertices(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Executor side: vertices of non-trivial SCCs, with their component."""
+    src = pairs["src"].to_numpy(np.int64)
+    dst = pairs["dst"].to_numpy(np.int64)
+    vertices, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    a, b = inverse[:len(src)], inverse[len(src):]
+    n = len(vertices)
+    matrix = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
+    _, labels = connected_components(matrix, directed=True, connection="strong")
+    cyclic = np.bincount(labels, minlength=n)[labels] > 1
+    cyclic[a[a == b]] = True
+    return pd.DataFrame({"v": vertices[cyclic], "comp": labels[cyclic].astype(np.int64)})
+
+
+def _keep_inside_sccs(paths: DataFrame) -> DataFrame:
+    comps = (paths.select("src", "dst").withColumn("g", F.lit(0)).groupBy("g")
+             .applyInPandas(lambda pdf: _cyclic_vertices(pdf),
+                            schema="v long, comp long"))
+    return (paths.join(comps.select(F.col("v").alias("src"), F.col("comp").alias("c1")), "src")
+                 .join(comps.select(F.col("v").alias("dst"), F.col("comp").alias("c2")), "dst")
+                 .where("c1 = c2").select("src", "dst", "path"))
+
+
+def shrink(edges: DataFrame, collect_limit: int = 200_000, shrink_until: int | None = None,
+           max_rounds: int = 12, scc: bool | None = None, seed: int = 0) -> ShrunkGraph:
+    """The steps of every edge that may lie on a cycle (all of them, unless
+    the cyclic part alone exceeds `collect_limit` edges: then a subset, and
+    `truncated` is set; cycles found in a subset are still real cycles).
+
+    Trim/contract rounds stop when nothing changes, after `max_rounds`, or once
+    at most `shrink_until` (default collect_limit/4) edges remain. The SCC step
+    runs when more than `collect_limit` edges remain (scc=None), always
+    (scc=True) or never (scc=False)."""
+    shrink_until = collect_limit // 4 if shrink_until is None else shrink_until
+    paths, count = _checkpoint(_as_paths(edges))
+    stats = {"edges": count, "rounds": []}
+    for round_no in range(max_rounds):
+        if count <= shrink_until:
+            break
+        # One materialisation per round: trim, then contract what is left.
+        paths, after = _checkpoint(_contract_once(_trim_once(paths), seed + round_no))
+        stats["rounds"].append(after)
+        stable, count = after == count, after
+        if stable:
+            break
+    if scc or (scc is None and count > collect_limit):
+        paths, count = _checkpoint(_keep_inside_sccs(paths))
+        stats["after_scc"] = count
+    truncated = count > collect_limit
+    if truncated:
+        paths = paths.limit(collect_limit)
+    rows = paths.select(F.explode("path").alias("s")).select("s.*").collect()
+    steps = [Step(**row.asDict()) for row in rows]
+    stats["steps_collected"] = len(steps)
+    return ShrunkGraph(steps=steps, truncated=truncated, stats=stats)

@@ -1,0 +1,72 @@
+"""Queue micro-operations: the sends and poll results inside each operation.
+
+Parses the raw JSON `invoke_value`/`complete_value` of paired operations
+(checkers/history_io.pair_operations) with from_json only, no Python UDFs:
+a micro-op is read as array<string>, whose string elements keep nested JSON
+as text (`[41,17]`, `{"3": [[40,16]]}`), parsed again with typed schemas.
+
+    sends: op_id, process, f, type, key, value, offset (null if unknown), mop_pos,
+           invoke_index, invoke_time, complete_index, complete_time
+    reads: one row per (offset, value) returned by a poll of an ok operation,
+           the same op columns plus key, offset, value, mop_pos, poll_pos
+"""
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+QUEUE_FS = ("send", "poll", "txn")
+MOPS = T.ArrayType(T.ArrayType(T.StringType()))
+POLL_RESULT = T.MapType(T.StringType(), T.ArrayType(T.ArrayType(T.LongType())))
+SEND_RESULT = T.ArrayType(T.LongType())
+
+OP_FIELDS = ("process", "f", "type", "invoke_index", "invoke_time", "complete_index", "complete_time")
+
+
+def _op_columns() -> list[Column]:
+    return [F.col("invoke_index").alias("op_id")] + [F.col(c) for c in OP_FIELDS]
+
+
+def _long(text: Column) -> Column:
+    """A JSON integer kept as text -> long (null when it is not one)."""
+    return text.cast("long")
+
+
+def sends(ops: DataFrame) -> DataFrame:
+    """Every send micro-op of send/txn operations, whatever their outcome.
+    Key and value come from the invoke, the offset from an ok completion."""
+    exploded = (ops.filter(F.col("f").isin("send", "txn"))
+                .select(*_op_columns(),
+                        F.from_json("complete_value", MOPS).alias("_done"),
+                        F.posexplode(F.from_json("invoke_value", MOPS)).alias("mop_pos", "_mop"))
+                .filter(F.col("_mop").getItem(0) == "send"))
+    done = F.get("_done", F.col("mop_pos"))  # null when out of range
+    result = F.from_json(done.getItem(2), SEND_RESULT)
+    return exploded.select(
+        "op_id", *OP_FIELDS, "mop_pos",
+        _long(F.col("_mop").getItem(1)).alias("key"),
+        _long(F.col("_mop").getItem(2)).alias("value"),
+        F.when((F.col("type") == "ok") & (done.getItem(0) == "send"), result.getItem(0)).alias("offset"),
+    )
+
+
+def reads(ops: DataFrame) -> DataFrame:
+    """Every (key, offset, value) returned by a poll micro-op of an ok
+    poll/txn operation, in the order the poll returned them (`poll_pos`)."""
+    polls = (ops.filter((F.col("type") == "ok") & F.col("f").isin("poll", "txn"))
+             .select(*_op_columns(), F.posexplode(F.from_json("complete_value", MOPS)).alias("mop_pos", "_mop"))
+             .filter(F.col("_mop").getItem(0) == "poll"))
+    by_key = polls.select("op_id", *OP_FIELDS, "mop_pos",
+                          F.explode(F.from_json(F.col("_mop").getItem(1), POLL_RESULT)).alias("_key", "_pairs"))
+    pairs = by_key.select("op_id", *OP_FIELDS, "mop_pos", _long(F.col("_key")).alias("key"),
+                          F.posexplode("_pairs").alias("poll_pos", "_pair"))
+    return pairs.select("op_id", *OP_FIELDS, "mop_pos", "key",
+                        F.col("_pair").getItem(0).alias("offset"),
+                        F.col("_pair").getItem(1).alias("value"), "poll_pos")
+
+
+def resets(ops: DataFrame) -> DataFrame:
+    """assign/subscribe operations (op_id, process, f): they reset a
+    process's expected poll position."""
+    return ops.filter(F.col("f").isin("assign", "subscribe")).select(*_op_columns())
