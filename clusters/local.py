@@ -177,6 +177,9 @@ class LocalCluster:
         client_key = self.keys_dir / "id_ed25519"
         for path, comment in ((host_key, f"logtrial-{self.name}-host"),
                               (client_key, f"logtrial-{self.name}-client")):
+            # fresh keys for every bring-up, also when `down --keep-data` left old ones
+            path.unlink(missing_ok=True)
+            path.with_suffix(".pub").unlink(missing_ok=True)
             run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)])
         return host_key, client_key
 

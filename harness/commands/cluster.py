@@ -69,12 +69,11 @@ def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
         if local:
             inventory = local.up(nodes=nodes, subnet=subnet)
             inventory_path = str(local.inventory_path)
-        else:
-            inventory = load_inventory(inventory_path)
-        # the settings travel with the inventory, so heal/restarts use the same config
-        write_inventory(dataclasses.replace(inventory, settings={**inventory.settings,
-                                                                 **overrides}), inventory_path)
-        with Cluster.open(inventory_path, insecure_host_keys=insecure_host_keys):
+            # the settings travel with the inventory, so later set-ups use the same config
+            write_inventory(dataclasses.replace(inventory, settings=overrides), inventory_path)
+        # a user's inventory is not rewritten: the settings land in each server.properties
+        with Cluster.open(inventory_path, insecure_host_keys=insecure_host_keys,
+                          db_settings=overrides):
             pass
     except InventoryError as e:
         fail(str(e), exit_codes.BAD_INPUT)

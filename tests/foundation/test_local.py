@@ -53,12 +53,15 @@ def test_down_removes_every_trace(fresh_cluster):
     assert all(link_exists(i) for i in interfaces)
     assert processes_in([broker_pid, sshd_pid]) == [broker_pid, sshd_pid]
 
-    removed = local.down()
+    removed = local.down(keep_data=True)
 
     assert f"netns {local.netns('n1')}" in removed
     assert list_netns_with(local) == []
     assert not any(link_exists(i) for i in interfaces)
     assert processes_in([broker_pid, sshd_pid]) == []
+    assert (local.home("n1") / "kafka" / "data" / "meta.properties").exists()  # data kept
+
+    local.down()
     assert not local.dir.exists()
     assert local.down() == []  # twice is fine
     ip_addrs = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True).stdout
