@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import shlex
+from pathlib import Path
 
 from clusters.inventory import Inventory, load_inventory
 from clusters.kafka import CLIENT_PORT, KafkaDB
@@ -64,6 +65,30 @@ class Cluster:
         self.ssh.run_on(stopped, lambda s: (self.db.install(s.node.name),
                                             self.db.setup(s.node.name)))
         self.db.start_all(stopped)
+
+    def reset_database(self) -> None:
+        """A clean slate for the next test: kill every broker, wipe its data, format
+        and start again (same settings)."""
+        self.ssh.run_on(self.nodes, lambda s: (self.db.wipe(s.node.name),
+                                                self.db.setup(s.node.name)))
+        self.db.start_all()
+
+    def collect_logs(self, dest_dir: str | os.PathLike) -> dict[str, str]:
+        """Copies every node's database logs into dest_dir/<node>/, in parallel. Best
+        effort: a node that cannot be reached gets an ERROR file instead, and the rest
+        are still collected. Returns {node: error} for the nodes that failed."""
+        def collect(session: NodeSession) -> str | None:
+            node_dir = Path(dest_dir) / session.node.name
+            try:
+                self.db.collect_logs(session.node.name, node_dir)
+                return None
+            except (SSHError, OSError) as e:
+                node_dir.mkdir(parents=True, exist_ok=True)
+                (node_dir / "ERROR").write_text(f"{e}\n")
+                return str(e)
+
+        results = self.ssh.run_on(self.nodes, collect)
+        return {node: error for node, error in results.items() if error}
 
     # -- heal -------------------------------------------------------------------------
     def heal(self) -> list[str]:

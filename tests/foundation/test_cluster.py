@@ -143,11 +143,12 @@ def test_clock_offset_file_skews_the_broker_clock_and_heal_resets_it(cluster):
     cluster.verify_healed()
 
 
-def test_collect_logs(cluster, tmp_path):
-    cluster.db.collect_logs("n1", tmp_path / "n1")
-    assert "node.id=1" in (tmp_path / "n1" / "server.properties").read_text()
-    assert "Kafka Server started" in (tmp_path / "n1" / "server.log").read_text() or \
-        "BrokerServer id=1" in (tmp_path / "n1" / "server.log").read_text()
+def test_collect_logs_from_every_node(cluster, tmp_path):
+    assert cluster.collect_logs(tmp_path) == {}
+    for i, node in enumerate(cluster.nodes, start=1):
+        assert f"node.id={i}" in (tmp_path / node / "server.properties").read_text()
+        assert f"[BrokerServer id={i}] Transition from STARTING to STARTED" in \
+            (tmp_path / node / "server.log").read_text()
 
 
 def test_remote_install_uploads_only_jars_whose_checksum_differs(cluster, tmp_path,
