@@ -24,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from clusters.faketime import leftover_files
 from clusters.inventory import Inventory, Node, write_inventory
 
 STATE_ROOT = Path(os.environ.get("LOGTRIAL_STATE_DIR", "/var/lib/logtrial/clusters"))
@@ -277,6 +278,9 @@ class LocalCluster:
             wait_gone(pids, 15)
         signal_all(pids, signal.SIGKILL)
         wait_gone(pids, 5)
+        for pid in pids:  # what libfaketime leaves behind a killed process
+            for leftover in leftover_files(pid):
+                Path(leftover).unlink(missing_ok=True)
         removed += [f"process {pid} (node {node})" for pid in pids]
         return removed
 

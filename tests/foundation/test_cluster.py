@@ -2,6 +2,7 @@
 node, and heal() undoes every fault."""
 from __future__ import annotations
 
+import os
 import shlex
 import time
 import uuid
@@ -9,6 +10,7 @@ import uuid
 import pytest
 
 from clusters.cluster import ClusterNotHealed
+from clusters.faketime import leftover_files
 from clusters.kafka import CLIENT_PORT
 from clusters.smoke import consume_all, produce, roundtrip
 
@@ -60,9 +62,12 @@ def test_writes_survive_one_killed_broker(cluster):
     topic = new_topic(cluster)
     bootstrap = cluster.db.bootstrap_servers()
     before = produce(bootstrap, topic, [f"before-{i}" for i in range(50)])
+    killed_pid = int(cluster.ssh["n2"].read_file(cluster.db.pid_file("n2")))
+    assert all(os.path.exists(f) for f in leftover_files(killed_pid))  # libfaketime's shm
     cluster.db.kill("n2")
     try:
         assert not cluster.db.is_running("n2")
+        assert not any(os.path.exists(f) for f in leftover_files(killed_pid))
         with pytest.raises(ClusterNotHealed, match="node n2: .*broker is stopped"):
             cluster.verify_healed()
         during = produce(bootstrap, topic, [f"during-{i}" for i in range(50)], timeout=90)

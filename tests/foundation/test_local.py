@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from clusters.cluster import Cluster
+from clusters.faketime import leftover_files
 from clusters.local import LocalCluster, LocalClusterError, link_exists, list_netns
 
 pytestmark = pytest.mark.cluster
@@ -58,6 +59,7 @@ def test_down_removes_every_trace(fresh_cluster):
     assert namespaces == [local.netns("n1")]
     assert all(link_exists(i) for i in interfaces)
     assert processes_in([broker_pid, sshd_pid]) == [broker_pid, sshd_pid]
+    assert all(os.path.exists(f) for f in leftover_files(broker_pid))
 
     removed = local.down(keep_data=True)
 
@@ -65,6 +67,7 @@ def test_down_removes_every_trace(fresh_cluster):
     assert list_netns_with(local) == []
     assert not any(link_exists(i) for i in interfaces)
     assert processes_in([broker_pid, sshd_pid]) == []
+    assert not any(os.path.exists(f) for f in leftover_files(broker_pid))
     assert (local.home("n1") / "kafka" / "data" / "meta.properties").exists()  # data kept
 
     local.down()
