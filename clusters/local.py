@@ -294,7 +294,7 @@ class LocalCluster:
         for node, ip in state["nodes"].items():
             pid = read_pid(self.sshd_dir(node) / "sshd.pid")
             result.append(NodeStatus(name=node, ip=ip, netns=self.netns(node) in namespaces,
-                                     sshd=bool(pid and pid_exists(pid)),
+                                     sshd=bool(pid and pid_exists(pid) and not _is_zombie(pid)),
                                      reachable=port_open(ip, 22, 2)))
         return result
 

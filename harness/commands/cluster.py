@@ -129,6 +129,8 @@ def status(name: str, inventory_path: str | None, insecure_host_keys: bool) -> N
     from harness.ssh import SSHPool
     ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys, connect_timeout=5)
     db = KafkaDB(inventory, ssh)
+    # for a local cluster, say why a node is unreachable (namespace or sshd gone)
+    local = {} if inventory_path else {n.name: n for n in LocalCluster(name).status()}
     healthy = True
     click.echo(f"cluster {inventory.name} ({path})")
     click.echo(f"  {'node':6} {'address':16} {'ssh':12} broker")
@@ -140,6 +142,10 @@ def status(name: str, inventory_path: str | None, insecure_host_keys: bool) -> N
                 state = "running, not serving metadata"
         except SSHError as e:
             reach, state = "UNREACHABLE", str(e).splitlines()[0]
+            if node.name in local:
+                ns = local[node.name]
+                state += (f" (netns {'present' if ns.netns else 'MISSING'}, "
+                          f"sshd {'running' if ns.sshd else 'NOT RUNNING'})")
         healthy &= reach == "reachable" and state == "running"
         click.echo(f"  {node.name:6} {node.host:16} {reach:12} {state}")
     ssh.close()
