@@ -79,14 +79,12 @@ def test_writes_survive_one_killed_broker(cluster):
     assert set(consume_all(bootstrap, topic, 100)) == set(before) | set(during)
 
 
-def test_paused_broker_is_reported_and_resumed_by_heal(cluster):
+def test_paused_broker_is_reported_and_resumed_by_heal(healed_cluster):
+    cluster = healed_cluster
     cluster.db.pause("n3")
-    try:
-        with pytest.raises(ClusterNotHealed, match="node n3: .*broker is paused"):
-            cluster.verify_healed()
-    finally:
-        actions = cluster.heal()
-    assert "n3: resumed paused broker" in actions
+    with pytest.raises(ClusterNotHealed, match="node n3: .*broker is paused"):
+        cluster.verify_healed()
+    assert "n3: resumed paused broker" in cluster.heal()
     cluster.verify_healed()
 
 
