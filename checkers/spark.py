@@ -130,7 +130,7 @@ SMALL_INPUT_SETTINGS = {
 
 def tune_for_input(spark: SparkSession, input_bytes: int) -> None:
     """Per-check runtime settings by input size (SQL confs, settable on a live session)."""
-    if input_bytes >= SMALL_INPUT_BYTES:
-        return
-    for key, value in SMALL_INPUT_SETTINGS.items():
+    large = {"spark.sql.codegen.wholeStage": "true", "spark.sql.adaptive.enabled": "true",
+             "spark.sql.shuffle.partitions": str(max(4, _cores() * 2))}
+    for key, value in (SMALL_INPUT_SETTINGS if input_bytes < SMALL_INPUT_BYTES else large).items():
         spark.conf.set(key, value)
