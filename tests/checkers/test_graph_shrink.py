@@ -10,7 +10,6 @@ import pytest
 from checkers.cycles import Step, find_cycles
 from checkers.graph_shrink import EDGE_SCHEMA, drop_read_only, shrink
 from checkers.order_edges import process_edges, realtime_edges
-from tests.checkers.local_spark import spark  # noqa: F401  (temporary fixture)
 
 pytestmark = pytest.mark.spark
 
@@ -95,8 +94,8 @@ def test_scc_fallback_in_executor(spark):
              S(5, 6, "ww"), S(6, 7, "ww"), S(7, 6, "realtime"), S(2, 3, "ww")]
     shrunk = shrink(edges_df(spark, steps), collect_limit=1, max_rounds=0)
     # max_rounds=0: no trimming, the SCC step alone drops 2 -> 3 and 5 -> 6
-    assert shrunk.stats["after_scc"] == 8
-    assert shrunk.truncated            # 8 cyclic edges > limit 1: a subset comes back
+    assert shrunk.stats["after_scc"] == 7
+    assert shrunk.truncated            # 7 cyclic edges > limit 1: a subset comes back
     assert len(shrunk.steps) == 1
 
 
