@@ -22,10 +22,11 @@ from pyspark.sql.types import (ArrayType, IntegerType, StringType, StructField, 
 
 from checkers import consistency
 from checkers import list_append_graph as g
-from checkers.anomalies import DEFAULT_EXAMPLES, anomaly_rows, collect_anomalies, op_struct, union_all
-from checkers.list_append_explain import EXPLAIN
+from checkers.anomalies import (DEFAULT_EXAMPLES, anomaly_rows, collect_anomalies, op_struct,
+                                union_all)
 from checkers.cycles import ListAppendPhrasing, explain_cycle, find_cycles
 from checkers.graph_shrink import shrink
+from checkers.list_append_explain import EXPLAIN
 from checkers.list_append_txn import ANOMALY_FIELDS, analyze_txn
 from checkers.order_edges import process_edges, realtime_edges
 
@@ -56,51 +57,63 @@ def _txn_anomalies(txn: DataFrame, info: DataFrame) -> tuple[DataFrame, DataFram
     lost = (seen.groupBy("key", "version")
             .agg(F.count("*").alias("n"), F.sort_array(F.collect_list("op")).alias("ops"))
             .where("n > 1"))
-    lost_rows = anomaly_rows("lost-update", lost, F.col("ops")[0]["index"], F.lit(0), key=F.col("key"),
-                      version=F.from_json("version", ArrayType(StringType())), ops=F.col("ops"))
+    lost_rows = anomaly_rows("lost-update", lost, F.col("ops")[0]["index"], F.lit(0),
+                             key=F.col("key"), ops=F.col("ops"),
+                             version=F.from_json("version", ArrayType(StringType())))
     return own_rows, lost_rows
 
 
-def _read_anomalies(read: DataFrame, writers: DataFrame, version: DataFrame,
-                    element: DataFrame, info: DataFrame) -> list[DataFrame]:
-    """incompatible-order, G1a, G1b, dirty-update rows."""
-    reader = lambda df: _with_op(df, "reader", info, "op")  # noqa: E731
+def _incompatible(read: DataFrame, version: DataFrame, info: DataFrame) -> DataFrame:
+    """One row per key: its first read (by op, micro-op) that is not a
+    prefix of the longest."""
     clash = (read.join(version.where("NOT compatible"), "key")
              .where(F.slice("order", 1, F.size("read")) != F.col("read")))
-    first_clash = Window.partitionBy("key").orderBy("reader", "pos")
-    clash = reader(clash.withColumn("_n", F.row_number().over(first_clash)).where("_n = 1"))
-    incompatible = anomaly_rows("incompatible-order", clash, F.col("reader"), F.col("pos"),
-                                key=F.col("key"),
-                         longest=F.col("order"), read=F.col("read"), op=F.col("op"))
+    first = Window.partitionBy("key").orderBy("reader", "pos")
+    clash = _with_op(clash.withColumn("_n", F.row_number().over(first)).where("_n = 1"),
+                     "reader", info, "op")
+    return anomaly_rows("incompatible-order", clash, F.col("reader"), F.col("pos"),
+                        key=F.col("key"), longest=F.col("order"), read=F.col("read"),
+                        op=F.col("op"))
 
-    elements_read = read.select("reader", "pos", "key", "read",
-                                F.explode("read").alias("element"))
-    aborted = g._writer_of(elements_read, F.col("element"), "_w", writers).where("wtype_w = 'fail'")
-    aborted = _with_op(reader(aborted), "writer_w", info, "writer_op")
-    g1a = anomaly_rows("G1a", aborted, F.col("reader"), F.col("pos"), key=F.col("key"),
-                       element=F.col("element"),
-                read=F.col("read"), op=F.col("op"), writer=F.col("writer_op"))
 
+def _read_of_writer(kind: str, df: DataFrame, writers: DataFrame, info: DataFrame,
+                    condition: str) -> DataFrame:
+    """Rows for reads whose `element` comes from a writer meeting `condition`
+    (columns of the writer carry the suffix _w)."""
+    joined = g.writer_of(df, F.col("element"), "_w", writers).where(condition)
+    joined = _with_op(_with_op(joined, "reader", info, "op"), "writer_w", info, "writer_op")
+    return anomaly_rows(kind, joined, F.col("reader"), F.col("pos"), key=F.col("key"),
+                        element=F.col("element"), read=F.col("read"), op=F.col("op"),
+                        writer=F.col("writer_op"))
+
+
+def _aborted_reads(read: DataFrame, writers: DataFrame, info: DataFrame) -> DataFrame:
+    """G1a: one row per element of a committed read appended by a failed txn."""
+    elements = read.select("reader", "pos", "key", "read", F.explode("read").alias("element"))
+    return _read_of_writer("G1a", elements, writers, info, "wtype_w = 'fail'")
+
+
+def _intermediate_reads(read: DataFrame, writers: DataFrame, info: DataFrame) -> DataFrame:
+    """G1b: a read ending in an element its (other, committed) writer later
+    followed with another append to the same key."""
     last = read.where(F.size("read") > 0).withColumn(
         "element", F.try_element_at("read", F.lit(-1)))
-    middle = g._writer_of(last, F.col("element"), "_w", writers).where(
-        "NOT last_w AND wtype_w != 'fail' AND writer_w != reader")
-    middle = _with_op(reader(middle), "writer_w", info, "writer_op")
-    g1b = anomaly_rows("G1b", middle, F.col("reader"), F.col("pos"), key=F.col("key"),
-                       element=F.col("element"),
-                read=F.col("read"), op=F.col("op"), writer=F.col("writer_op"))
+    return _read_of_writer("G1b", last, writers, info,
+                           "NOT last_w AND wtype_w != 'fail' AND writer_w != reader")
 
+
+def _dirty_updates(element: DataFrame, info: DataFrame) -> DataFrame:
+    """A failed txn's element followed, in a version order, by a committed one."""
     a, b = element.alias("a"), element.alias("b")
-    dirty = a.join(b, (F.col("a.key") == F.col("b.key")) & (F.col("b.i") == F.col("a.i") + 1)) \
-        .where("a.wtype = 'fail' AND b.wtype != 'fail'") \
-        .select(F.col("a.key").alias("key"), F.col("a.value").alias("aborted"),
-                F.col("b.value").alias("value"), F.col("a.writer").alias("aw"),
-                F.col("b.writer").alias("bw"))
+    dirty = (a.join(b, (F.col("a.key") == F.col("b.key")) & (F.col("b.i") == F.col("a.i") + 1))
+             .where("a.wtype = 'fail' AND b.wtype != 'fail'")
+             .select(F.col("a.key").alias("key"), F.col("a.value").alias("aborted"),
+                     F.col("b.value").alias("value"), F.col("a.writer").alias("aw"),
+                     F.col("b.writer").alias("bw")))
     dirty = _with_op(_with_op(dirty, "aw", info, "aborted_op"), "bw", info, "op")
-    dirty_rows = anomaly_rows("dirty-update", dirty, F.col("bw"), F.col("aw"), key=F.col("key"),
-                       aborted=F.col("aborted"), value=F.col("value"),
-                       aborted_op=F.col("aborted_op"), op=F.col("op"))
-    return [incompatible, g1a, g1b, dirty_rows]
+    return anomaly_rows("dirty-update", dirty, F.col("bw"), F.col("aw"), key=F.col("key"),
+                        aborted=F.col("aborted"), value=F.col("value"),
+                        aborted_op=F.col("aborted_op"), op=F.col("op"))
 
 
 def _graph_edges(txn: DataFrame, read: DataFrame, writers: DataFrame, element: DataFrame,
@@ -159,7 +172,8 @@ def check_list_append(spark: SparkSession, ops_df: DataFrame,
     element = _materialise(g.elements(version, writers))
     clock.done("versions")
     own, lost = _txn_anomalies(txn, info)
-    rows = [own, lost] + _read_anomalies(read, writers, version, element, info)
+    rows = [own, lost, _incompatible(read, version, info), _aborted_reads(read, writers, info),
+            _intermediate_reads(read, writers, info), _dirty_updates(element, info)]
     anomalies = collect_anomalies(union_all(rows), examples, EXPLAIN)
     clock.done("anomalies")
     cycles, graph_stats = _cycle_anomalies(spark, _graph_edges(txn, read, writers, element, model),

@@ -87,7 +87,7 @@ def versions(read: DataFrame) -> DataFrame:
             .agg(F.min(prefix.cast("int")).cast("boolean").alias("compatible")))
 
 
-def _writer_of(df: DataFrame, value: Column, suffix: str, writers: DataFrame) -> DataFrame:
+def writer_of(df: DataFrame, value: Column, suffix: str, writers: DataFrame) -> DataFrame:
     """Join each row's `value` to its append (columns renamed with suffix)."""
     w = writers.select(*[F.col(c).alias(c + suffix) for c in writers.columns])
     return df.join(w, (value == F.col("value" + suffix)) & (F.col("key") == F.col("key" + suffix)),
@@ -97,7 +97,7 @@ def _writer_of(df: DataFrame, value: Column, suffix: str, writers: DataFrame) ->
 def elements(version: DataFrame, writers: DataFrame) -> DataFrame:
     """(key, i, value, writer, wtype) along each compatible version order."""
     el = version.where("compatible").select("key", F.posexplode("order").alias("i", "value"))
-    return _writer_of(el, F.col("value"), "_w", writers).select(
+    return writer_of(el, F.col("value"), "_w", writers).select(
         "key", "i", "value", F.col("writer_w").alias("writer"), F.col("wtype_w").alias("wtype"))
 
 
@@ -118,7 +118,7 @@ def ww_edges(element: DataFrame) -> DataFrame:
 def wr_edges(read: DataFrame, writers: DataFrame) -> DataFrame:
     """writer of a read's last element -> the reader."""
     last = read.where(F.size("read") > 0).withColumn("last_value", F.try_element_at("read", F.lit(-1)))
-    joined = _writer_of(last, F.col("last_value"), "_w", writers)
+    joined = writer_of(last, F.col("last_value"), "_w", writers)
     return _edges(joined.where("wtype_w != 'fail' AND writer_w != reader").select(
         F.col("writer_w").alias("src"), F.col("reader").alias("dst"), "key",
         F.col("last_value").alias("value")), "wr")

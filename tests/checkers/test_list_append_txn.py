@@ -92,3 +92,19 @@ def test_verdict(found, model, allow, forbid, expected):
 def test_verdict_unknown_when_nothing_committed():
     from checkers.list_append import verdict
     assert verdict([], "serializable", any_ok=False) == ("unknown", [])
+
+
+def test_every_non_cycle_type_has_plain_words():
+    from checkers.list_append_explain import EXPLAIN
+    op = {"index": 3, "process": 13, "time": 9, "f": "txn", "type": "ok"}
+    failed = {"index": 2, "process": 12, "time": 8, "f": "txn", "type": "fail"}
+    assert EXPLAIN["G1a"]({"op": op, "key": "k", "read": ["1"], "element": "1",
+                           "writer": failed}) == (
+        "op 3 (process 13, ok) read key k as [1], containing 1, appended by "
+        "op 2 (process 12, fail) which failed")
+    assert EXPLAIN["internal"]({"op": op, "key": "k", "read": "[]", "pos": 1,
+                                "expected": '["...", "1"]'}).endswith("say [..., 1]")
+    assert EXPLAIN["lost-update"]({"ops": [op, failed], "key": "k", "version": []}).startswith(
+        "op 3 (process 13, ok), op 2 (process 12, fail) all read key k as []")
+    assert set(EXPLAIN) == {"internal", "future-read", "duplicate-elements", "incompatible-order",
+                            "G1a", "G1b", "dirty-update", "lost-update"}
