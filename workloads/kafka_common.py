@@ -50,7 +50,7 @@ class TopicManager:
         self.replication_factor = replication_factor
         self.min_insync_replicas = min_insync_replicas
         self.timeout = timeout
-        self._admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000})
+        self._admin = AdminClient(admin_config(bootstrap))
         self._ready: set[str] = set()
         self._lock = threading.Lock()
         self._topic_locks: dict[str, threading.Lock] = {}
@@ -104,7 +104,10 @@ class TopicManager:
             time.sleep(0.2)
 
     def close(self) -> None:
+        """Stops prefetching and lets go of the admin client (it would otherwise keep
+        reconnecting to the brokers after teardown)."""
         self._prefetcher.shutdown(wait=False, cancel_futures=True)
+        self._admin = None
 
 
 def encode(n: int) -> bytes:
@@ -119,8 +122,13 @@ def kafka_error_of(e: KafkaException) -> KafkaError:
     return e.args[0]
 
 
+def admin_config(bootstrap: str) -> dict:
+    return {"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000,
+            "logger": logging.getLogger("librdkafka")}  # to logtrial.log, not the terminal
+
+
 def broker_count(bootstrap: str) -> int:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient(admin_config(bootstrap))
     return len(admin.list_topics(timeout=15).brokers)
 
 
