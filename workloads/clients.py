@@ -89,8 +89,9 @@ def produce_all(producer: Producer, keys: KeySpace, items: list[tuple[int, int]]
     """Produces (key, value) pairs and waits for every delivery report.
 
     When the wait times out outside a transaction, messages still in the local
-    queue are purged: their reports (_PURGE_QUEUE) make them definite failures;
-    anything in flight stays undelivered (the caller treats it as indefinite).
+    queue are purged, so they are not sent later behind the history's back. Their
+    _PURGE_QUEUE reports stay indefinite (a queued message may be a retry of an
+    attempt that was written); anything in flight stays undelivered (indefinite).
     """
     deliveries = [Delivery(k, v) for k, v in items]
 

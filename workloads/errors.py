@@ -20,8 +20,9 @@ Outcome = Literal["fail", "info"]
 FAIL: Outcome = "fail"
 INFO: Outcome = "info"
 
-# librdkafka message persistence status (rd_kafka_msg_status_t); confluent-kafka
-# does not expose it, so the clients derive it (see queue.Producer purge logic).
+# librdkafka message persistence status (rd_kafka_msg_status_t). confluent-kafka does
+# not expose it, so today every purged or timed-out message is indefinite; a client
+# that can read the status passes it to classify() and gets the definite verdict.
 NOT_PERSISTED = "NOT_PERSISTED"
 POSSIBLY_PERSISTED = "POSSIBLY_PERSISTED"
 PERSISTED = "PERSISTED"
@@ -90,7 +91,11 @@ ERROR_TABLE: dict[str, tuple[Outcome, str]] = {
     "_FATAL": (INFO, "fatal producer error: the client is unusable, in-flight fate unknown"),
     "_FENCED": (INFO, "producer fenced: in-flight fate unknown"),
     "_PURGE_INFLIGHT": (INFO, "purged while in flight: may have been written"),
-    "_PURGE_QUEUE": (FAIL, "purged from the local queue: never sent"),
+    # A message back in the local queue for a retry (after an attempt that timed out
+    # in flight) is purged with this code too, and that earlier attempt may have been
+    # written: a logtrial run read such a value back. Definite only when the
+    # persistence status says NOT_PERSISTED, which confluent-kafka does not expose.
+    "_PURGE_QUEUE": (INFO, "purged from the local queue; an earlier attempt may have been written"),
     "_QUEUE_FULL": (FAIL, "local queue full: produce() refused the message"),
     "_UNKNOWN_TOPIC": (FAIL, "topic unknown to the client: produce() refused"),
     "_UNKNOWN_PARTITION": (FAIL, "partition unknown to the client: produce() refused"),
