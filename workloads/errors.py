@@ -29,6 +29,8 @@ PERSISTED = "PERSISTED"
 
 ERROR_TABLE: dict[str, tuple[Outcome, str]] = {
     # --- broker errors: the request was refused before anything was written ---------
+    # (topics are created before first use and never deleted during a run, so no
+    # earlier attempt of the same message can have found the partition)
     "UNKNOWN_TOPIC_OR_PART": (FAIL, "the broker has no such partition: nothing was appended"),
     "MSG_SIZE_TOO_LARGE": (FAIL, "rejected by size check before the append"),
     "RECORD_LIST_TOO_LARGE": (FAIL, "rejected by size check before the append"),
