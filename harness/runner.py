@@ -376,15 +376,11 @@ class Run:
             self.workload.close()
 
     def _collect_logs(self) -> None:
+        """Every node's Kafka logs into nodes/<node>/, in parallel, best effort."""
         if self.cluster is None:
             return
-        for node in self.cluster.inventory.nodes:
-            dest = self.run_dir / store.NODES / node.name
-            dest.mkdir(parents=True, exist_ok=True)
-            try:
-                self.cluster.db.collect_logs(node.name, dest)
-            except Exception as e:
-                log.warning("collecting logs from %s failed: %s", node.name, e)
+        for node, error in self.cluster.collect_logs(self.run_dir / store.NODES).items():
+            log.warning("collecting logs from %s failed: %s", node, error)
 
     def _teardown_cluster(self) -> None:
         if self.cluster is not None:
