@@ -61,6 +61,8 @@ def test_queue_run_is_well_formed_and_final_reads_see_every_ack(cluster, tmp_pat
     assert missing == {}
     assert test_json["final"]["complete"] is True
     assert test_json["versions"]["librdkafka"]
+    for node in cluster.nodes:  # teardown collected every broker's log
+        assert (result.run_dir / "nodes" / node / "server.log").stat().st_size > 0
 
 
 def test_list_append_run_is_well_formed_and_final_reads_see_every_append(cluster, tmp_path):
