@@ -6,6 +6,7 @@ import logging
 import os
 import shlex
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from clusters.inventory import Inventory, load_inventory
 from clusters.kafka import CLIENT_PORT, KafkaDB
@@ -102,7 +103,9 @@ class Cluster:
         deadline = time.monotonic() + timeout
         waiting = list(nodes)
         while waiting:
-            waiting = [n for n in waiting if not self.db.serves_metadata(n)]
+            with ThreadPoolExecutor(max_workers=len(waiting)) as pool:
+                serving = dict(zip(waiting, pool.map(self.db.serves_metadata, waiting)))
+            waiting = [n for n in waiting if not serving[n]]
             if not waiting or time.monotonic() > deadline:
                 break
             time.sleep(1)
