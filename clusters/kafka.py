@@ -37,6 +37,15 @@ DEFAULT_JVM_OPTS = ("-Xms128m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 
                     "-XX:MaxMetaspaceSize=160m -XX:MaxDirectMemorySize=128m -Xss512k "
                     "-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true")
 
+# Static settings the producer-state fault (nemesis/producer_state.py) needs to act within
+# seconds instead of minutes: how often brokers look for expired producer ids and for
+# segments past retention, and how long a deleted segment lingers. Cheap on test clusters.
+PRODUCER_STATE_SETTINGS: dict[str, str] = {
+    "producer.id.expiration.check.interval.ms": "1000",
+    "log.retention.check.interval.ms": "1000",
+    "log.segment.delete.delay.ms": "1000",
+}
+
 DEFAULT_SETTINGS: dict[str, str] = {
     # safety: what a Jepsen-style test of acknowledged writes should run against
     "default.replication.factor": "3",
@@ -68,6 +77,7 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "controller.quorum.request.timeout.ms": "5000",
     "share.coordinator.state.topic.replication.factor": "3",
     "share.coordinator.state.topic.min.isr": "2",
+    **PRODUCER_STATE_SETTINGS,
 }
 # keys that are logtrial's, not Kafka's
 JVM_OPTS_KEY = "jvm.opts"

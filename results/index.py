@@ -166,8 +166,8 @@ def filter_form(runs: list[RunSummary], filters: Filters) -> str:
 
 def run_row(run: RunSummary, links: Links) -> list[str]:
     zip_link = f" <a href='{href(links.zip(run))}'>zip</a>" if links.zip else ""
-    problems = (f" <span class=muted title='{esc('; '.join(run.problems))}'>{esc(run.problems[0][:60])}</span>"
-                if run.problems else "")
+    notes = run.problems + ([run.note] if run.note else [])
+    problems = (f" <span class=muted title='{esc('; '.join(notes))}'>{esc(notes[0][:60])}</span>" if notes else "")
     return [f"<a class=run href='{href(links.run(run))}'>{esc(run.name)}</a>"
             f"<br><span class=muted>{esc(run.timestamp)}</span>{zip_link}",
             esc((run.started or run.timestamp).replace("T", " ")[:19]),

@@ -83,7 +83,7 @@ def add_outcome(case: ET.Element, run: MatrixRun) -> None:
         ET.SubElement(case, "failure", message=bad, type="invalid").text = (
             f"anomalies: {', '.join(summary.anomaly_types)}\nbad: {bad}\nreport: {summary.rel}/report.html")
     elif run.verdict in ("unknown", "incomplete"):
-        why = "; ".join(summary.problems) or f"verdict {run.verdict}"
+        why = "; ".join(summary.problems + ([summary.note] if summary.note else [])) or f"verdict {run.verdict}"
         ET.SubElement(case, "error", message=f"{run.verdict}: {why}"[:500], type=run.verdict).text = why
     elif run.verdict == "error":
         ET.SubElement(case, "error", message=(run.error or "harness error")[:500], type="harness-error").text = run.error

@@ -48,9 +48,12 @@ def shade_faults(axes: Axes, timeline: Timeline) -> list[Patch]:
     colours = {kind: FAULT_COLOURS[i % len(FAULT_COLOURS)] for i, kind in enumerate(kinds)}
     for kind, start, end in timeline.faults.windows:
         axes.axvspan(start, max(end, start + 1e-3), color=colours[kind], alpha=0.18, lw=0)
-    for _, time_s in timeline.faults.instants:
-        axes.axvline(time_s, color="#777", lw=0.6, ls=":")
-    return [Patch(color=colours[kind], alpha=0.35, label=f"fault: {kind}") for kind in kinds]
+    handles: list[Any] = [Patch(color=colours[kind], alpha=0.35, label=f"fault: {kind}") for kind in kinds]
+    for i, (_, time_s) in enumerate(timeline.faults.instants):
+        line = axes.axvline(time_s, color="#777", lw=0.6, ls=":", label="other nemesis event")
+        if i == 0:
+            handles.append(line)
+    return handles
 
 
 def finish(figure: Figure, axes: Axes, handles: list[Any], timeline: Timeline, end_s: float | None = None) -> str:
@@ -86,14 +89,14 @@ def latency_scatter(timeline: Timeline) -> Plot | None:
 def bucket_quantiles(points: np.ndarray, end_s: float) -> tuple[np.ndarray, dict[float, np.ndarray]]:
     edges = np.linspace(0, max(end_s, 1e-3), QUANTILE_BUCKETS + 1)
     which = np.clip(np.digitize(points[:, 0], edges) - 1, 0, QUANTILE_BUCKETS - 1)
-    centres, values = [], {q: [] for q in QUANTILES}
+    centres = (edges[:-1] + edges[1:]) / 2
+    values = {q: np.full(QUANTILE_BUCKETS, np.nan) for q in QUANTILES}  # NaN: a gap, not a line across it
     for bucket in range(QUANTILE_BUCKETS):
         latencies = points[which == bucket, 1]
         if latencies.size:
-            centres.append((edges[bucket] + edges[bucket + 1]) / 2)
             for q in QUANTILES:
-                values[q].append(np.quantile(latencies, q))
-    return np.array(centres), {q: np.array(v) for q, v in values.items()}
+                values[q][bucket] = np.quantile(latencies, q)
+    return centres, values
 
 
 def latency_quantiles(timeline: Timeline) -> Plot | None:

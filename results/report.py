@@ -26,7 +26,7 @@ MAX_EXAMPLES_SHOWN = 5
 MAX_NODE_FILES = 200
 RUN_FILE_LINKS = ("history.jsonl", "results.json", "test.json", "logtrial.log")
 EXAMPLE_FIELDS_SHOWN = {"key", "offsets", "values", "ops", "explanation", "cycle", "steps", "keys"}
-OP_COLUMNS = ("index", "process", "time", "f", "type")
+OP_COLUMNS = ("index", "process", "time", "f", "type")  # time shown in seconds
 
 
 def anomalies_of(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -91,7 +91,7 @@ def verdict_reason(summary: RunSummary, results: dict[str, Any]) -> str:
         return "the run did not finish or was not checked (see Problems)"
     found = f"anomalies found: {tags(summary.anomaly_types, bad)}" if summary.anomaly_types else "no anomalies found"
     if summary.verdict == "unknown":
-        reason = results.get("not_checked") or results.get("unknown_reason") or "the checker could not decide"
+        reason = summary.note or "the checker could not decide"
         return f"{esc(reason)}; {found}"
     return found
 
@@ -128,6 +128,13 @@ def settings_section(test: dict[str, Any]) -> str:
     return "<h2 id=settings>Settings and versions</h2>" + table(["field", "value"], scalars) + nested
 
 
+def op_cell(op: dict[str, Any], column: str) -> str:
+    value = op.get(column, "")
+    if column == "time" and isinstance(value, int):  # history times are ns since the test started
+        return f"<span title='{value} ns'>{value / 1e9:.3f} s</span>"
+    return esc(value)
+
+
 def ops_table(ops: list[Any]) -> str:
     """One row per op; the usual columns first, then whatever else the checker gave."""
     ops = [op if isinstance(op, dict) else {"value": op} for op in ops]
@@ -136,7 +143,7 @@ def ops_table(ops: list[Any]) -> str:
     for op in ops:
         index = op.get("index")
         link = f"<a href='#h{index}'>{esc(index)}</a>" if isinstance(index, int) else esc(index)
-        rows.append([link] + [esc(op.get(c, "")) for c in OP_COLUMNS[1:] + tuple(extra)])
+        rows.append([link] + [op_cell(op, c) for c in OP_COLUMNS[1:] + tuple(extra)])
     return table(list(OP_COLUMNS) + extra, rows)
 
 
@@ -220,10 +227,11 @@ def plots_section(timeline: Timeline, results: dict[str, Any]) -> str:
 
 def stats_section(results: dict[str, Any], timeline: Timeline) -> str:
     counted = {"events": timeline.events, **{f"{k} completions": v for k, v in sorted(timeline.op_counts.items())}}
-    known = {"valid", "anomaly_types", "bad_anomaly_types", "anomalies", "stats", "series"}
+    known = {"valid", "anomaly_types", "bad_anomaly_types", "anomalies", "stats", "series", "not_checked"}
     other = {k: v for k, v in results.items() if k not in known}
+    stats = results.get("stats")
     return ("<h2 id=stats>Statistics</h2>" + generic(counted)
-            + (generic(results["stats"]) if isinstance(results.get("stats"), dict) else "")
+            + (f"<h3>Checker</h3>{generic(stats)}" if isinstance(stats, dict) and stats else "")
             + (f"<h3>Other results</h3>{generic(other)}" if other else ""))
 
 

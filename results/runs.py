@@ -42,6 +42,7 @@ class RunSummary:
     ops: int | None = None
     has_report: bool = False
     problems: list[str] = field(default_factory=list)
+    note: str | None = None       # why a verdict is unknown, when results.json says
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,6 +92,11 @@ def verdict_of(results: dict[str, Any], status: str) -> str:
     if valid is False:
         return "invalid"
     return "unknown"
+
+
+def unknown_reason(results: dict[str, Any]) -> str | None:
+    reason = first_present(results, "not_checked", "unknown_reason")
+    return str(reason) if reason is not None else None
 
 
 def first_present(data: dict[str, Any], *names: str) -> Any:
@@ -195,6 +201,7 @@ def read_run(run_dir: Path, store: Path | None = None) -> RunSummary:
         ops=ops_count(test, results, run_dir / "history.jsonl"),
         has_report=(run_dir / "report.html").is_file(),
         problems=problems,
+        note=unknown_reason(results),
     )
 
 

@@ -67,3 +67,12 @@ def test_summary_table_and_exit_codes(tmp_path):
     assert exit_code([valid, running, invalid]) == exit_codes.INVALID
     crashed = MatrixRun("queue", "none", False, 1, None, exit_codes.HARNESS_ERROR, "boom")
     assert exit_code([invalid, crashed]) == exit_codes.HARNESS_ERROR
+
+
+def test_junit_error_says_why_a_run_is_unknown(tmp_path):
+    run = matrix_run(tmp_path, "valid")
+    (tmp_path / run.summary.rel / "results.json").write_text(
+        '{"valid": "unknown", "not_checked": "checker failed: SparkError"}')
+    run.summary = read_run(tmp_path / run.summary.rel, tmp_path)
+    error = ET.fromstring(junit_xml([run])).find("testcase/error")
+    assert (error.get("type"), error.get("message")) == ("unknown", "unknown: checker failed: SparkError")
