@@ -6,6 +6,7 @@ import logging
 import os
 import shlex
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from clusters.inventory import Inventory, load_inventory
@@ -127,7 +128,9 @@ class Cluster:
         deadline = time.monotonic() + timeout
         waiting = list(nodes)
         while waiting:
-            waiting = [n for n in waiting if not self.db.serves_metadata(n)]
+            with ThreadPoolExecutor(max_workers=len(waiting)) as pool:
+                serving = dict(zip(waiting, pool.map(self.db.serves_metadata, waiting)))
+            waiting = [n for n in waiting if not serving[n]]
             if not waiting or time.monotonic() > deadline:
                 break
             time.sleep(1)
@@ -145,9 +148,9 @@ class Cluster:
         if state == "paused":
             self.db.resume(node)
             actions.append(f"{node}: resumed paused broker")
-        clock = self.db.clock_offset_file(node)
-        if session.signal(clock_strobe_pid_file(clock), "TERM"):
-            session.wait_exit(clock_strobe_pid_file(clock), 10)
+        strobe = clock_strobe_pid_file(self.db.clock_offset_file(node))
+        if session.signal(strobe, "TERM"):
+            session.wait_exit(strobe, 10)
             actions.append(f"{node}: stopped clock strobe")
         if self._clock_offset(session) != "+0":
             self.db.reset_clock(node)

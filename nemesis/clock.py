@@ -22,7 +22,7 @@ import shlex
 from typing import Sequence
 
 from clusters.cluster import clock_strobe_pid_file
-from clusters.faketime import LIBRARY as FAKETIME_LIB  # moved out of clusters.kafka
+from clusters.faketime import faketime_env
 from nemesis.fault import ProcessFault
 
 
@@ -50,9 +50,8 @@ def strobe_command(path: str, delta_ms: float, period_ms: float, duration_s: flo
 
 def observed_skew_ms(cluster, node: str) -> float:
     """What a process under the broker's libfaketime settings sees, minus the real time."""
-    env = {"LD_PRELOAD": FAKETIME_LIB,
-           "FAKETIME_TIMESTAMP_FILE": cluster.db.clock_offset_file(node),
-           "FAKETIME_NO_CACHE": "1"}  # read the file now, whatever the broker's cache says
+    env = faketime_env(cluster.db.clock_offset_file(node))
+    env["FAKETIME_NO_CACHE"] = "1"  # read the file now, whatever the broker's cache says
     faked = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     out = cluster.ssh[node].exec(f"date +%s%N; env {faked} date +%s%N", timeout=15).stdout
     real, fake = (int(x) for x in out.split())

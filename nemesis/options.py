@@ -15,6 +15,7 @@ import click
 
 from nemesis.registry import FAULT_NAMES, parse_kinds
 from nemesis.runner import DEFAULT_INTERVAL, DEFAULT_TARGETS
+from nemesis.schedule import ScheduleError, load_schedule
 from nemesis.targets import TARGETS
 
 
@@ -32,6 +33,16 @@ def _targets(ctx: click.Context, param: click.Parameter, value: str) -> list[str
         what = f"unknown target {', '.join(map(repr, unknown))}" if unknown else "no target"
         raise click.BadParameter(f"{what} (valid: {', '.join(TARGETS)})", ctx, param)
     return list(dict.fromkeys(names))
+
+
+def _schedule_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Reads the replayed history now, so a bad one is a usage error naming file and line."""
+    if value is not None:
+        try:
+            load_schedule(value)
+        except ScheduleError as e:
+            raise click.BadParameter(str(e), ctx, param) from None
+    return value
 
 
 def _interval(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -54,7 +65,7 @@ NEMESIS_OPTIONS = [
                  help=f"Which brokers pause/kill/clock strike, comma-separated, one drawn per "
                       f"fault: {', '.join(TARGETS)}."),
     click.option("--nemesis-schedule", type=click.Path(exists=True, dir_okay=False),
-                 default=None,
+                 default=None, callback=_schedule_file,
                  help="Replay the faults recorded in an earlier run's history.jsonl "
                       "(same times, same nodes) instead of drawing new ones."),
     click.option("--partition-clients", is_flag=True, default=False,

@@ -2,7 +2,7 @@
 leader of a partition under test.
 
 The controller comes from the KRaft quorum state each voter persists
-(`__cluster_metadata-0/quorum-state`: leaderId and leaderEpoch); the newest epoch
+(`<log.dirs>/__cluster_metadata-0/quorum-state`: leaderId and leaderEpoch); the newest epoch
 among the nodes that answer names the active controller. The Admin API's
 describe_cluster is no help here: a KRaft broker answers it with a random live
 broker as "controller", since clients never talk to controllers. Partition leaders
@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import shlex
+from concurrent.futures import ThreadPoolExecutor
 
 from confluent_kafka.admin import AdminClient
 
@@ -40,11 +41,10 @@ class RoleResolver:
 
     # -- the active controller ----------------------------------------------------------
     def controller(self) -> str:
-        states = {}
-        for node in self.cluster.inventory.node_names:
-            state = self._quorum_state(node)
-            if state is not None:
-                states[node] = state
+        nodes = self.cluster.inventory.node_names
+        with ThreadPoolExecutor(max_workers=len(nodes)) as pool:
+            read = dict(zip(nodes, pool.map(self._quorum_state, nodes)))
+        states = {node: state for node, state in read.items() if state is not None}
         elected = [s for s in states.values() if s.get("leaderId", -1) >= 0]
         if not elected:
             raise RoleError("no node knows an active KRaft controller "
@@ -53,11 +53,10 @@ class RoleResolver:
         return self._node_for_broker_id(newest["leaderId"])
 
     def _quorum_state(self, node: str) -> dict | None:
-        home = shlex.quote(self.cluster.inventory.node(node).home)
-        cmd = (f"f=$(find {home} -maxdepth 6 -path '*__cluster_metadata-0/quorum-state' "
-               "2>/dev/null | head -1); [ -n \"$f\" ] && cat \"$f\"")
+        path = f"{self.cluster.db.data_dir(node)}/__cluster_metadata-0/quorum-state"
         try:
-            result = self.cluster.ssh[node].exec(cmd, timeout=10, check=False)
+            result = self.cluster.ssh[node].exec(f"cat {shlex.quote(path)}", timeout=10,
+                                                 check=False)
             return json.loads(result.stdout) if result.exit_code == 0 else None
         except Exception as e:  # noqa: BLE001 - one unreachable node must not hide the others
             log.info("node %s: cannot read its KRaft quorum state: %s", node, e)

@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Iterable, Iterator, Sequence
 
+from clusters.cluster import ClusterNotHealed
 from nemesis import schedule as sched
 from nemesis.registry import make_faults
 from nemesis.roles import RoleResolver
@@ -26,6 +27,8 @@ DEFAULT_INTERVAL = 15.0
 DEFAULT_TARGETS = ("one", "minority", "majority", "all", "controller", "leader")
 # how long heal_all waits for an action in progress (a broker restart) to finish
 WORKER_JOIN_TIMEOUT = 90.0
+# heal + verify rounds before heal_all gives up and raises ClusterNotHealed
+HEAL_ATTEMPTS = 2
 
 
 class NemesisRunner:
@@ -147,7 +150,16 @@ class NemesisRunner:
             for worker in self._workers:
                 worker.join()
             actions += self._heal_once()
-        self.cluster.verify_healed()
+        for attempt in range(1, HEAL_ATTEMPTS + 1):
+            try:
+                self.cluster.verify_healed()
+                break
+            except ClusterNotHealed as e:
+                # a broker may rejoin late (fenced again while the box is busy): heal again
+                if attempt == HEAL_ATTEMPTS:
+                    raise
+                log.warning("after heal %d: %s; healing again", attempt, e)
+                actions += self._heal_once()
         self._dirty = False
         return actions
 

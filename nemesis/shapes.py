@@ -34,7 +34,8 @@ class Partition:
         return sorted(n for n in self.grudge if n not in reachable)
 
     def to_value(self) -> dict:
-        return {"shape": self.shape, "grudge": {n: list(self.grudge[n]) for n in sorted(self.grudge)},
+        grudge = {n: list(self.grudge[n]) for n in sorted(self.grudge)}
+        return {"shape": self.shape, "grudge": grudge,
                 "anchor": self.anchor}
 
     @classmethod

@@ -141,3 +141,15 @@ def test_options_parse_and_reject_unknown_names():
     assert "valid: one, minority, majority, all, controller, leader" in bad_target.output
     bad_interval = CliRunner().invoke(show, ["--nemesis-interval", "0"])
     assert bad_interval.exit_code == 2 and "positive" in bad_interval.output
+
+
+def test_replay_option_reads_the_history_up_front(tmp_path):
+    bad = tmp_path / "earlier.jsonl"
+    bad.write_text('{"index":0,"time":1,"type":"info","process":"nemesis","f":"kill",'
+                   '"value":{"target":"one"}}\n{"index":1}\n')
+    result = CliRunner().invoke(show, ["--nemesis-schedule", str(bad)])
+    assert result.exit_code == 2
+    assert "earlier.jsonl:1" in result.output and "lacks nodes" in result.output
+    good = recorded_history(tmp_path, schedule(2, duration=30))
+    ok = CliRunner().invoke(show, ["--nemesis-schedule", str(good)])
+    assert ok.exit_code == 0 and json.loads(ok.output)["nemesis_schedule"] == str(good)
