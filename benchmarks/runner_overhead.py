@@ -12,6 +12,7 @@ import threading
 
 from harness.runner import Run, TestOptions
 from workloads.base import Completion, Op
+from workloads.settings import WorkloadSettings
 
 
 class NoopClient:
@@ -39,6 +40,7 @@ class NoopGenerator:
 
 class NoopWorkload:
     name = "noop"
+    settings = WorkloadSettings()
 
     def setup(self) -> None:
         pass

@@ -21,7 +21,7 @@ the subgraph of the spec's edge kinds, compute its strongly connected
 components with a compiled routine (scipy), and inside each component try
 "first" edges of the spec's first kind, closing each with the shortest path
 over the spec's "rest" kinds that uses every kind the spec `need`s (a BFS over
-(vertex, kinds still needed) states). A found cycle is kept only if it is
+(vertex, kinds still needed) states); the shortest cycle found is kept. A found cycle is kept only if it is
 simple and its classification equals the spec name, so reported types are
 always exact (sound). The search is complete for G0, G1c, G-single and
 G0-process/-realtime; for the others it is best effort, as in Elle (a
@@ -202,11 +202,16 @@ def _close(first: Step, rest: dict[int, list[Step]], need: frozenset[str]) -> li
 def _search(spec: CycleSpec, component: list[Step], max_tries: int) -> Cycle | None:
     rest = _adjacency(s for s in component if s.kind in spec.rest)
     firsts = [s for s in component if s.kind in spec.first]
+    best: list[Step] | None = None
     for first in firsts[:max_tries]:
         path = _close(first, rest, spec.need)
-        if path is not None and classify([first, *path]) == spec.name:
-            return Cycle(spec.name, (first, *path))
-    return None
+        if path is None or classify([first, *path]) != spec.name:
+            continue
+        if best is None or len(path) + 1 < len(best):
+            best = [first, *path]
+        if len(best) <= 2:         # nothing shorter exists but a self-loop
+            break
+    return None if best is None else Cycle(spec.name, tuple(best))
 
 
 def find_cycles(steps: Iterable[Step], specs: Sequence[CycleSpec] = DEFAULT_SPECS,
@@ -227,60 +232,41 @@ def find_cycles(steps: Iterable[Step], specs: Sequence[CycleSpec] = DEFAULT_SPEC
 
 # ---------------------------------------------------------------- wording
 
+@dataclass(frozen=True)
 class Phrasing:
-    """How one edge is said in words; subclass per workload. `a` and `b` are
-    the names of step.src and step.dst (T1, T2, ...). The result completes
-    the sentence "a < b because ..."."""
+    """How each edge kind is said in words: one format string per kind,
+    completing the sentence "a < b because ...". Fields: {a} {b} (names of
+    step.src and step.dst: T1, T2, ...), {key} {value} {prev} {offset}, {at}
+    (" at offset N" or nothing) and {last} (" (its last element was X)" or
+    nothing). Subclass (or `dataclasses.replace`) to change some kinds."""
 
-    def ww(self, s: Step, a: str, b: str) -> str:
-        return f"{b} overwrote {a}'s write of {s.prev} to key {s.key} with {s.value}"
-
-    def wr(self, s: Step, a: str, b: str) -> str:
-        return f"{b} observed {a}'s write of {s.value} to key {s.key}"
-
-    def rw(self, s: Step, a: str, b: str) -> str:
-        return (f"{a} observed key {s.key} without {b}'s write of {s.value}, "
-                f"which came later")
-
-    def process(self, s: Step, a: str, b: str) -> str:
-        return f"process {s.key} executed {a} before {b}"
-
-    def realtime(self, s: Step, a: str, b: str) -> str:
-        if s.prev is None or s.value is None:
-            return f"{a} completed before {b} was invoked"
-        return (f"{a} completed (history index {s.prev}) before {b} was invoked "
-                f"(index {s.value})")
+    ww: str = "{b} overwrote {a}'s write of {prev} to key {key} with {value}"
+    wr: str = "{b} observed {a}'s write of {value} to key {key}"
+    rw: str = "{a} observed key {key} without {b}'s write of {value}{last}"
+    process: str = "process {key} executed {a} before {b}"
+    realtime: str = "{a} completed{done} before {b} was invoked{began}"
 
     def because(self, s: Step, a: str, b: str) -> str:
-        return getattr(self, s.kind)(s, a, b)
+        return getattr(self, s.kind).format(
+            a=a, b=b, key=s.key, value=s.value, prev=s.prev, offset=s.offset,
+            at="" if s.offset is None else f" at offset {s.offset}",
+            last="" if s.prev is None else f" (its last element was {s.prev})",
+            done="" if s.prev is None else f" (history index {s.prev})",
+            began="" if s.value is None else f" (index {s.value})")
 
 
+@dataclass(frozen=True)
 class ListAppendPhrasing(Phrasing):
-    def ww(self, s: Step, a: str, b: str) -> str:
-        return f"{b} appended {s.value} after {a} appended {s.prev} to key {s.key}"
-
-    def wr(self, s: Step, a: str, b: str) -> str:
-        return f"{b} read {a}'s append of {s.value} to key {s.key}"
-
-    def rw(self, s: Step, a: str, b: str) -> str:
-        return (f"{a} read key {s.key} without {b}'s append of {s.value}"
-                f"{'' if s.prev is None else f' (its last element was {s.prev})'}")
+    ww: str = "{b} appended {value} after {a} appended {prev} to key {key}"
+    wr: str = "{b} read {a}'s append of {value} to key {key}"
+    rw: str = "{a} read key {key} without {b}'s append of {value}{last}"
 
 
+@dataclass(frozen=True)
 class QueuePhrasing(Phrasing):
-    def ww(self, s: Step, a: str, b: str) -> str:
-        return (f"{b}'s send of {s.value} to key {s.key} came right after {a}'s "
-                f"send of {s.prev}{_at(s)}")
-
-    def wr(self, s: Step, a: str, b: str) -> str:
-        return f"{b} polled {a}'s send of {s.value} to key {s.key}{_at(s)}"
-
-    def rw(self, s: Step, a: str, b: str) -> str:
-        return f"{a} polled key {s.key} up to before {b}'s send of {s.value}{_at(s)}"
-
-
-def _at(s: Step) -> str:
-    return "" if s.offset is None else f" at offset {s.offset}"
+    ww: str = "{b}'s send of {value} to key {key} came right after {a}'s send of {prev}{at}"
+    wr: str = "{b} polled {a}'s send of {value} to key {key}{at}"
+    rw: str = "{a} polled key {key} up to before {b}'s send of {value}{at}"
 
 
 @dataclass
@@ -295,8 +281,8 @@ class _Names:
             self.names.setdefault(op, f"T{len(self.names) + 1}")
 
 
-def explain_cycle(cycle: Cycle, ops: Mapping[int, Mapping], phrasing: Phrasing = Phrasing()
-                  ) -> dict:
+def explain_cycle(cycle: Cycle, ops: Mapping[int, Mapping],
+                  phrasing: Phrasing = Phrasing()) -> dict:
     """The cycle as data plus words. `ops[i]` describes operation i (index,
     process, time, f, type, ...); missing ones are described by index only."""
     names = _Names(cycle.ops).names

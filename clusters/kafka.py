@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from clusters.db import DatabaseError
+from clusters.faketime import faketime_env, leftover_files
 from clusters.inventory import Inventory, Node
 from harness.ssh import NodeSession, SSHError, SSHPool
 
@@ -27,7 +28,6 @@ log = logging.getLogger(__name__)
 KAFKA_VERSION = "4.1.1"
 CLIENT_PORT = 9092
 CONTROLLER_PORT = 9093
-FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 LOG4J_CONFIG = Path(__file__).parent / "kafka" / "log4j2.properties"
 START_TIMEOUT = 240  # generous: the box is shared and a starved JVM starts slowly
 STOP_TIMEOUT = 30
@@ -36,6 +36,15 @@ STOP_TIMEOUT = 30
 DEFAULT_JVM_OPTS = ("-Xms128m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "
                     "-XX:MaxMetaspaceSize=160m -XX:MaxDirectMemorySize=128m -Xss512k "
                     "-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true")
+
+# Static settings the producer-state fault (nemesis/producer_state.py) needs to act within
+# seconds instead of minutes: how often brokers look for expired producer ids and for
+# segments past retention, and how long a deleted segment lingers. Cheap on test clusters.
+PRODUCER_STATE_SETTINGS: dict[str, str] = {
+    "producer.id.expiration.check.interval.ms": "1000",
+    "log.retention.check.interval.ms": "1000",
+    "log.segment.delete.delay.ms": "1000",
+}
 
 DEFAULT_SETTINGS: dict[str, str] = {
     # safety: what a Jepsen-style test of acknowledged writes should run against
@@ -68,6 +77,7 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "controller.quorum.request.timeout.ms": "5000",
     "share.coordinator.state.topic.replication.factor": "3",
     "share.coordinator.state.topic.min.isr": "2",
+    **PRODUCER_STATE_SETTINGS,
 }
 # keys that are logtrial's, not Kafka's
 JVM_OPTS_KEY = "jvm.opts"
@@ -251,19 +261,7 @@ class KafkaDB:
                 f"-cp {classpath} {main_and_args}")
 
     def _faketime_env(self, node: str) -> dict[str, str]:
-        if not self.faketime:
-            return {}
-        return {"LD_PRELOAD": FAKETIME_LIB,
-                "FAKETIME_TIMESTAMP_FILE": self.clock_offset_file(node),
-                # re-read the offset file at most once a second: with FAKETIME_NO_CACHE every
-                # clock read costs a file read (measured 21.6 us vs 0.48 us per call), which
-                # starves 3 brokers on 2 cores; skew then takes effect within ~2 s
-                "FAKETIME_CACHE_DURATION": "1",
-                "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-                # libfaketime 0.9.10's "monotonic fix" breaks the JVM's timed waits on
-                # CLOCK_MONOTONIC condition variables: Object.wait(1) returned after 1 us,
-                # every parked thread spun and a 3-node quorum never formed
-                "FAKETIME_FORCE_MONOTONIC_FIX": "0"}
+        return faketime_env(self.clock_offset_file(node)) if self.faketime else {}
 
     # -- lifecycle --------------------------------------------------------------------
     def start(self, node: str) -> None:
@@ -278,6 +276,7 @@ class KafkaDB:
 
     def launch(self, node: str) -> int:
         """Starts the broker process without waiting for it to serve clients."""
+        self._forget_dead_process(node)
         command = self._java(self.jvm_opts, node,
                              f"kafka.Kafka {shlex.quote(self.config_file(node))}")
         return self._session(node).start_daemon(command, self.pid_file(node),
@@ -312,12 +311,22 @@ class KafkaDB:
         if not session.wait_exit(self.pid_file(node), STOP_TIMEOUT):
             log.warning("node %s: broker ignored SIGTERM for %ss, killing it", node, STOP_TIMEOUT)
             self.kill(node)
+        self._forget_dead_process(node)
 
     def kill(self, node: str) -> None:
         session = self._session(node)
         if session.signal(self.pid_file(node), "KILL"):
             if not session.wait_exit(self.pid_file(node), 10):
                 raise DatabaseError(node, "broker still alive 10 s after SIGKILL")
+        self._forget_dead_process(node)
+
+    def _forget_dead_process(self, node: str) -> None:
+        """Removes what a dead broker left in /dev/shm (libfaketime cleans up only on a
+        clean exit); never touches the files of a live process that reused the pid."""
+        session = self._session(node)
+        pid = session.exited_pid(self.pid_file(node))
+        if pid is not None:
+            session.exec("rm -f " + " ".join(leftover_files(pid)), timeout=15)
 
     def pause(self, node: str) -> None:
         if not self._session(node).signal(self.pid_file(node), "STOP"):

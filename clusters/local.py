@@ -24,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from clusters.faketime import leftover_files
 from clusters.inventory import Inventory, Node, write_inventory
 
 STATE_ROOT = Path(os.environ.get("LOGTRIAL_STATE_DIR", "/var/lib/logtrial/clusters"))
@@ -177,6 +178,9 @@ class LocalCluster:
         client_key = self.keys_dir / "id_ed25519"
         for path, comment in ((host_key, f"logtrial-{self.name}-host"),
                               (client_key, f"logtrial-{self.name}-client")):
+            # fresh keys for every bring-up, also when `down --keep-data` left old ones
+            path.unlink(missing_ok=True)
+            path.with_suffix(".pub").unlink(missing_ok=True)
             run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)])
         return host_key, client_key
 
@@ -274,6 +278,9 @@ class LocalCluster:
             wait_gone(pids, 15)
         signal_all(pids, signal.SIGKILL)
         wait_gone(pids, 5)
+        for pid in pids:  # what libfaketime leaves behind a killed process
+            for leftover in leftover_files(pid):
+                Path(leftover).unlink(missing_ok=True)
         removed += [f"process {pid} (node {node})" for pid in pids]
         return removed
 
@@ -287,7 +294,7 @@ class LocalCluster:
         for node, ip in state["nodes"].items():
             pid = read_pid(self.sshd_dir(node) / "sshd.pid")
             result.append(NodeStatus(name=node, ip=ip, netns=self.netns(node) in namespaces,
-                                     sshd=bool(pid and pid_exists(pid)),
+                                     sshd=bool(pid and pid_exists(pid) and not _is_zombie(pid)),
                                      reachable=port_open(ip, 22, 2)))
         return result
 

@@ -25,6 +25,7 @@ from harness.history import HistoryWriter
 from harness.progress import Progress
 from results import store
 from workloads.base import Client, Completion, Op, Workload
+from workloads.producer_knobs import check_max_in_flight, invoke_extra, with_idle
 from workloads.settings import WorkloadSettings
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,12 @@ class TestOptions:
     min_insync_replicas: int = 2
     op_timeout: float = 10.0
     poll_timeout: float = 0.1
+    # producer knobs and settings presets (harness/presets.py, docs/producer-state.md)
+    max_in_flight: int | None = None
+    idle_p: float = 0.0
+    idle_ms: int = 0
+    preset: str | None = None
+    db_settings: dict = field(default_factory=dict)  # broker settings (--preset, --set)
 
     def workload_settings(self, brokers: int) -> WorkloadSettings:
         names = {f.name for f in dataclasses.fields(WorkloadSettings)}
@@ -99,6 +106,13 @@ class TestOptions:
                 raise ValueError(f"--{name.replace('_', '-')} must be positive")
         if self.concurrency < 1:
             raise ValueError("--concurrency must be at least 1")
+        if self.idempotence and self.acks != "all":  # librdkafka refuses the combination
+            raise ValueError(f"--idempotence needs --acks all (got --acks {self.acks}); add --no-idempotence")
+        if self.idempotence and self.retries == 0:
+            raise ValueError("--idempotence needs --retries > 0; add --no-idempotence")
+        if self.txn and not self.idempotence:
+            raise ValueError("--txn needs idempotence (transactions imply it); drop --no-idempotence")
+        check_max_in_flight(self.max_in_flight, self.idempotence or self.txn)
 
     @property
     def nemesis_kinds(self) -> list[str]:
@@ -129,6 +143,8 @@ def test_name(options: TestOptions) -> str:
         parts.append("read-uncommitted")
     if options.sub_via != "assign":
         parts.append(options.sub_via)
+    if options.enable_auto_commit:
+        parts.append("auto-commit")
     if options.crash_clients:
         parts.append("crash")
     return store.safe_name("-".join(parts))
@@ -206,11 +222,13 @@ class Run:
         from workloads.kafka_common import broker_count
         bootstrap = self._open_cluster()
         brokers = broker_count(bootstrap)
+        log.info("kafka at %s: %d brokers", bootstrap, brokers)
         settings = self.options.workload_settings(brokers)
         self.test_json["workload_settings"] = dataclasses.asdict(settings)
         self.test_json["bootstrap_servers"] = bootstrap
         self.workload = _make_workload(self.options.workload, bootstrap, settings, self.run_id, self.seed)
         self.workload.setup()
+        log.info("topics for the first keys created: %s", self.workload.topic_names())
 
     def _open_cluster(self) -> str:
         opts = self.options
@@ -220,8 +238,12 @@ class Run:
         inventory_path = opts.nodes_file
         if opts.local:
             inventory_path = self._local_cluster(opts.local)
-        self.cluster = Cluster.open(inventory_path, insecure_host_keys=opts.insecure_host_keys)
-        self.cluster.start_database()
+        self.cluster = Cluster.open(inventory_path, insecure_host_keys=opts.insecure_host_keys,
+                                    db_settings=opts.db_settings)
+        log.info("cluster %s open; kafka running on every node", self.cluster.inventory.name)
+        from clusters.reconfigure import restart_if_reconfigured
+        for line in restart_if_reconfigured(self.cluster):
+            self._say(line)
         self.test_json["nodes"] = [n.name for n in self.cluster.inventory.nodes]
         return self.cluster.db.bootstrap_servers()
 
@@ -241,7 +263,7 @@ class Run:
 
     def _main_phase(self) -> None:
         self._enter("main")
-        generator = self.workload.generator()
+        generator = with_idle(self.workload.generator(), self.workload.settings, self.seed)
         nemesis_thread = self._start_nemesis()
         interval = self.options.concurrency / self.options.rate
         for slot in range(self.options.concurrency):
@@ -282,7 +304,7 @@ class Run:
 
     def record(self, process: int, client: Client, op: Op) -> Completion:
         """Runs one op on a client, recording its invocation and completion."""
-        self.history.invoke(process, op.f, op.value)
+        self.history.invoke(process, op.f, op.value, **invoke_extra(op.f, self.workload.settings))
         try:
             completion = client.invoke(op)
         except Exception as e:  # a bug or an unexpected client error: we cannot know what happened
@@ -488,20 +510,19 @@ class ActiveFaults:
     """The history as the nemesis sees it: passes events through and keeps the
     set of faults in force, for the progress line."""
 
-    # the stop event of each fault kind (nemesis/*.py stop_f)
-    STOPS = {"stop-partition": "partition", "resume": "pause", "start": "kill", "reset-clock": "clock"}
-
     def __init__(self, history: HistoryWriter):
         self.history = history
         self.active: set[str] = set()
 
     def nemesis(self, f: str, value: Any, **extra: Any) -> int:
+        from nemesis.registry import F_NAMES  # what each recorded f starts or stops
+        fault, action = F_NAMES.get(f, (None, None))
         if f == "heal":
             self.active.clear()
-        elif f in self.STOPS:
-            self.active.discard(self.STOPS[f])
-        else:
-            self.active.add("partition" if f == "start-partition" else "clock" if f.endswith("-clock") else f)
+        elif action == "stop":
+            self.active.discard(fault)
+        elif action == "start":
+            self.active.add(fault)
         return self.history.nemesis(f, value, **extra)
 
     def __getattr__(self, name: str) -> Any:

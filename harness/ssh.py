@@ -303,6 +303,19 @@ class NodeSession:
         state = result.stdout.strip()
         return state or None
 
+    def exited_pid(self, pid_file: str) -> int | None:
+        """The pid in `pid_file` if that process has exited (gone, or a zombie with the
+        recorded start time); None if it runs, or if its pid now belongs to another."""
+        pf = shlex.quote(pid_file)
+        ours_dead = (f"[ \"$(awk '/^State:/ {{print $2}}' /proc/$pid/status)\" = Z ] && "
+                     f"{{ [ ! -s {pf}.start ] || [ \"$({_start_time('$pid')})\" = "
+                     f"\"$(cat {pf}.start)\" ]; }}")
+        result = self.exec(f"pid=$(cat {pf} 2>/dev/null) && [ -n \"$pid\" ] && "
+                           f"{{ [ ! -e /proc/$pid ] || {{ {ours_dead}; }}; }} && echo $pid",
+                           timeout=15, check=False)
+        out = result.stdout.strip()
+        return int(out) if result.exit_code == 0 and out.isdigit() else None
+
     def wait_exit(self, pid_file: str, timeout: float) -> bool:
         """Polls until the process in `pid_file` is gone; True if it exited in time."""
         deadline = time.monotonic() + timeout

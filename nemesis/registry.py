@@ -8,9 +8,10 @@ from nemesis.fault import Fault
 from nemesis.kill import KillFault
 from nemesis.partition import PartitionFault
 from nemesis.pause import PauseFault
+from nemesis import producer_state
 from nemesis.shapes import SHAPES
 
-FAULT_NAMES = ("pause", "kill", "partition", "clock")
+FAULT_NAMES = ("pause", "kill", "partition", "clock", "producer-state")
 
 # history f -> (fault, action): what a recorded nemesis event means when replayed
 F_NAMES: dict[str, tuple[str, str]] = {
@@ -19,6 +20,8 @@ F_NAMES: dict[str, tuple[str, str]] = {
     "start-partition": ("partition", "start"), "stop-partition": ("partition", "stop"),
     "bump-clock": ("clock", "start"), "strobe-clock": ("clock", "start"),
     "reset-clock": ("clock", "stop"),
+    **{f: ("producer-state", "start") for f in producer_state.START_F.values()},
+    producer_state.STOP_F: ("producer-state", "stop"),
 }
 
 
@@ -39,7 +42,8 @@ def parse_kinds(text: str) -> list[str]:
 
 def make_faults(kinds: Sequence[str], resolve_role: Callable[[str], list[str]],
                 partition_clients: bool = False,
-                partition_shapes: Sequence[str] | None = None) -> dict[str, Fault]:
+                partition_shapes: Sequence[str] | None = None,
+                topics: Sequence[str] | None = None) -> dict[str, Fault]:
     """One fault object per kind (they remember what they struck until stopped)."""
     shape_names = list(partition_shapes or SHAPES)
     makers: dict[str, Callable[[], Fault]] = {
@@ -47,5 +51,6 @@ def make_faults(kinds: Sequence[str], resolve_role: Callable[[str], list[str]],
         "kill": lambda: KillFault(resolve_role),
         "partition": lambda: PartitionFault(partition_clients, shape_names),
         "clock": lambda: ClockFault(resolve_role),
+        "producer-state": lambda: producer_state.ProducerStateFault(topics),
     }
     return {kind: makers[kind]() for kind in kinds}

@@ -47,7 +47,7 @@ class NemesisRunner:
                                              self.targets, partition_shapes)
         self.kinds = list(kinds)
         self.faults = make_faults(self.kinds, self.roles.resolve, partition_clients,
-                                  partition_shapes)
+                                  partition_shapes, topics=self.roles.topics)
         self._stop = threading.Event()
         self._workers: list[threading.Thread] = []
         self._heal_lock = threading.Lock()

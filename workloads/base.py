@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from workloads.errors import Classified
+from workloads.settings import WorkloadSettings
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ Recorder = Callable[[int, Client, Op], Completion]
 
 class Workload(Protocol):
     name: str
+    settings: WorkloadSettings
 
     def setup(self) -> None: ...                          # topics for the first keys
     def topic_names(self) -> list[str]: ...

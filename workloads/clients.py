@@ -12,6 +12,7 @@ from typing import Any, Callable
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 
 from workloads.errors import Classified, classify, harness_error
+from workloads import producer_knobs
 from workloads.kafka_common import KeySpace, decode, encode
 from workloads.settings import WorkloadSettings
 
@@ -39,6 +40,7 @@ def producer_config(bootstrap: str, settings: WorkloadSettings, client_id: str,
     }
     if settings.retries is not None:
         config["retries"] = settings.retries
+    config.update(producer_knobs.producer_config(settings))
     if transactional_id is not None:
         config["transactional.id"] = transactional_id
         config["transaction.timeout.ms"] = timeout_ms * 4

@@ -22,3 +22,7 @@ class WorkloadSettings:
     min_insync_replicas: int = 2
     op_timeout: float = 10.0              # seconds before the harness calls an op indefinite
     poll_timeout: float = 0.1             # seconds one consumer poll waits for messages
+    # producer knobs (workloads/producer_knobs.py)
+    max_in_flight: int | None = None      # max.in.flight.requests.per.connection; None: librdkafka's
+    idle_p: float = 0.0                   # chance a process idles before an op
+    idle_ms: int = 0                      # how long it idles

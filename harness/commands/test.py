@@ -7,6 +7,7 @@ import sys
 import click
 
 from harness import exit_codes
+from harness.presets import preset_options
 from harness.runner import WORKLOADS, TestOptions, run_test
 
 # precedence of exit codes when --test-count runs several tests: the worst wins
@@ -71,6 +72,7 @@ def nemesis_options(f):
 @click.option("--min-insync-replicas", type=click.IntRange(1), default=2, show_default=True)
 @click.option("--op-timeout", type=float, default=10.0, show_default=True,
               help="Seconds before an op is recorded as indefinite.")
+@preset_options
 def test(test_count: int, safe: bool, nemesis, **kwargs) -> None:
     """Run a test: workload + faults, final reads, check and report."""
     options = build_options(safe=safe, nemesis=nemesis, **kwargs)

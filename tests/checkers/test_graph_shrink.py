@@ -10,7 +10,6 @@ import pytest
 from checkers.cycles import Step, find_cycles
 from checkers.graph_shrink import EDGE_SCHEMA, drop_read_only, shrink
 from checkers.order_edges import process_edges, realtime_edges
-from tests.checkers.local_spark import spark  # noqa: F401  (temporary fixture)
 
 pytestmark = pytest.mark.spark
 
@@ -28,29 +27,6 @@ def cycle_types(steps):
     return sorted(c.anomaly for c in find_cycles(steps))
 
 
-def test_chain_trimmed_and_cycle_kept_with_every_step(spark):
-    chain = [S(i, i + 1, "ww", "k", str(i)) for i in range(100, 130)]   # acyclic tail
-    # a G-single through a read-only op 2 (it only has an rw out-edge) via a
-    # long ww path 3 -> 4 -> 5 -> 1 that contraction folds into one edge
-    cycle = [S(1, 2, "wr", "a", "1"), S(2, 3, "rw", "b", "9"), S(3, 4, "ww", "b", "10"),
-             S(4, 5, "ww", "b", "11"), S(5, 1, "ww", "b", "12")]
-    shrunk = shrink(edges_df(spark, chain + cycle + [S(5, 100, "realtime")]),
-                    collect_limit=10, shrink_until=0, max_rounds=3)
-    assert sorted(shrunk.steps) == sorted(cycle)
-    assert cycle_types(shrunk.steps) == ["G-single"]
-    assert not shrunk.truncated
-
-
-def test_realtime_only_path_is_kept(spark):
-    # 1 -rw-> 2 -realtime-> 3 -realtime-> 4 -wr-> 1: the cycle needs realtime
-    steps = [S(1, 2, "rw", "x", "7"), S(2, 3, "realtime"), S(3, 4, "realtime"),
-             S(4, 1, "wr", "y", "3"), S(9, 3, "realtime"), S(4, 8, "ww", "y", "4")]
-    shrunk = shrink(edges_df(spark, steps), shrink_until=0, max_rounds=3)
-    assert shrunk.stats["rounds"] and "after_scc" not in shrunk.stats  # trimming alone
-    assert sorted(shrunk.steps) == sorted(steps[:4])
-    assert cycle_types(shrunk.steps) == ["G-single-realtime"]
-
-
 def test_read_only_rule_refuses_rw_and_order_edges(spark):
     df = edges_df(spark, [S(1, 2, "ww")])
     ops = spark.createDataFrame([(2,)], "id long")
@@ -60,34 +36,80 @@ def test_read_only_rule_refuses_rw_and_order_edges(spark):
     assert drop_read_only(df, ops, {"ww", "wr"}).count() == 0
 
 
+# A G-single through a read-only op 2 (it only has an rw out-edge) via a long
+# ww path 3 -> 4 -> 5 -> 1 that contraction folds into one edge, plus an
+# acyclic ww tail hanging off it.
+READ_ONLY_IN_G_SINGLE = [S(1, 2, "wr", "a", "1"), S(2, 3, "rw", "b", "9"), S(3, 4, "ww", "b", "10"),
+                         S(4, 5, "ww", "b", "11"), S(5, 1, "ww", "b", "12")]
+TAIL = [S(5, 100, "realtime")] + [S(i, i + 1, "ww", "k", str(i)) for i in range(100, 130)]
+# 1 -rw-> 2 -realtime-> 3 -realtime-> 4 -wr-> 1: the cycle needs the realtime path
+REALTIME_PATH = [S(1, 2, "rw", "x", "7"), S(2, 3, "realtime"), S(3, 4, "realtime"),
+                 S(4, 1, "wr", "y", "3")]
+REALTIME_NOISE = [S(9, 3, "realtime"), S(4, 8, "ww", "y", "4")]
+
+
 def random_steps(rng, n_ops, n_edges):
     kinds = ["ww", "wr", "rw", "process", "realtime"]
     return sorted({S(rng.randrange(n_ops), rng.randrange(n_ops), rng.choice(kinds), "k",
                      str(rng.randrange(3))) for _ in range(n_edges)})
 
 
-def test_random_graphs_lose_no_cycle(spark):
-    """Many random graphs in one Spark job batch (tagged by a graph offset):
-    the shrunk graph must hold exactly the edges on some cycle, and the cycle
-    search must give the same answer as on the full graph."""
+def graphs():
     rng = random.Random(7)
-    graphs = [random_steps(rng, rng.randint(3, 12), rng.randint(2, 24)) for _ in range(40)]
+    return ([READ_ONLY_IN_G_SINGLE + TAIL, REALTIME_PATH + REALTIME_NOISE]
+            + [random_steps(rng, rng.randint(3, 12), rng.randint(2, 24)) for _ in range(40)])
+
+
+def shrink_batch(spark, batch, **kwargs):
+    """Shrink many graphs in one Spark run (vertex ids offset per graph) and
+    give back each graph's collected steps."""
     tagged = [Step(s.src + 1000 * g, s.dst + 1000 * g, s.kind, s.key, s.value)
-              for g, steps in enumerate(graphs) for s in steps]
-    shrunk = shrink(edges_df(spark, tagged), shrink_until=0, max_rounds=2, scc=True)
-    per_graph: dict[int, list[Step]] = {}
+              for g, steps in enumerate(batch) for s in steps]
+    shrunk = shrink(edges_df(spark, tagged), shrink_until=0, **kwargs)
+    per_graph: list[list[Step]] = [[] for _ in batch]
     for s in shrunk.steps:
-        per_graph.setdefault(s.src // 1000, []).append(
-            Step(s.src % 1000, s.dst % 1000, s.kind, s.key, s.value))
-    for g, steps in enumerate(graphs):
-        graph = nx.MultiDiGraph([(s.src, s.dst) for s in steps])
-        on_cycle = {s for s in steps
-                    if any(s.src in c and s.dst in c for c in nx.strongly_connected_components(graph)
-                           if len(c) > 1 or s.src == s.dst)}
-        got = per_graph.get(g, [])
-        # deduplication keeps one step per (src, dst, kind); every one is on a cycle
-        assert {(s.src, s.dst, s.kind) for s in got} == {(s.src, s.dst, s.kind) for s in on_cycle}
+        per_graph[s.src // 1000].append(Step(s.src % 1000, s.dst % 1000, s.kind, s.key, s.value))
+    return shrunk, per_graph
+
+
+def on_cycle(steps):
+    graph = nx.MultiDiGraph([(s.src, s.dst) for s in steps])
+    comps = [c for c in nx.strongly_connected_components(graph)]
+    return {(s.src, s.dst, s.kind) for s in steps
+            if any(s.src in c and s.dst in c and (len(c) > 1 or s.src == s.dst) for c in comps)}
+
+
+def triples(steps):
+    return {(s.src, s.dst, s.kind) for s in steps}
+
+
+def test_shrink_keeps_exactly_the_cyclic_edges(spark):
+    """Rounds + SCC step: exactly the edges on some cycle come back (one per
+    (src, dst, kind)), with every step of contracted paths, and the cycle
+    search gives the same answer as on the full graph."""
+    batch = graphs()
+    shrunk, per_graph = shrink_batch(spark, batch, max_rounds=2, scc=True)
+    assert shrunk.stats["rounds"][0] < shrunk.stats["edges"] and not shrunk.truncated
+    for steps, got in zip(batch, per_graph):
+        assert triples(got) == on_cycle(steps)
         assert [c.anomaly for c in find_cycles(got)] == [c.anomaly for c in find_cycles(steps)]
+    assert sorted(per_graph[0]) == sorted(READ_ONLY_IN_G_SINGLE)
+    assert cycle_types(per_graph[0]) == ["G-single"]
+    assert sorted(per_graph[1]) == sorted(REALTIME_PATH)
+    assert cycle_types(per_graph[1]) == ["G-single-realtime"]
+
+
+def test_rounds_alone_lose_no_cycle(spark):
+    """Trim/contract rounds without the SCC step: what comes back holds every
+    cyclic edge, the cycle search agrees, and the rounds did remove edges."""
+    batch = graphs()
+    shrunk, per_graph = shrink_batch(spark, batch, max_rounds=2, scc=False)
+    assert "after_scc" not in shrunk.stats
+    assert shrunk.stats["steps_collected"] < sum(len(triples(g)) for g in batch)
+    for steps, got in zip(batch, per_graph):
+        assert triples(got) >= on_cycle(steps)
+        assert [c.anomaly for c in find_cycles(got)] == [c.anomaly for c in find_cycles(steps)]
+    assert triples(per_graph[1]) == triples(REALTIME_PATH)     # noise trimmed
 
 
 def test_scc_fallback_in_executor(spark):
@@ -95,8 +117,8 @@ def test_scc_fallback_in_executor(spark):
              S(5, 6, "ww"), S(6, 7, "ww"), S(7, 6, "realtime"), S(2, 3, "ww")]
     shrunk = shrink(edges_df(spark, steps), collect_limit=1, max_rounds=0)
     # max_rounds=0: no trimming, the SCC step alone drops 2 -> 3 and 5 -> 6
-    assert shrunk.stats["after_scc"] == 8
-    assert shrunk.truncated            # 8 cyclic edges > limit 1: a subset comes back
+    assert shrunk.stats["after_scc"] == 7
+    assert shrunk.truncated            # 7 cyclic edges > limit 1: a subset comes back
     assert len(shrunk.steps) == 1
 
 
@@ -130,21 +152,32 @@ def random_history_ops(rng, n, processes):
     return ops
 
 
-def test_realtime_edges_are_the_transitive_reduction(spark):
+def reference_process(ops):
+    by_process = {}
+    for o in sorted(ops, key=lambda o: o[2]):
+        by_process.setdefault(o[1], []).append(o[0])
+    return {(a, b, str(p)) for p, ids in by_process.items() for a, b in zip(ids, ids[1:])}
+
+
+# ids, processes, invoke and completion indices; op 3 never completes
+HAND_MADE = [(0, 0, 0, 1), (1, 1, 2, 5), (2, 0, 3, 4), (3, 2, 6, None)]
+
+
+def test_order_edges_match_brute_force(spark):
+    """Random histories (index-disjoint, later ones realtime-after earlier
+    ones, so compared as one history) plus a hand-made one, in one run."""
     rng = random.Random(3)
     histories = [random_history_ops(rng, rng.randint(1, 30), rng.randint(1, 5)) for _ in range(12)]
-    rows = [(o[0] + 100 * h, o[1] + 100 * h, o[2] + 1000 * h, None if o[3] is None else o[3] + 1000 * h)
-            for h, ops in enumerate(histories) for ops_ in [ops] for o in ops_]
-    got = {(r.src, r.dst) for r in realtime_edges(ops_df(spark, rows)).collect()}
-    # histories are index-disjoint but later ones are realtime-after earlier
-    # ones, so compare on the union as one history
-    assert got == reference_realtime(rows)
-
-
-def test_realtime_edge_explanation_and_process_edges(spark):
-    ops = [(0, 0, 0, 1), (1, 1, 2, 5), (2, 0, 3, 4), (3, 2, 6, None)]
-    rt = {(r.src, r.dst): r for r in realtime_edges(ops_df(spark, ops)).collect()}
-    assert set(rt) == {(0, 1), (0, 2), (1, 3), (2, 3)}
-    assert (rt[(2, 3)].prev, rt[(2, 3)].value) == ("4", "6")
-    pe = {(r.src, r.dst, r.key) for r in process_edges(ops_df(spark, ops)).collect()}
-    assert pe == {(0, 2, "0")}
+    histories.append(HAND_MADE)
+    rows = [(o[0] + 100 * h, o[1] + 100 * h, o[2] + 1000 * h,
+             None if o[3] is None else o[3] + 1000 * h)
+            for h, ops in enumerate(histories) for o in ops]
+    frame = ops_df(spark, rows)
+    realtime = {(r.src, r.dst): r for r in realtime_edges(frame).collect()}
+    assert set(realtime) == reference_realtime(rows)
+    assert {(r.src, r.dst, r.key) for r in process_edges(frame).collect()} == reference_process(rows)
+    hand = 100 * 12
+    assert {(a - hand, b - hand) for a, b in realtime if a >= hand} == {(0, 1), (0, 2), (1, 3),
+                                                                        (2, 3)}
+    edge = realtime[(hand + 2, hand + 3)]
+    assert (edge.kind, edge.prev, edge.value) == ("realtime", str(1000 * 12 + 4), str(1000 * 12 + 6))
