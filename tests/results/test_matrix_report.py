@@ -3,7 +3,10 @@ by hand (the runner's RunResult only contributes run_dir and exit_code; the
 end-to-end run through the runner is tests/results/test_nightly.py)."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from harness import exit_codes
 from harness.commands.test_all import Cell, matrix, options_for
@@ -79,9 +82,6 @@ def test_junit_error_says_why_a_run_is_unknown(tmp_path):
 
 
 def test_bad_cells_are_refused_before_any_run(tmp_path):
-    import subprocess
-    import sys
-    from pathlib import Path
     done = subprocess.run([sys.executable, "-m", "harness.cli", "test-all", "--bootstrap-servers", "127.0.0.1:1",
                            "--workloads", "queue", "--nemeses", "none,partition", "--txn", "off",
                            "--store", str(tmp_path / "store")],
