@@ -89,10 +89,9 @@ def test_all(workloads: str, nemeses: str, txn: str, test_count: int, store: Pat
     from results.index import write_static_index
     from results.matrix_report import exit_code, summary_table, write_junit
 
-    if sum(bool(settings.get(k)) for k in ("nodes_file", "local", "bootstrap_servers")) != 1:
-        raise click.UsageError("give exactly one of --nodes-file, --local N or --bootstrap-servers")
     base = TestOptions(store=str(store), **settings)
     cells = matrix(split_list(workloads), split_list(nemeses) or ["none"], txn, test_count)
+    validate_all(base, cells)
     runs = []
     try:
         for number, cell in enumerate(cells, 1):
@@ -106,6 +105,16 @@ def test_all(workloads: str, nemeses: str, txn: str, test_count: int, store: Pat
     if store.is_dir():
         click.echo(f"index: {write_static_index(store)}")
     sys.exit(exit_code(runs))
+
+
+def validate_all(base, cells: list[Cell]) -> None:
+    """Every cell's options are checked before the first run: bad input costs no cluster time."""
+    for cell in cells:
+        try:
+            options_for(base, cell).validate()
+        except ValueError as e:
+            click.echo(f"logtrial test-all: {cell.workload} nemesis={cell.nemesis}: {e}", err=True)
+            sys.exit(exit_codes.BAD_INPUT)
 
 
 def interrupted_row(cell: Cell):

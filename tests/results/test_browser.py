@@ -6,7 +6,8 @@ import threading
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support.expected_conditions import staleness_of, url_contains
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from results.index import write_static_index
 from results.report import write_report
@@ -78,15 +79,19 @@ def test_served_index_and_into_a_report(browser, server_port):
     assert browser.find_element(By.ID, "trend").is_displayed()
     screenshot(browser, "index-served")
     Select(browser.find_element(By.NAME, "verdict")).select_by_value("invalid")
+    old_table = browser.find_element(By.ID, "runs")
     browser.find_element(By.CSS_SELECTOR, "#filters button").click()
+    WebDriverWait(browser, 30).until(staleness_of(old_table))  # the filtered page has loaded
     assert "verdict=invalid" in browser.current_url
     rows = browser.find_elements(By.CSS_SELECTOR, "#runs tbody tr")
     assert [r.get_attribute("data-verdict") for r in rows] == ["invalid"]
     rows[0].find_element(By.CSS_SELECTOR, "a.run").click()
+    WebDriverWait(browser, 30).until(url_contains("/report.html"))
     assert browser.current_url.endswith("/runs/queue/20261121T080000/report.html")
     assert browser.find_element(By.CSS_SELECTOR, "#verdict .badge").text == "invalid"
     assert console_errors(browser) == []
     browser.find_element(By.LINK_TEXT, "history.jsonl").click()
+    WebDriverWait(browser, 30).until(url_contains("/history.jsonl"))
     assert '"index": 0' in browser.find_element(By.TAG_NAME, "body").text
 
 
@@ -101,4 +106,5 @@ def test_static_index_filters_in_the_browser(browser, store):
     assert visible == ["valid"] and browser.find_element(By.ID, "shown").text == "1"
     screenshot(browser, "index-static")
     browser.find_element(By.CSS_SELECTOR, "tr[data-verdict='valid'] a.run").click()
+    WebDriverWait(browser, 30).until(url_contains("/report.html"))
     assert browser.find_element(By.CSS_SELECTOR, "#verdict .badge").text == "valid"

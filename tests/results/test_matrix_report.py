@@ -3,7 +3,10 @@ by hand (the runner's RunResult only contributes run_dir and exit_code; the
 end-to-end run through the runner is tests/results/test_nightly.py)."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from harness import exit_codes
 from harness.commands.test_all import Cell, matrix, options_for
@@ -76,3 +79,13 @@ def test_junit_error_says_why_a_run_is_unknown(tmp_path):
     run.summary = read_run(tmp_path / run.summary.rel, tmp_path)
     error = ET.fromstring(junit_xml([run])).find("testcase/error")
     assert (error.get("type"), error.get("message")) == ("unknown", "unknown: checker failed: SparkError")
+
+
+def test_bad_cells_are_refused_before_any_run(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "test-all", "--bootstrap-servers", "127.0.0.1:1",
+                           "--workloads", "queue", "--nemeses", "none,partition", "--txn", "off",
+                           "--store", str(tmp_path / "store")],
+                          cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True)
+    assert done.returncode == exit_codes.BAD_INPUT
+    assert "queue nemesis=partition: faults need a cluster reached over SSH" in done.stderr
+    assert not (tmp_path / "store").exists()

@@ -20,10 +20,10 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_nightly_quick_mode(cluster, tmp_path):
+def test_nightly_quick_mode(healed_cluster, tmp_path):
     store = tmp_path / "nightly"
     env = {**os.environ, "NIGHTLY_QUICK": "1", "NIGHTLY_SKIP_INSTALL": "1", "NIGHTLY_STORE": str(store),
-           "NIGHTLY_NODES_FILE": str(cluster.inventory.path), "PYTHON": sys.executable}
+           "NIGHTLY_NODES_FILE": str(healed_cluster.inventory.path), "PYTHON": sys.executable}
     done = subprocess.run(["bash", str(ROOT / "scripts" / "nightly.sh")], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     runs = list_runs(store)
