@@ -1,0 +1,171 @@
+"""Producer errors and what they say about the log (Spark).
+
+Three results, all computed in Spark so they scale with the history:
+
+* `stats.producer_errors`: how often each error name ended a `send`/`txn`
+  operation (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID, ...).
+* `spurious-out-of-order-sequence`: an operation that ended with
+  OUT_OF_ORDER_SEQUENCE_NUMBER, although the checker found no lost write on any
+  of its keys near it. The broker returns that error when it has a gap in a
+  producer's sequence, i.e. when it lost acknowledged data; if nothing was lost
+  the error is a false alarm (e.g. producer state forgotten, KIP-360).
+  "Near" is OOS_WINDOW_S: a lost write on the same key whose own send
+  (invoke..completion) overlaps [invoke - window, completion + window] of the
+  erroring operation.
+* `idempotent-duplicate`: a duplicate on a key that only idempotent producers
+  ever wrote, which idempotence exists to prevent. Which sends were idempotent
+  comes from the optional `producer` field on invokes:
+  `"producer": {"idempotent": true, "transactional": false}`; a send without it
+  counts as not idempotent, so such a key is never reported.
+
+The lost writes and duplicates come from the queue checker, as DataFrames of
+(key, value); this module only relates them to producer errors.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+PRODUCER_OPS = ("send", "txn")
+OUT_OF_ORDER = "OUT_OF_ORDER_SEQUENCE_NUMBER"
+SPURIOUS_OOS = "spurious-out-of-order-sequence"
+IDEMPOTENT_DUPLICATE = "idempotent-duplicate"
+OOS_WINDOW_S = 10.0
+MAX_EXAMPLES = 8
+
+PRODUCER_SCHEMA = T.StructType([
+    T.StructField("idempotent", T.BooleanType()),
+    T.StructField("transactional", T.BooleanType()),
+])
+_FLAGS_SCHEMA = T.StructType([
+    T.StructField("index", T.LongType()),
+    T.StructField("type", T.StringType()),
+    T.StructField("producer", PRODUCER_SCHEMA),
+])
+_MOPS = T.ArrayType(T.ArrayType(T.StringType()))
+
+
+# ---------------------------------------------------------------- inputs
+
+def producer_flags(spark: SparkSession, history_path: str | Path) -> DataFrame:
+    """(invoke_index, idempotent, transactional) for invokes that carry the
+    optional `producer` field. A narrow second read of the history: the
+    shared loader keeps only the contract's fields."""
+    path = str(history_path)
+    if path.endswith(".parquet") or Path(path).is_dir():
+        raw = spark.read.parquet(path)
+        if "producer" not in raw.columns:
+            return spark.createDataFrame([], "invoke_index long, idempotent boolean, transactional boolean")
+        raw = raw.select("index", "type", F.col("producer").cast(PRODUCER_SCHEMA).alias("producer"))
+    else:
+        raw = spark.read.schema(_FLAGS_SCHEMA).json(path)
+    return (raw.filter((F.col("type") == "invoke") & F.col("producer").isNotNull())
+               .select(F.col("index").alias("invoke_index"),
+                       F.col("producer.idempotent").alias("idempotent"),
+                       F.col("producer.transactional").alias("transactional")))
+
+
+def producer_sends(ops: DataFrame, flags: DataFrame) -> DataFrame:
+    """One row per send micro-op of a send/txn operation (paired by
+    history_io.pair_operations), with its operation's times, outcome, error
+    and producer flags. An operation with no completion ends at +infinity."""
+    mops = F.explode(F.from_json("invoke_value", _MOPS)).alias("mop")
+    sends = (ops.filter(F.col("f").isin(*PRODUCER_OPS))
+                .select("process", "f", "invoke_index", "invoke_time", "complete_index",
+                        "complete_time", "type", "error_name", "error_message", mops)
+                .filter(F.col("mop").getItem(0) == "send")
+                .withColumn("key", F.col("mop").getItem(1).cast("long"))
+                .withColumn("value", F.col("mop").getItem(2).cast("long"))
+                .drop("mop"))
+    return (sends.join(flags, "invoke_index", "left")
+                 .withColumn("idempotent", F.coalesce("idempotent", F.lit(False)))
+                 .withColumn("end_time", F.coalesce("complete_time", F.lit(2 ** 62).cast("long"))))
+
+
+# ---------------------------------------------------------------- results
+
+def error_counts(ops: DataFrame) -> dict[str, int]:
+    """{error name: number of send/txn operations it ended}, most frequent first."""
+    rows = (ops.filter(F.col("f").isin(*PRODUCER_OPS) & F.col("error_name").isNotNull())
+               .groupBy("error_name").count()
+               .orderBy(F.desc("count"), "error_name").collect())
+    return {r["error_name"]: r["count"] for r in rows}
+
+
+def out_of_order_without_loss(sends: DataFrame, lost_writes: DataFrame,
+                              window_s: float = OOS_WINDOW_S) -> DataFrame:
+    """Operations that ended with OUT_OF_ORDER_SEQUENCE_NUMBER, one row each,
+    with `near_lost` = how many lost writes on their keys fall in the window."""
+    window_ns = int(window_s * 1e9)
+    oos = sends.filter(F.col("error_name") == OUT_OF_ORDER)
+    lost = (lost_writes.select("key", "value")
+                       .join(sends, ["key", "value"])
+                       .select(F.col("key").alias("lost_key"), F.col("invoke_time").alias("lost_start"),
+                               F.col("end_time").alias("lost_end")))
+    near = ((F.col("key") == F.col("lost_key"))
+            & (F.col("lost_end") >= F.col("invoke_time") - window_ns)
+            & (F.col("lost_start") <= F.col("end_time") + window_ns))
+    return (oos.join(lost, near, "left")
+               .groupBy("process", "f", "invoke_index", "invoke_time", "complete_index",
+                        "complete_time", "error_message")
+               .agg(F.sort_array(F.collect_set("key")).alias("keys"),
+                    F.count("lost_key").alias("near_lost")))
+
+
+def idempotent_duplicates(sends: DataFrame, duplicates: DataFrame) -> DataFrame:
+    """Duplicates on keys whose every send came from an idempotent producer."""
+    only_idempotent = (sends.groupBy("key")
+                            .agg(F.min(F.col("idempotent").cast("int")).alias("all_idempotent"))
+                            .filter(F.col("all_idempotent") == 1)
+                            .select("key"))
+    return duplicates.join(only_idempotent, "key")
+
+
+def _oos_example(row) -> dict:
+    return {"op": row["complete_index"], "invoke": row["invoke_index"], "process": row["process"],
+            "f": row["f"], "keys": list(row["keys"]), "time": row["complete_time"],
+            "time_s": round(row["complete_time"] / 1e9, 3), "error": row["error_message"],
+            "explanation": (f"process {row['process']}'s {row['f']} (op {row['complete_index']}) failed with "
+                            f"{OUT_OF_ORDER}, but no write to key(s) {list(row['keys'])} was lost within "
+                            f"the window around it")}
+
+
+def _duplicate_example(row) -> dict:
+    example = row.asDict()
+    example["explanation"] = (f"value {row['value']} of key {row['key']} appears more than once, and "
+                              f"every send to key {row['key']} came from an idempotent producer")
+    return example
+
+
+def analyze(spark: SparkSession, history_path: str | Path, ops: DataFrame, lost_writes: DataFrame,
+            duplicates: DataFrame, window_s: float = OOS_WINDOW_S,
+            max_examples: int = MAX_EXAMPLES) -> dict:
+    """The producer-error part of results.json: {"stats": {...}, "anomalies": {...}}.
+
+    `ops`: history_io.pair_operations of the history; `lost_writes` and
+    `duplicates`: (key, value) DataFrames from the queue checker (extra
+    columns of `duplicates` are kept in the examples)."""
+    sends = producer_sends(ops, producer_flags(spark, history_path)).cache()
+    try:
+        oos = out_of_order_without_loss(sends, lost_writes, window_s).cache()
+        spurious = oos.filter(F.col("near_lost") == 0).orderBy("complete_index")
+        oos_total, spurious_total = oos.count(), spurious.count()
+        dups = idempotent_duplicates(sends, duplicates).orderBy("key", "value")
+        dup_total = dups.count()
+        anomalies = {}
+        if spurious_total:
+            anomalies[SPURIOUS_OOS] = {"count": spurious_total,
+                                       "examples": [_oos_example(r) for r in spurious.limit(max_examples).collect()]}
+        if dup_total:
+            anomalies[IDEMPOTENT_DUPLICATE] = {"count": dup_total,
+                                               "examples": [_duplicate_example(r)
+                                                            for r in dups.limit(max_examples).collect()]}
+        stats = {"producer_errors": error_counts(ops),
+                 "out_of_order_sequence": {"total": oos_total, "with_lost_write": oos_total - spurious_total,
+                                           "spurious": spurious_total, "window_s": window_s}}
+        return {"stats": stats, "anomalies": anomalies}
+    finally:
+        sends.unpersist()

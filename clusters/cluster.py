@@ -1,0 +1,181 @@
+"""A cluster as the runner and the nemeses see it: inventory + SSH + database, and the
+one place that knows how to undo every fault (heal) and prove it is undone."""
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+from pathlib import Path
+
+from clusters.inventory import Inventory, load_inventory
+from clusters.kafka import CLIENT_PORT, KafkaDB
+from harness.ssh import NodeSession, SSHError, SSHPool
+
+log = logging.getLogger(__name__)
+
+# Undoes what the nemeses do to a node's network. `tc` may be absent on real nodes.
+FLUSH_NETWORK = ("iptables -w 10 -P INPUT ACCEPT && iptables -w 10 -P OUTPUT ACCEPT && "
+                 "iptables -w 10 -P FORWARD ACCEPT && iptables -w 10 -F && iptables -w 10 -X && "
+                 "iptables -w 10 -t nat -F && iptables -w 10 -t mangle -F; "
+                 "rc=$?; command -v tc >/dev/null && tc qdisc del dev eth0 root 2>/dev/null; "
+                 "exit $rc")
+# any rule beyond the default ACCEPT policies
+LIST_RULES = "iptables -w 10 -S; iptables -w 10 -t nat -S; iptables -w 10 -t mangle -S"
+
+
+def clock_strobe_pid_file(offset_file: str) -> str:
+    """Pid file of the clock nemesis's strobe loop, which keeps rewriting the offset file
+    (nemesis/clock.py): heal must stop it, or it would undo the clock reset."""
+    return f"{offset_file}.strobe.pid"
+
+
+class ClusterNotHealed(RuntimeError):
+    """verify_healed found faults still in place: {node: [problems]}."""
+
+    def __init__(self, problems: dict[str, list[str]]) -> None:
+        self.problems = problems
+        lines = [f"node {node}: {'; '.join(items)}" for node, items in sorted(problems.items())]
+        super().__init__("cluster not healed:\n  " + "\n  ".join(lines))
+
+
+class Cluster:
+    def __init__(self, inventory: Inventory, ssh: SSHPool, db: KafkaDB) -> None:
+        self.inventory, self.ssh, self.db = inventory, ssh, db
+
+    @classmethod
+    def open(cls, inventory_path: str | os.PathLike, insecure_host_keys: bool = False,
+             db_settings: dict | None = None, start: bool = True) -> "Cluster":
+        """Connects to every node and (unless start=False) makes sure the database is
+        installed, configured and serving; brokers already running are left alone."""
+        inventory = load_inventory(inventory_path)
+        ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys)
+        cluster = cls(inventory, ssh, KafkaDB(inventory, ssh, db_settings))
+        try:
+            ssh.run_on(inventory.node_names, NodeSession.connect)
+            if start:
+                cluster.start_database()
+        except BaseException:
+            ssh.close()
+            raise
+        return cluster
+
+    @property
+    def nodes(self) -> list[str]:
+        return self.inventory.node_names
+
+    def start_database(self) -> None:
+        stopped = [n for n, running in self.ssh.run_on(
+            self.nodes, lambda s: self.db.is_running(s.node.name)).items() if not running]
+        if not stopped:
+            return
+        self.ssh.run_on(stopped, lambda s: (self.db.install(s.node.name),
+                                            self.db.setup(s.node.name)))
+        self.db.start_all(stopped)
+
+    def reset_database(self) -> None:
+        """A clean slate for the next test: kill every broker, wipe its data, format
+        and start again (same settings)."""
+        self.ssh.run_on(self.nodes, lambda s: (self.db.wipe(s.node.name),
+                                                self.db.setup(s.node.name)))
+        self.db.start_all()
+
+    def collect_logs(self, dest_dir: str | os.PathLike) -> dict[str, str]:
+        """Copies every node's database logs into dest_dir/<node>/, in parallel. Best
+        effort: a node that cannot be reached gets an ERROR file instead, and the rest
+        are still collected. Returns {node: error} for the nodes that failed."""
+        def collect(session: NodeSession) -> str | None:
+            node_dir = Path(dest_dir) / session.node.name
+            try:
+                self.db.collect_logs(session.node.name, node_dir)
+                return None
+            except (SSHError, OSError) as e:
+                node_dir.mkdir(parents=True, exist_ok=True)
+                (node_dir / "ERROR").write_text(f"{e}\n")
+                return str(e)
+
+        results = self.ssh.run_on(self.nodes, collect)
+        return {node: error for node, error in results.items() if error}
+
+    # -- heal -------------------------------------------------------------------------
+    def heal(self) -> list[str]:
+        """Undoes every fault on every node: network rules, paused and dead brokers,
+        skewed clocks. Idempotent. Returns what it did, one line per action."""
+        healed = self.ssh.run_on(self.nodes, self._heal_node)
+        dead = [node for node in self.nodes if not healed[node][1]]
+        if dead:
+            self.db.start_all(dead)
+        done = [a for node in self.nodes for a in healed[node][0]]
+        done += [f"{node}: restarted broker" for node in dead]
+        return done
+
+    def _heal_node(self, session: NodeSession) -> tuple[list[str], bool]:
+        """Heals one node; returns its actions and whether its broker process is alive."""
+        node = session.node.name
+        actions = []
+        # list and flush in one round trip: heal runs often and SSH is slow on a busy box
+        before = session.exec(f"{LIST_RULES}; {FLUSH_NETWORK}", timeout=30).stdout
+        if _rule_lines(before):
+            actions.append(f"{node}: flushed iptables")
+        state = self.db.state(node)
+        if state == "paused":
+            self.db.resume(node)
+            actions.append(f"{node}: resumed paused broker")
+        clock = self.db.clock_offset_file(node)
+        if session.signal(clock_strobe_pid_file(clock), "TERM"):
+            session.wait_exit(clock_strobe_pid_file(clock), 10)
+            actions.append(f"{node}: stopped clock strobe")
+        if self._clock_offset(session) != "+0":
+            self.db.reset_clock(node)
+            actions.append(f"{node}: reset clock offset")
+        return actions, state != "stopped"
+
+    def _clock_offset(self, session: NodeSession) -> str:
+        return session.exec(f"cat {shlex.quote(self.db.clock_offset_file(session.node.name))}",
+                            check=False, timeout=15).stdout.strip()
+
+    def verify_healed(self) -> None:
+        """Raises ClusterNotHealed naming each node and what is still wrong with it."""
+        def check(session: NodeSession) -> list[str]:
+            try:
+                return self._node_problems(session)
+            except SSHError as e:
+                return [f"unreachable over SSH ({e})"]
+
+        found = self.ssh.run_on(self.nodes, check)
+        problems = {node: items for node, items in found.items() if items}
+        if problems:
+            raise ClusterNotHealed(problems)
+
+    def _node_problems(self, session: NodeSession) -> list[str]:
+        node = session.node.name
+        found = []
+        rules = _rule_lines(session.exec(LIST_RULES, timeout=30).stdout)
+        if rules:
+            found.append(f"iptables rules remain: {' | '.join(rules)}")
+        state = self.db.state(node)
+        if state != "running":
+            found.append(f"broker is {state}")
+        clock = self._clock_offset(session)
+        if clock != "+0":
+            found.append(f"clock offset is {clock or 'missing'!r}, not +0")
+        if session.pid_alive(clock_strobe_pid_file(self.db.clock_offset_file(node))):
+            found.append("clock strobe still running")
+        if state == "running" and not self.db.serves_metadata(node):
+            found.append(f"broker not serving metadata on port {CLIENT_PORT}")
+        return found
+
+    def close(self) -> None:
+        self.ssh.close()
+
+    def __enter__(self) -> "Cluster":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _rule_lines(listing: str) -> list[str]:
+    """The lines of `iptables -S` output that are faults: any rule, chain or non-ACCEPT
+    policy ("-P CHAIN ACCEPT" is the clean state)."""
+    return [line for line in listing.splitlines()
+            if line.strip() and not (line.startswith("-P ") and line.endswith(" ACCEPT"))]

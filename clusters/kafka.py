@@ -1,0 +1,452 @@
+"""Apache Kafka 4.1 in KRaft combined mode (every node is broker and controller),
+driven over SSH. Brokers run under libfaketime so the clock nemesis can skew a
+node's clock by rewriting one file.
+
+Settings are Kafka broker properties; logtrial's defaults favour safety (no unclean
+election, RF 3, min ISR 2) and fast start-up on a small machine. Any of them can be
+overridden (`--set key=value`); `jvm.opts` replaces the JVM options.
+"""
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import logging
+import os
+import shlex
+import socket
+import time
+from pathlib import Path
+
+from clusters.db import DatabaseError
+from clusters.faketime import faketime_env, leftover_files
+from clusters.inventory import Inventory, Node
+from harness.ssh import NodeSession, SSHError, SSHPool
+
+log = logging.getLogger(__name__)
+
+KAFKA_VERSION = "4.1.1"
+CLIENT_PORT = 9092
+CONTROLLER_PORT = 9093
+LOG4J_CONFIG = Path(__file__).parent / "kafka" / "log4j2.properties"
+START_TIMEOUT = 240  # generous: the box is shared and a starved JVM starts slowly
+STOP_TIMEOUT = 30
+
+# Small heap, one GC thread and C1 only: 3-5 brokers fit on a 2-core box and start fast.
+DEFAULT_JVM_OPTS = ("-Xms128m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "
+                    "-XX:MaxMetaspaceSize=160m -XX:MaxDirectMemorySize=128m -Xss512k "
+                    "-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true")
+
+# Static settings the producer-state fault (nemesis/producer_state.py) needs to act within
+# seconds instead of minutes: how often brokers look for expired producer ids and for
+# segments past retention, and how long a deleted segment lingers. Cheap on test clusters.
+PRODUCER_STATE_SETTINGS: dict[str, str] = {
+    "producer.id.expiration.check.interval.ms": "1000",
+    "log.retention.check.interval.ms": "1000",
+    "log.segment.delete.delay.ms": "1000",
+}
+
+DEFAULT_SETTINGS: dict[str, str] = {
+    # safety: what a Jepsen-style test of acknowledged writes should run against
+    "default.replication.factor": "3",
+    "min.insync.replicas": "2",
+    "unclean.leader.election.enable": "false",
+    "auto.create.topics.enable": "false",
+    "offsets.topic.replication.factor": "3",
+    "transaction.state.log.replication.factor": "3",
+    "transaction.state.log.min.isr": "2",
+    # fast start-up and fast failure detection on a small machine
+    "group.initial.rebalance.delay.ms": "0",
+    "offsets.topic.num.partitions": "10",
+    "transaction.state.log.num.partitions": "10",
+    "num.partitions": "1",
+    "num.network.threads": "2",
+    "num.io.threads": "2",
+    "num.replica.fetchers": "1",
+    "background.threads": "2",
+    "log.cleaner.threads": "1",
+    "log.cleaner.dedupe.buffer.size": "8388608",
+    "num.recovery.threads.per.data.dir": "1",
+    "broker.heartbeat.interval.ms": "1000",
+    "broker.session.timeout.ms": "6000",
+    "replica.lag.time.max.ms": "10000",
+    # Raft timeouts tolerant of a starved CPU: with the 1 s default, a shared 2-core box
+    # keeps re-running elections and the quorum never forms
+    "controller.quorum.election.timeout.ms": "2500",
+    "controller.quorum.fetch.timeout.ms": "5000",
+    "controller.quorum.request.timeout.ms": "5000",
+    "share.coordinator.state.topic.replication.factor": "3",
+    "share.coordinator.state.topic.min.isr": "2",
+    **PRODUCER_STATE_SETTINGS,
+}
+# keys that are logtrial's, not Kafka's
+JVM_OPTS_KEY = "jvm.opts"
+FAKETIME_KEY = "logtrial.faketime"
+
+
+def kafka_cache_dir() -> Path:
+    """Where scripts/install-kafka.sh assembles the jars on the control node."""
+    root = os.environ.get("LOGTRIAL_CACHE", os.path.expanduser("~/.cache/logtrial"))
+    return Path(root) / f"kafka-{KAFKA_VERSION}"
+
+
+def cluster_id(name: str) -> str:
+    """A valid KRaft cluster id (22-char base64 UUID), stable for a cluster name."""
+    return base64.urlsafe_b64encode(hashlib.sha256(name.encode()).digest()[:16]).decode()[:22]
+
+
+def parse_settings(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """`key=value` strings (from repeated --set) into a dict; ValueError names the bad one."""
+    settings = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set {pair!r}: expected key=value")
+        settings[key.strip()] = value.strip()
+    return settings
+
+
+class KafkaDB:
+    def __init__(self, inventory: Inventory, ssh: SSHPool, settings: dict | None = None,
+                 start_timeout: float = START_TIMEOUT) -> None:
+        self.inventory = inventory
+        self.ssh = ssh
+        self.settings = {**inventory.settings, **(settings or {})}
+        self.start_timeout = start_timeout
+        self.faketime = self.settings.pop(FAKETIME_KEY, "true").lower() not in ("false", "0", "no")
+        self.jvm_opts = self.settings.pop(JVM_OPTS_KEY, DEFAULT_JVM_OPTS)
+
+    # -- layout on each node ----------------------------------------------------------
+    def _node(self, node: str) -> Node:
+        return self.inventory.node(node)
+
+    def _session(self, node: str) -> NodeSession:
+        return self.ssh[node]
+
+    def node_id(self, node: str) -> int:
+        return self.inventory.node_names.index(node) + 1
+
+    def kafka_dir(self, node: str) -> str:
+        return f"{self._node(node).home}/kafka"
+
+    def config_file(self, node: str) -> str:
+        return f"{self.kafka_dir(node)}/server.properties"
+
+    def data_dir(self, node: str) -> str:
+        return f"{self.kafka_dir(node)}/data"
+
+    def logs_dir(self, node: str) -> str:
+        return f"{self.kafka_dir(node)}/logs"
+
+    def stdout_file(self, node: str) -> str:
+        return f"{self.logs_dir(node)}/kafka.out"
+
+    def pid_file(self, node: str) -> str:
+        return f"{self.kafka_dir(node)}/kafka.pid"
+
+    def clock_offset_file(self, node: str) -> str:
+        return f"{self._node(node).home}/faketime.rc"
+
+    def libs_dir(self, node: str) -> str:
+        if self._node(node).local:
+            return str(kafka_cache_dir() / "libs")  # same filesystem: share the cache
+        return f"{self._node(node).home}/kafka-{KAFKA_VERSION}-libs"
+
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{n.host}:{CLIENT_PORT}" for n in self.inventory.nodes)
+
+    # -- install ----------------------------------------------------------------------
+    def install(self, node: str) -> None:
+        session = self._session(node)
+        java = session.exec("command -v java >/dev/null && java -version 2>&1 | head -1",
+                            timeout=30, check=False)
+        if java.exit_code != 0:
+            raise DatabaseError(node, "java is not installed (Kafka 4.1 needs Java 17+)")
+        if self._node(node).local:
+            self._check_shared_cache(node)
+        else:
+            self.sync_jars(node)
+        session.exec(f"mkdir -p {shlex.quote(self.logs_dir(node))} "
+                     f"{shlex.quote(self.data_dir(node))}", timeout=30)
+        session.upload(LOG4J_CONFIG, f"{self.kafka_dir(node)}/log4j2.properties")
+
+    def _check_shared_cache(self, node: str) -> None:
+        jar = f"{self.libs_dir(node)}/kafka_2.13-{KAFKA_VERSION}.jar"
+        found = self._session(node).exec(f"test -f {shlex.quote(jar)}", check=False, timeout=30)
+        if found.exit_code != 0:
+            raise DatabaseError(node, f"the node is marked local but {jar} is missing there; "
+                                "run `make kafka` (scripts/install-kafka.sh)")
+
+    def sync_jars(self, node: str) -> list[str]:
+        """Uploads only the jars whose sha256 differs on the node, removes jars that do not
+        belong, then verifies them all. Returns the names uploaded."""
+        session, libs = self._session(node), self.libs_dir(node)
+        wanted = local_jar_checksums(kafka_cache_dir() / "libs")
+        session.exec(f"mkdir -p {shlex.quote(libs)}", timeout=30)
+        present = parse_sha256sum(session.exec(
+            f"cd {shlex.quote(libs)} && sha256sum -- *.jar 2>/dev/null", check=False,
+            timeout=120).stdout)
+        stale = [name for name, digest in wanted.items() if present.get(name) != digest]
+        extra = [name for name in present if name not in wanted]
+        for name in stale:
+            log.info("node %s: uploading %s", node, name)
+            session.upload(kafka_cache_dir() / "libs" / name, f"{libs}/{name}.part")
+            session.exec(f"mv -f {shlex.quote(f'{libs}/{name}.part')} "
+                         f"{shlex.quote(f'{libs}/{name}')}", timeout=30)
+        if extra:
+            session.exec(f"cd {shlex.quote(libs)} && rm -f -- "
+                         + " ".join(shlex.quote(n) for n in extra), timeout=30)
+        manifest = "".join(f"{digest}  {name}\n" for name, digest in sorted(wanted.items()))
+        session.write_file(f"{libs}/SHA256SUMS", manifest)
+        check = session.exec(f"cd {shlex.quote(libs)} && sha256sum --quiet -c SHA256SUMS",
+                             check=False, timeout=300)
+        if check.exit_code != 0:
+            raise DatabaseError(node, f"jar checksums differ after upload: "
+                                f"{(check.stdout + check.stderr).strip()[-400:]}")
+        return stale
+
+    # -- setup ------------------------------------------------------------------------
+    def properties(self, node: str) -> dict[str, str]:
+        """The broker's server.properties: computed listeners and quorum, the safe
+        defaults, then user settings (which win)."""
+        n = self._node(node)
+        count = len(self.inventory.nodes)
+        voters = ",".join(f"{self.node_id(m.name)}@{m.host}:{CONTROLLER_PORT}"
+                          for m in self.inventory.nodes)
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": str(self.node_id(node)),
+            "controller.quorum.voters": voters,
+            "listeners": f"PLAINTEXT://{n.host}:{CLIENT_PORT},CONTROLLER://{n.host}:{CONTROLLER_PORT}",
+            "advertised.listeners": f"PLAINTEXT://{n.host}:{CLIENT_PORT}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": self.data_dir(node),
+            **DEFAULT_SETTINGS,
+        }
+        # a cluster smaller than the default replication factor could create nothing
+        for key in ("default.replication.factor", "offsets.topic.replication.factor",
+                    "transaction.state.log.replication.factor",
+                    "share.coordinator.state.topic.replication.factor"):
+            props[key] = str(min(int(props[key]), count))
+        for key in ("min.insync.replicas", "transaction.state.log.min.isr",
+                    "share.coordinator.state.topic.min.isr"):
+            props[key] = str(min(int(props[key]), max(count - 1, 1)))
+        props.update(self.settings)
+        return props
+
+    def setup(self, node: str) -> None:
+        session = self._session(node)
+        session.exec(f"mkdir -p {shlex.quote(self.logs_dir(node))} "
+                     f"{shlex.quote(self.data_dir(node))}", timeout=30)
+        text = "".join(f"{k}={v}\n" for k, v in self.properties(node).items())
+        session.write_file(self.config_file(node), "# written by logtrial (clusters/kafka.py)\n"
+                           + text)
+        self.reset_clock(node)
+        session.exec(self._java("-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC", node,
+                                "kafka.tools.StorageTool format --ignore-formatted "
+                                f"--cluster-id {cluster_id(self.inventory.name)} "
+                                f"--config {shlex.quote(self.config_file(node))}"),
+                     timeout=180)
+
+    def reset_clock(self, node: str) -> None:
+        self._session(node).write_file(self.clock_offset_file(node), "+0\n")
+
+    def _java(self, jvm_opts: str, node: str, main_and_args: str) -> str:
+        classpath = shlex.quote(f"{self.libs_dir(node)}/*")
+        log4j = shlex.quote(f"{self.kafka_dir(node)}/log4j2.properties")
+        logs = shlex.quote(self.logs_dir(node))
+        return (f"java {jvm_opts} -Dlog4j2.configurationFile={log4j} -Dkafka.logs.dir={logs} "
+                f"-cp {classpath} {main_and_args}")
+
+    def _faketime_env(self, node: str) -> dict[str, str]:
+        return faketime_env(self.clock_offset_file(node)) if self.faketime else {}
+
+    # -- lifecycle --------------------------------------------------------------------
+    def start(self, node: str) -> None:
+        self.launch(node)
+        self.wait_ready(node)
+
+    def start_all(self, nodes: list[str] | None = None) -> None:
+        """Starts several brokers together: a KRaft quorum needs a majority to come up."""
+        nodes = nodes or self.inventory.node_names
+        self.ssh.run_on(nodes, lambda s: self.launch(s.node.name))
+        self.ssh.run_on(nodes, lambda s: self.wait_ready(s.node.name))
+
+    def launch(self, node: str) -> int:
+        """Starts the broker process without waiting for it to serve clients."""
+        self._forget_dead_process(node)
+        command = self._java(self.jvm_opts, node,
+                             f"kafka.Kafka {shlex.quote(self.config_file(node))}")
+        return self._session(node).start_daemon(command, self.pid_file(node),
+                                                self.stdout_file(node),
+                                                env=self._faketime_env(node))
+
+    def wait_ready(self, node: str, timeout: float | None = None) -> None:
+        """Waits until the broker is registered (unfenced) in the cluster metadata it
+        serves on its own listener."""
+        timeout = timeout or self.start_timeout
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.is_running(node):
+                raise DatabaseError(node, "broker exited during start-up; last log lines:\n"
+                                    + self.log_tail(node))
+            if self.serves_metadata(node):
+                return
+            time.sleep(0.5)
+        raise DatabaseError(node, f"broker not serving metadata after {timeout:g} s; "
+                            "last log lines:\n" + self.log_tail(node))
+
+    def serves_metadata(self, node: str) -> bool:
+        """The broker answers on its listener and is registered, unfenced, in the metadata."""
+        host = self._node(node).host
+        return _port_open(host, CLIENT_PORT) and self.node_id(node) in _broker_ids(host)
+
+    def stop(self, node: str) -> None:
+        session = self._session(node)
+        session.signal(self.pid_file(node), "CONT")  # a paused broker cannot shut down
+        if not session.signal(self.pid_file(node), "TERM"):
+            return
+        if not session.wait_exit(self.pid_file(node), STOP_TIMEOUT):
+            log.warning("node %s: broker ignored SIGTERM for %ss, killing it", node, STOP_TIMEOUT)
+            self.kill(node)
+        self._forget_dead_process(node)
+
+    def kill(self, node: str) -> None:
+        session = self._session(node)
+        if session.signal(self.pid_file(node), "KILL"):
+            if not session.wait_exit(self.pid_file(node), 10):
+                raise DatabaseError(node, "broker still alive 10 s after SIGKILL")
+        self._forget_dead_process(node)
+
+    def _forget_dead_process(self, node: str) -> None:
+        """Removes what a dead broker left in /dev/shm (libfaketime cleans up only on a
+        clean exit); never touches the files of a live process that reused the pid."""
+        session = self._session(node)
+        pid = session.exited_pid(self.pid_file(node))
+        if pid is not None:
+            session.exec("rm -f " + " ".join(leftover_files(pid)), timeout=15)
+
+    def pause(self, node: str) -> None:
+        if not self._session(node).signal(self.pid_file(node), "STOP"):
+            raise DatabaseError(node, "cannot pause: broker is not running")
+
+    def resume(self, node: str) -> None:
+        self._session(node).signal(self.pid_file(node), "CONT")
+
+    def is_running(self, node: str) -> bool:
+        return self._session(node).pid_alive(self.pid_file(node))
+
+    def is_paused(self, node: str) -> bool:
+        return self._session(node).process_state(self.pid_file(node)) == "T"
+
+    def state(self, node: str) -> str:
+        """"running", "paused" or "stopped" (for `cluster status`)."""
+        process = self._session(node).process_state(self.pid_file(node))
+        if process in (None, "Z", "X"):
+            return "stopped"
+        return "paused" if process in ("T", "t") else "running"
+
+    def wipe(self, node: str) -> None:
+        self.kill(node)
+        paths = " ".join(shlex.quote(p) for p in (self.data_dir(node), self.logs_dir(node),
+                                                   self.pid_file(node)))
+        self._session(node).exec(f"rm -rf {paths}", timeout=60)
+
+    # -- logs -------------------------------------------------------------------------
+    def log_tail(self, node: str, lines: int = 40) -> str:
+        files = f"{self.logs_dir(node)}/server.log {self.stdout_file(node)}"
+        try:
+            return self._session(node).exec(
+                f"for f in {files}; do [ -f $f ] && echo \"== $f\" && tail -n {lines} $f; done",
+                check=False, timeout=15).stdout.rstrip() or "(no log yet)"
+        except SSHError as e:
+            return f"(log unavailable: {e})"
+
+    def collect_logs(self, node: str, dest_dir: Path) -> None:
+        """Copies the broker's logs and its server.properties into dest_dir."""
+        session = self._session(node)
+        dest_dir = Path(dest_dir)
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        listing = session.exec(f"ls -1 {shlex.quote(self.logs_dir(node))} 2>/dev/null",
+                               check=False, timeout=30).stdout.split()
+        for name in listing:
+            session.download(f"{self.logs_dir(node)}/{name}", dest_dir / name)
+        session.download(self.config_file(node), dest_dir / "server.properties")
+
+    # -- topics -----------------------------------------------------------------------
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
+                     min_insync_replicas: int = 2, config: dict | None = None,
+                     timeout: float = 60) -> None:
+        """Creates a topic with min.insync.replicas set on the topic itself, so
+        acks=all writes need two replicas and Kafka 4.1's eligible leader replicas
+        (ELR) can elect safely. An existing topic is an error."""
+        from confluent_kafka.admin import AdminClient, NewTopic
+        rf = replication_factor or min(3, len(self.inventory.nodes))
+        topic_config = {"min.insync.replicas": str(min_insync_replicas), **(config or {})}
+        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers(), "logger": QUIET_CLIENT_LOGGER})
+        future = admin.create_topics([NewTopic(name, partitions, rf, config=topic_config)],
+                                     operation_timeout=timeout, request_timeout=timeout)[name]
+        try:
+            future.result(timeout=timeout)
+        except Exception as e:  # noqa: BLE001 - KafkaException carries the broker's reason
+            raise DatabaseError("-", f"creating topic {name!r} ({partitions} partitions, "
+                                f"RF {rf}) failed: {e}") from None
+        self._await_topic_leaders(admin, name, partitions, deadline=time.monotonic() + timeout)
+
+    @staticmethod
+    def _await_topic_leaders(admin, name: str, partitions: int, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            topic = admin.list_topics(topic=name, timeout=5).topics.get(name)
+            if topic and len(topic.partitions) == partitions and \
+                    all(p.leader >= 0 for p in topic.partitions.values()):
+                return
+            time.sleep(0.2)
+        raise DatabaseError("-", f"topic {name!r} has partitions without a leader")
+
+
+@functools.lru_cache(maxsize=4)
+def local_jar_checksums(libs: Path) -> dict[str, str]:
+    jars = sorted(libs.glob("*.jar"))
+    if not jars:
+        raise DatabaseError("control", f"no Kafka jars in {libs}; run `make kafka`")
+    return {jar.name: hashlib.sha256(jar.read_bytes()).hexdigest() for jar in jars}
+
+
+def parse_sha256sum(output: str) -> dict[str, str]:
+    sums = {}
+    for line in output.splitlines():
+        digest, _, name = line.partition("  ")
+        if name:
+            sums[name.strip()] = digest.strip()
+    return sums
+
+
+def _broker_ids(host: str) -> set[int]:
+    """Ids of the live brokers in the metadata served at host (empty if none answers)."""
+    from confluent_kafka.admin import AdminClient
+    admin = AdminClient({"bootstrap.servers": f"{host}:{CLIENT_PORT}", "logger": QUIET_CLIENT_LOGGER,
+                         "socket.connection.setup.timeout.ms": 3000})
+    try:
+        return set(admin.list_topics(timeout=3).brokers)
+    except Exception:  # noqa: BLE001 - any client error just means "not ready yet"
+        return set()
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+class _QuietLogger(logging.Logger):
+    """librdkafka reports every refused connection; during start-up those are expected."""
+
+    def __init__(self) -> None:
+        super().__init__("logtrial.kafka.client", level=logging.CRITICAL)
+
+
+QUIET_CLIENT_LOGGER = _QuietLogger()

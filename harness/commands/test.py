@@ -1,0 +1,120 @@
+"""`logtrial test`: run one workload against a cluster, with faults, and check it."""
+from __future__ import annotations
+
+import signal
+import sys
+
+import click
+
+from harness import exit_codes
+from harness.presets import preset_options
+from harness.runner import WORKLOADS, TestOptions, run_test
+
+# precedence of exit codes when --test-count runs several tests: the worst wins
+_SEVERITY = [exit_codes.VALID, exit_codes.UNKNOWN, exit_codes.INVALID, exit_codes.HARNESS_ERROR,
+             exit_codes.INTERRUPTED]
+
+
+def nemesis_options(f):
+    """The nemesis helper's option decorator when it is there, else --nemesis none only."""
+    try:
+        from nemesis.options import nemesis_options as real
+    except ImportError:
+        f = click.option("--nemesis-interval", type=float, default=10.0, show_default=True,
+                         help="Seconds between fault changes.")(f)
+        return click.option("--nemesis", "nemesis", default="none", show_default=True,
+                            type=click.Choice(["none"]),
+                            help="Faults to inject (no fault injector is installed in this build).")(f)
+    return real(f)
+
+
+@click.command()
+@click.option("--workload", type=click.Choice(WORKLOADS), default="queue", show_default=True)
+@click.option("--nodes-file", type=click.Path(exists=True, dir_okay=False),
+              help="Inventory (YAML) of the cluster's nodes.")
+@click.option("--local", type=click.IntRange(1, 9), help="Bring up a local cluster of N nodes for this run.")
+@click.option("--bootstrap-servers", help="An existing Kafka without SSH access (no faults, no node logs).")
+@click.option("--insecure-host-keys", is_flag=True, help="Accept unknown SSH host keys.")
+@click.option("--store", default="store", show_default=True, type=click.Path(file_okay=False))
+@click.option("--name", "test_name", help="Test name (default: made from workload, faults and settings).")
+@click.option("--time-limit", type=float, default=60.0, show_default=True, help="Seconds of main phase.")
+@click.option("--rate", type=float, default=100.0, show_default=True, help="Ops per second, all processes.")
+@click.option("--concurrency", type=click.IntRange(1), default=10, show_default=True,
+              help="Logical processes running at once.")
+@nemesis_options
+@click.option("--seed", type=int, help="Random seed (default: random, recorded in test.json).")
+@click.option("--test-count", type=click.IntRange(1), default=1, show_default=True, help="Run the test N times.")
+@click.option("--recovery-time", type=float, default=10.0, show_default=True,
+              help="Seconds to wait after healing before the final reads.")
+@click.option("--final-time-limit", type=float, default=60.0, show_default=True,
+              help="Seconds the final reads may take.")
+@click.option("--leave-db-running", is_flag=True, help="Leave Kafka (and a --local cluster) up afterwards.")
+@click.option("--check/--no-check", default=True, show_default=True)
+@click.option("--report/--no-report", default=True, show_default=True)
+@click.option("--acks", type=click.Choice(["0", "1", "all"]), default="all", show_default=True)
+@click.option("--idempotence/--no-idempotence", default=True, show_default=True)
+@click.option("--retries", type=int, help="Producer retries (default: librdkafka's).")
+@click.option("--isolation-level", type=click.Choice(["read_committed", "read_uncommitted"]),
+              default="read_committed", show_default=True)
+@click.option("--auto-offset-reset", type=click.Choice(["earliest", "latest"]), default="earliest",
+              show_default=True)
+@click.option("--enable-auto-commit/--no-enable-auto-commit", default=False, show_default=True)
+@click.option("--sub-via", type=click.Choice(["assign", "subscribe"]), default="assign", show_default=True)
+@click.option("--txn", is_flag=True, help="Sends and polls in Kafka transactions.")
+@click.option("--abort-p", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Chance a transaction is aborted on purpose.")
+@click.option("--crash-clients", is_flag=True, help="Now and then close a process's clients and replace them.")
+@click.option("--safe", is_flag=True,
+              help="acks=all, idempotence, read_committed, earliest, no auto commit, assign.")
+@click.option("--key-count", type=click.IntRange(1), default=4, show_default=True, help="Active keys at a time.")
+@click.option("--max-writes-per-key", type=click.IntRange(1), default=1024, show_default=True)
+@click.option("--replication-factor", type=click.IntRange(1), default=3, show_default=True)
+@click.option("--min-insync-replicas", type=click.IntRange(1), default=2, show_default=True)
+@click.option("--op-timeout", type=float, default=10.0, show_default=True,
+              help="Seconds before an op is recorded as indefinite.")
+@preset_options
+def test(test_count: int, safe: bool, nemesis, **kwargs) -> None:
+    """Run a test: workload + faults, final reads, check and report."""
+    options = build_options(safe=safe, nemesis=nemesis, **kwargs)
+    interrupt_on_signals()
+    worst = exit_codes.VALID
+    for i in range(test_count):
+        if test_count > 1:
+            click.echo(f"test {i + 1} of {test_count}", err=True)
+        try:
+            result = run_test(options)
+        except ValueError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(exit_codes.BAD_INPUT)
+        worst = max(worst, result.exit_code, key=_SEVERITY.index)
+        if result.exit_code == exit_codes.INTERRUPTED:
+            break
+    sys.exit(worst)
+
+
+def interrupt_on_signals() -> None:
+    """Ctrl-C and SIGTERM both end a run the same way (healed, marked incomplete),
+    even when started in the background where SIGINT is ignored by default."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
+
+
+def build_options(safe: bool, nemesis, **kwargs) -> TestOptions:
+    """Click's values -> TestOptions; the nemesis helper's extra options ride along."""
+    if isinstance(nemesis, str):
+        nemesis = tuple(k.strip() for k in nemesis.split(",") if k.strip())
+    known = set(TestOptions.__dataclass_fields__)
+    nemesis_extra = {k: v for k, v in kwargs.items() if k not in known}
+    values = {k: v for k, v in kwargs.items() if k in known}
+    if safe:
+        values.update(acks="all", idempotence=True, isolation_level="read_committed", auto_offset_reset="earliest",
+                      enable_auto_commit=False, sub_via="assign")
+    options = TestOptions(nemesis=tuple(nemesis or ()), nemesis_options=nemesis_extra, progress=True, **values)
+    try:
+        options.validate()
+    except ValueError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(exit_codes.BAD_INPUT)
+    return options

@@ -1,0 +1,98 @@
+"""partition: iptables rules inside each node (over SSH, so remote machines work the
+same way) that drop traffic between groups of DB nodes.
+
+All rules live in one dedicated chain, jumped to from the top of INPUT, so healing
+removes exactly ours and nothing an operator put there. Dropping on INPUT at both
+ends of a cut link is enough: TCP needs both directions.
+
+The control node keeps reaching every node unless `--partition-clients`: then the
+nodes on the far side of the partition (see Partition.clients_cut_from) drop
+everything except loopback, the other DB nodes they still see, and SSH (the
+nemesis must still reach them to heal).
+"""
+from __future__ import annotations
+
+import random
+import shlex
+from typing import Sequence
+
+from nemesis import shapes
+from nemesis.fault import Fault, strike, with_errors
+
+CHAIN = "LOGTRIAL-NEMESIS"
+IPTABLES = "iptables -w 10"
+
+
+def rules_for(node: str, partition: shapes.Partition, hosts: dict[str, str],
+              ssh_port: int, partition_clients: bool) -> list[str]:
+    """The iptables rule specs (after `-A CHAIN`) for one node; empty if it is unaffected."""
+    rules = [f"-s {hosts[peer]} -j DROP" for peer in partition.grudge.get(node, ())]
+    if partition_clients and node in partition.clients_cut_from():
+        rules += ["-i lo -j RETURN", f"-p tcp --dport {ssh_port} -j RETURN"]
+        rules += [f"-s {hosts[peer]} -j RETURN" for peer in partition.sees(node) if peer != node]
+        rules += ["-j DROP"]
+    return rules
+
+
+def apply_script(rules: Sequence[str]) -> str:
+    """Shell that (re)creates our chain with `rules` and hooks it into INPUT."""
+    steps = [f"({IPTABLES} -N {CHAIN} 2>/dev/null || {IPTABLES} -F {CHAIN})",
+             f"({IPTABLES} -C INPUT -j {CHAIN} 2>/dev/null || {IPTABLES} -I INPUT 1 -j {CHAIN})"]
+    steps += [f"{IPTABLES} -A {CHAIN} {rule}" for rule in rules]
+    return " && ".join(steps)
+
+
+# idempotent: no error when the chain was never made
+HEAL_SCRIPT = (f"while {IPTABLES} -D INPUT -j {CHAIN} 2>/dev/null; do :; done; "
+               f"{IPTABLES} -F {CHAIN} 2>/dev/null; {IPTABLES} -X {CHAIN} 2>/dev/null; true")
+# prints the number of our rules left (0 when healed)
+COUNT_SCRIPT = f"{IPTABLES} -S | grep -c -- {shlex.quote(CHAIN)} || true"
+
+
+def heal_node(session) -> None:
+    session.exec(HEAL_SCRIPT, timeout=30)
+
+
+def leftover_rules(session) -> int:
+    return int(session.exec(COUNT_SCRIPT, timeout=30).stdout.strip() or 0)
+
+
+class PartitionFault(Fault):
+    name = "partition"
+    stop_f = "stop-partition"
+
+    def __init__(self, partition_clients: bool = False,
+                 shape_names: Sequence[str] = tuple(shapes.SHAPES)) -> None:
+        self.partition_clients = partition_clients
+        self.shape_names = list(shape_names)
+        self.struck: list[str] = []
+
+    def start_f(self, params: dict) -> str:
+        return "start-partition"
+
+    def plan(self, nodes: Sequence[str], target_specs: Sequence[str],
+             rng: random.Random) -> dict:
+        shape = rng.choice(self.shape_names)
+        return shapes.SHAPES[shape](nodes, rng).to_value()
+
+    def start(self, cluster, params: dict) -> dict:
+        partition = shapes.Partition.from_value(params)
+        hosts = {n.name: n.host for n in cluster.inventory.nodes}
+        plans = {n.name: rules_for(n.name, partition, hosts, n.port, self.partition_clients)
+                 for n in cluster.inventory.nodes}
+        affected = [node for node, rules in plans.items() if rules]
+        self.struck = sorted(set(self.struck) | set(affected))
+        errors = strike(affected, lambda node: cluster.ssh[node].exec(
+            apply_script(plans[node]), timeout=30))
+        value = {**partition.to_value(), "nodes": affected}
+        if self.partition_clients:
+            value["clients_cut_from"] = partition.clients_cut_from()
+        return with_errors(value, errors)
+
+    def stop(self, cluster) -> dict:
+        nodes, self.struck = self.struck, []
+        return with_errors({"nodes": nodes},
+                           strike(nodes, lambda node: heal_node(cluster.ssh[node])))
+
+    def heal(self, cluster) -> None:
+        self.struck = []

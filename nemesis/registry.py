@@ -1,0 +1,56 @@
+"""The fault kinds by name, and the history `f` names each one writes."""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from nemesis.clock import ClockFault
+from nemesis.fault import Fault
+from nemesis.kill import KillFault
+from nemesis.partition import PartitionFault
+from nemesis.pause import PauseFault
+from nemesis import producer_state
+from nemesis.shapes import SHAPES
+
+FAULT_NAMES = ("pause", "kill", "partition", "clock", "producer-state")
+
+# history f -> (fault, action): what a recorded nemesis event means when replayed
+F_NAMES: dict[str, tuple[str, str]] = {
+    "pause": ("pause", "start"), "resume": ("pause", "stop"),
+    "kill": ("kill", "start"), "start": ("kill", "stop"),
+    "start-partition": ("partition", "start"), "stop-partition": ("partition", "stop"),
+    "bump-clock": ("clock", "start"), "strobe-clock": ("clock", "start"),
+    "reset-clock": ("clock", "stop"),
+    **{f: ("producer-state", "start") for f in producer_state.START_F.values()},
+    producer_state.STOP_F: ("producer-state", "stop"),
+}
+
+
+def parse_kinds(text: str) -> list[str]:
+    """`--nemesis` value -> fault names: a comma list, `all` or `none`.
+    Raises ValueError naming the unknown ones and listing the valid names."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if names == ["none"] or not names:
+        return []
+    if "all" in names:
+        return list(FAULT_NAMES)
+    unknown = [n for n in names if n not in FAULT_NAMES]
+    if unknown:
+        raise ValueError(f"unknown fault {', '.join(map(repr, unknown))} "
+                         f"(valid: {', '.join(FAULT_NAMES)}, all, none)")
+    return list(dict.fromkeys(names))
+
+
+def make_faults(kinds: Sequence[str], resolve_role: Callable[[str], list[str]],
+                partition_clients: bool = False,
+                partition_shapes: Sequence[str] | None = None,
+                topics: Sequence[str] | None = None) -> dict[str, Fault]:
+    """One fault object per kind (they remember what they struck until stopped)."""
+    shape_names = list(partition_shapes or SHAPES)
+    makers: dict[str, Callable[[], Fault]] = {
+        "pause": lambda: PauseFault(resolve_role),
+        "kill": lambda: KillFault(resolve_role),
+        "partition": lambda: PartitionFault(partition_clients, shape_names),
+        "clock": lambda: ClockFault(resolve_role),
+        "producer-state": lambda: producer_state.ProducerStateFault(topics),
+    }
+    return {kind: makers[kind]() for kind in kinds}

@@ -1,0 +1,181 @@
+"""Matplotlib plots for the report, as inline PNG data URIs.
+
+Every plot over time shades the fault windows by kind, so a latency spike or a
+throughput drop can be read against the fault that caused it. Figures are built
+with the object API (no pyplot state), so reports can be built from threads.
+"""
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from results.timeline import THROUGHPUT_BUCKET_S, Timeline
+
+TYPE_COLOURS = {"ok": "#2e9c48", "fail": "#d1342f", "info": "#e8a33d"}
+FAULT_COLOURS = ["#8da0cb", "#fc8d62", "#66c2a5", "#e78ac3", "#a6d854", "#ffd92f", "#b3b3b3"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+LINE_STYLES = ["-", "--", ":", "-."]
+QUANTILES = (0.5, 0.95, 0.99, 1.0)
+QUANTILE_BUCKETS = 40
+
+
+@dataclass
+class Plot:
+    title: str
+    data_uri: str
+    caption: str
+
+
+def new_axes(ylabel: str) -> tuple[Figure, Axes]:
+    figure = Figure(figsize=(10, 3.6), dpi=90)
+    axes = figure.add_subplot()
+    axes.set_xlabel("time since test start (s)")
+    axes.set_ylabel(ylabel)
+    axes.grid(True, alpha=0.3)
+    return figure, axes
+
+
+def shade_faults(axes: Axes, timeline: Timeline) -> list[Patch]:
+    """Shade each fault window; returns legend handles, one per kind."""
+    kinds = timeline.faults.kinds()
+    colours = {kind: FAULT_COLOURS[i % len(FAULT_COLOURS)] for i, kind in enumerate(kinds)}
+    for kind, start, end in timeline.faults.windows:
+        axes.axvspan(start, max(end, start + 1e-3), color=colours[kind], alpha=0.18, lw=0)
+    for _, time_s in timeline.faults.instants:
+        axes.axvline(time_s, color="#777", lw=0.6, ls=":")
+    return [Patch(color=colours[kind], alpha=0.35, label=f"fault: {kind}") for kind in kinds]
+
+
+def finish(figure: Figure, axes: Axes, handles: list[Any], timeline: Timeline, end_s: float | None = None) -> str:
+    axes.set_xlim(0, max(end_s if end_s is not None else timeline.end_s, 1e-3))
+    if handles:
+        axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+    figure.subplots_adjust(left=0.07, right=0.80, bottom=0.14, top=0.96)  # fixed: tight_layout costs a draw
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def latency_scatter(timeline: Timeline) -> Plot | None:
+    if not timeline.latencies:
+        return None
+    figure, axes = new_axes("latency (ms)")
+    handles = []
+    fs = sorted({f for f, _ in timeline.latencies})
+    for (f, kind), reservoir in sorted(timeline.latencies.items()):
+        points = np.array(reservoir.items, dtype=float).reshape(-1, 2)
+        marker = MARKERS[fs.index(f) % len(MARKERS)]
+        handles.append(axes.scatter(points[:, 0], points[:, 1], s=6, marker=marker, alpha=0.55, linewidths=0,
+                                    color=TYPE_COLOURS.get(kind, "#555"), label=f"{f} {kind}"))
+    axes.set_yscale("log")
+    handles += shade_faults(axes, timeline)
+    sampled = sum(len(r.items) for r in timeline.latencies.values())
+    total = sum(r.seen for r in timeline.latencies.values())
+    return Plot("Latency over time", finish(figure, axes, handles, timeline),
+                f"Each point is one operation, at its invocation time, coloured by outcome. "
+                f"{sampled} of {total} operations shown (uniform sample).")
+
+
+def bucket_quantiles(points: np.ndarray, end_s: float) -> tuple[np.ndarray, dict[float, np.ndarray]]:
+    edges = np.linspace(0, max(end_s, 1e-3), QUANTILE_BUCKETS + 1)
+    which = np.clip(np.digitize(points[:, 0], edges) - 1, 0, QUANTILE_BUCKETS - 1)
+    centres, values = [], {q: [] for q in QUANTILES}
+    for bucket in range(QUANTILE_BUCKETS):
+        latencies = points[which == bucket, 1]
+        if latencies.size:
+            centres.append((edges[bucket] + edges[bucket + 1]) / 2)
+            for q in QUANTILES:
+                values[q].append(np.quantile(latencies, q))
+    return np.array(centres), {q: np.array(v) for q, v in values.items()}
+
+
+def latency_quantiles(timeline: Timeline) -> Plot | None:
+    by_f: dict[str, list] = {}
+    for (f, _), reservoir in timeline.latencies.items():
+        by_f.setdefault(f, []).extend(reservoir.items)
+    if not by_f:
+        return None
+    figure, axes = new_axes("latency (ms)")
+    handles = []
+    for i, (f, items) in enumerate(sorted(by_f.items())):
+        centres, values = bucket_quantiles(np.array(items, dtype=float).reshape(-1, 2), timeline.end_s)
+        for q, style in zip(QUANTILES, LINE_STYLES):
+            (line,) = axes.plot(centres, values[q], style, color=f"C{i}", lw=1.2, label=f"{f} p{q * 100:g}")
+            handles.append(line)
+    axes.set_yscale("log")
+    handles += shade_faults(axes, timeline)
+    return Plot("Latency quantiles", finish(figure, axes, handles, timeline),
+                f"Quantiles of latency per operation type over {QUANTILE_BUCKETS} time buckets, all outcomes.")
+
+
+def throughput(timeline: Timeline) -> Plot | None:
+    if not timeline.throughput:
+        return None
+    figure, axes = new_axes("completions per second")
+    handles = []
+    buckets = np.arange(0, int(timeline.end_s // THROUGHPUT_BUCKET_S) + 1)
+    fs = sorted({f for f, _ in timeline.throughput})
+    for (f, kind), counts in sorted(timeline.throughput.items()):
+        rates = np.array([counts.get(int(b), 0) for b in buckets]) / THROUGHPUT_BUCKET_S
+        (line,) = axes.plot(buckets * THROUGHPUT_BUCKET_S, rates, lw=1.1, label=f"{f} {kind}",
+                            color=TYPE_COLOURS.get(kind, "#555"), ls=LINE_STYLES[fs.index(f) % len(LINE_STYLES)])
+        handles.append(line)
+    handles += shade_faults(axes, timeline)
+    return Plot("Throughput", finish(figure, axes, handles, timeline),
+                "Operations completed per second, by type and outcome.")
+
+
+def realtime_lag(timeline: Timeline) -> Plot | None:
+    if not timeline.lags.items:
+        return None
+    figure, axes = new_axes("lag (s)")
+    points = np.array(timeline.lags.items, dtype=float).reshape(-1, 2)
+    handles = [axes.scatter(points[:, 0], points[:, 1], s=5, alpha=0.5, linewidths=0, color="#3465a4", label="poll")]
+    handles += shade_faults(axes, timeline)
+    return Plot("Realtime lag", finish(figure, axes, handles, timeline),
+                "For each key a poll read: how long before the poll began an acknowledged send had "
+                "already written past the highest offset the poll saw (0 = up to date).")
+
+
+def unseen_series(results: dict[str, Any]) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    series = results.get("series") if isinstance(results.get("series"), dict) else {}
+    unseen = series.get("unseen") if isinstance(series.get("unseen"), dict) else {}
+    times, keys = unseen.get("times"), unseen.get("keys")
+    if not isinstance(times, list) or not times or not isinstance(keys, dict):
+        return None
+    try:
+        seconds = np.array(times, dtype=float) / 1e9
+        counts = {str(k): np.array(v, dtype=float) for k, v in keys.items() if isinstance(v, list) and len(v) == len(times)}
+    except (TypeError, ValueError):
+        return None
+    return (seconds, counts) if counts else None
+
+
+def unseen(results: dict[str, Any], timeline: Timeline) -> Plot | None:
+    series = unseen_series(results)
+    if series is None:
+        return None
+    seconds, counts = series
+    figure, axes = new_axes("unseen messages")
+    keys = sorted(counts, key=lambda k: -counts[k].max())
+    shown, rest = keys[:12], keys[12:]
+    stacks = [counts[k] for k in shown] + ([sum(counts[k] for k in rest)] if rest else [])
+    labels = [f"key {k}" for k in shown] + ([f"{len(rest)} other keys"] if rest else [])
+    handles = list(axes.stackplot(seconds, *stacks, labels=labels, alpha=0.8))
+    handles += shade_faults(axes, timeline)
+    end_s = max(timeline.end_s, float(seconds.max()))
+    return Plot("Unseen messages", finish(figure, axes, handles, timeline, end_s),
+                "Acknowledged messages not yet seen by any poll, stacked by key.")
+
+
+def all_plots(timeline: Timeline, results: dict[str, Any]) -> list[Plot]:
+    made = [latency_scatter(timeline), latency_quantiles(timeline), throughput(timeline),
+            unseen(results, timeline), realtime_lag(timeline)]
+    return [plot for plot in made if plot is not None]

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The nightly run, as .github/workflows/nightly.yml does it: install, a short
+# test-all matrix on a local cluster, the static index. Runs the same here.
+#
+# Environment:
+#   NIGHTLY_STORE        where runs go (default store/nightly)
+#   NIGHTLY_QUICK=1      one short run (queue, partition, no txn) instead of the matrix
+#   NIGHTLY_NODES_FILE   use this cluster's inventory instead of a local cluster per run
+#   NIGHTLY_SKIP_INSTALL=1  skip `make install` (already done)
+# Exit status: test-all's (0 only if every run is valid).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+STORE=${NIGHTLY_STORE:-store/nightly}
+PY=${PYTHON:-.venv/bin/python}
+
+if [ -z "${NIGHTLY_SKIP_INSTALL:-}" ]; then
+  make install || exit 4
+fi
+
+if [ -n "${NIGHTLY_QUICK:-}" ]; then
+  matrix=(--workloads queue --nemeses partition --txn off --time-limit 8 --recovery-time 2
+          --final-time-limit 30 --concurrency 4 --rate 40 --nemesis-interval 3)
+else
+  matrix=(--workloads queue,list-append --nemeses none,partition,pause,kill,clock --txn both
+          --time-limit 30 --recovery-time 5)
+fi
+if [ -n "${NIGHTLY_NODES_FILE:-}" ]; then
+  cluster=(--nodes-file "$NIGHTLY_NODES_FILE" --leave-db-running)
+else
+  cluster=(--local 3)
+fi
+
+mkdir -p "$STORE"
+"$PY" -m harness.cli test-all --store "$STORE" --junit "$STORE/junit.xml" "${matrix[@]}" "${cluster[@]}"
+status=$?
+# test-all writes the index itself; write it again in case it died before the end
+"$PY" -m harness.cli index --store "$STORE" >/dev/null || true
+echo "nightly: exit $status, store $STORE, index $STORE/index.html"
+exit $status

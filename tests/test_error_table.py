@@ -1,0 +1,47 @@
+"""The error table: every entry names a real KafkaError code, and the cases
+the history's meaning depends on are classified the right way round."""
+from confluent_kafka import KafkaError, KafkaException
+
+from workloads.errors import ERROR_TABLE, HARNESS_OUTCOMES, NOT_PERSISTED, classify
+
+
+def test_every_entry_is_a_kafka_error_name_with_an_explanation():
+    for name, (outcome, why) in ERROR_TABLE.items():
+        assert hasattr(KafkaError, name), f"{name} is not a KafkaError code"
+        assert KafkaError(getattr(KafkaError, name)).name() == name
+        assert outcome in ("fail", "info") and why
+    assert not set(HARNESS_OUTCOMES) & {n for n in dir(KafkaError) if n.isupper()}
+
+
+def test_indefinite_errors():
+    for code in (KafkaError._MSG_TIMED_OUT, KafkaError._TIMED_OUT, KafkaError.NOT_LEADER_FOR_PARTITION,
+                 KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER, KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                 KafkaError.REQUEST_TIMED_OUT, KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.NOT_COORDINATOR,
+                 KafkaError._TRANSPORT, KafkaError._PURGE_INFLIGHT):
+        verdict = classify(KafkaError(code))
+        assert verdict.outcome == "info", verdict
+        assert verdict.name == KafkaError(code).name()
+
+
+def test_definite_errors():
+    for code in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.MSG_SIZE_TOO_LARGE, KafkaError._PURGE_QUEUE,
+                 KafkaError.NOT_ENOUGH_REPLICAS, KafkaError._QUEUE_FULL):
+        assert classify(KafkaError(code)).outcome == "fail", KafkaError(code).name()
+
+
+def test_message_timed_out_in_the_local_queue_is_definite():
+    err = KafkaError(KafkaError._MSG_TIMED_OUT)
+    assert classify(err).outcome == "info"
+    assert classify(err, persistence=NOT_PERSISTED).outcome == "fail"
+
+
+def test_fatal_errors_are_indefinite_even_when_the_code_is_definite():
+    fatal = KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART, "boom", fatal=True)
+    assert classify(fatal).outcome == "info"
+
+
+def test_unknown_errors_are_indefinite_and_exceptions_are_unwrapped():
+    verdict = classify(KafkaException(KafkaError(KafkaError.UNKNOWN_SUBSCRIPTION_ID, "no such")))
+    assert (verdict.outcome, verdict.name, verdict.message) == ("info", "UNKNOWN_SUBSCRIPTION_ID", "no such")
+    assert classify(RuntimeError("odd")).error == ["RuntimeError", "odd"]
+    assert classify(BufferError("full"), definite=True).outcome == "fail"

@@ -1,0 +1,195 @@
+"""Each fault, struck for real on the shared local cluster, and the heal that undoes it."""
+from __future__ import annotations
+
+import re
+import shlex
+import socket
+import time
+from datetime import datetime
+
+import pytest
+
+from nemesis import partition as partitioning
+from nemesis.clock import ClockFault, observed_skew_ms
+from nemesis.kill import KillFault
+from nemesis.partition import PartitionFault
+from nemesis.pause import PauseFault
+from nemesis.roles import RoleResolver
+from nemesis.shapes import Partition, complete_grudge
+
+pytestmark = pytest.mark.cluster
+CLIENT_PORT = 9092
+
+
+@pytest.fixture
+def healed(cluster):
+    """The shared cluster, healed (and checked healed) after the test whatever happened."""
+    yield cluster
+    ClockFault(lambda role: []).heal(cluster)
+    cluster.heal()
+    cluster.verify_healed()
+
+
+def resolver(cluster):
+    return RoleResolver(cluster).resolve
+
+
+def state(cluster, node):
+    return cluster.ssh[node].process_state(cluster.db.pid_file(node))
+
+
+def pid(cluster, node):
+    return int(cluster.ssh[node].exec(f"cat {cluster.db.pid_file(node)}").stdout)
+
+
+def tcp_open(cluster, from_node, to_node, port=CLIENT_PORT) -> bool:
+    """Whether from_node (inside its namespace, over SSH) can open a TCP connection."""
+    host = cluster.inventory.node(to_node).host
+    # the verdict goes to stdout: exit code 124 (timeout's) means "SSH timed out" to exec
+    probe = (f"if timeout 3 bash -c {shlex.quote(f'</dev/tcp/{host}/{port}')}; "
+             "then echo open; else echo closed; fi")
+    return cluster.ssh[from_node].exec(probe, timeout=15).stdout.strip() == "open"
+
+
+def tcp_open_from_control(cluster, node) -> bool:
+    try:
+        with socket.create_connection((cluster.inventory.node(node).host, CLIENT_PORT),
+                                      timeout=3):
+            return True
+    except OSError:
+        return False
+
+
+def test_pause_stops_the_broker_and_resume_continues_it(healed):
+    fault = PauseFault(resolver(healed))
+    value = fault.start(healed, {"target": "one", "nodes": ["n2"]})
+    assert value == {"target": "one", "nodes": ["n2"]}
+    assert state(healed, "n2") == "T"
+    assert state(healed, "n1") != "T"
+    assert fault.stop(healed) == {"nodes": ["n2"]}
+    assert state(healed, "n2") in ("R", "S")
+
+
+def test_kill_removes_the_process_and_start_brings_a_new_one(healed):
+    before = pid(healed, "n1")
+    fault = KillFault(resolver(healed))
+    assert "errors" not in fault.start(healed, {"target": "one", "nodes": ["n1"]})
+    assert healed.ssh["n1"].exec(f"test -d /proc/{before}", check=False).exit_code != 0
+    # another fault striking the dead broker is reported, not raised
+    paused = PauseFault(resolver(healed)).start(healed, {"target": "one", "nodes": ["n1"]})
+    assert list(paused["errors"]) == ["n1"] and "not running" in paused["errors"]["n1"]
+    assert "errors" not in fault.stop(healed)
+    after = pid(healed, "n1")
+    assert after != before
+    assert healed.db.serves_metadata("n1")
+
+
+def test_partition_cuts_the_isolated_node_off_and_spares_the_rest(healed):
+    isolate_n1 = Partition("one", complete_grudge([["n1"], ["n2", "n3"]]), "n2")
+    fault = PartitionFault()
+    value = fault.start(healed, isolate_n1.to_value())
+    assert value["nodes"] == ["n1", "n2", "n3"] and "errors" not in value
+    assert not tcp_open(healed, "n1", "n2")
+    assert not tcp_open(healed, "n3", "n1")
+    assert tcp_open(healed, "n2", "n3")
+    # the control node (clients) still reaches the isolated broker
+    assert tcp_open_from_control(healed, "n1")
+    fault.stop(healed)
+    assert tcp_open(healed, "n1", "n2")
+    assert all(partitioning.leftover_rules(healed.ssh[n]) == 0 for n in healed.nodes)
+
+
+def test_partition_clients_cuts_the_control_node_but_not_ssh(healed):
+    isolate_n3 = Partition("one", complete_grudge([["n3"], ["n1", "n2"]]), "n1")
+    fault = PartitionFault(partition_clients=True)
+    value = fault.start(healed, isolate_n3.to_value())
+    assert value["clients_cut_from"] == ["n3"]
+    assert not tcp_open_from_control(healed, "n3")
+    assert tcp_open_from_control(healed, "n1")
+    assert healed.ssh["n3"].exec("true").exit_code == 0  # the nemesis can still heal it
+    fault.stop(healed)
+    assert tcp_open_from_control(healed, "n3")
+
+
+def test_bridge_shape_groups_nodes_as_planned(healed):
+    bridge = Partition("bridge", {"n1": ["n3"], "n2": [], "n3": ["n1"]}, "n1")
+    fault = PartitionFault()
+    fault.start(healed, bridge.to_value())
+    assert not tcp_open(healed, "n1", "n3")
+    assert tcp_open(healed, "n1", "n2") and tcp_open(healed, "n3", "n2")
+    fault.stop(healed)
+
+
+LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
+
+
+def broker_log_time(cluster, node) -> datetime:
+    """The timestamp of the newest line in the broker's server.log."""
+    log = f"{cluster.db.logs_dir(node)}/server.log"
+    line = cluster.ssh[node].exec(f"grep -a '^\\[' {shlex.quote(log)} | tail -n 1").stdout
+    return datetime.strptime(LOG_TIME.match(line).group(1), "%Y-%m-%d %H:%M:%S,%f")
+
+
+def test_clock_bump_moves_the_brokers_clock_and_reset_restores_it(healed):
+    fault = ClockFault(resolver(healed))
+    bump_ms = 3_600_000.0  # an hour: far above any logging delay
+    value = fault.start(healed, {"target": "one", "nodes": ["n3"], "mode": "bump",
+                                 "offset_ms": bump_ms})
+    assert abs(value["observed_ms"]["n3"] - bump_ms) < 5_000
+    assert abs(observed_skew_ms(healed, "n1")) < 5_000
+    # make the broker log something now, and read the time it logged
+    before = datetime.now()
+    healed.db.create_topic(f"nemesis-clock-{int(time.time())}", partitions=1)
+    logged = broker_log_time(healed, "n3")
+    assert 3_550 < (logged - before).total_seconds() < 3_700
+    fault.stop(healed)
+    assert abs(observed_skew_ms(healed, "n3")) < 5_000
+
+
+def test_clock_strobe_flips_and_reset_stops_it(healed):
+    fault = ClockFault(resolver(healed))
+    fault.start(healed, {"target": "one", "nodes": ["n2"], "mode": "strobe",
+                         "delta_ms": 600_000.0, "period_ms": 300, "duration_s": 60})
+    seen = {round(observed_skew_ms(healed, "n2") / 600_000) for _ in range(12)}
+    assert seen == {0, 1}
+    fault.stop(healed)
+    assert not healed.ssh["n2"].pid_alive(
+        f"{healed.db.clock_offset_file('n2')}.strobe.pid")
+    assert abs(observed_skew_ms(healed, "n2")) < 5_000
+
+
+def test_roles_name_the_active_controller_and_a_partition_leader(healed):
+    roles = RoleResolver(healed)
+    controller = roles.controller()
+    # the quorum as Kafka's own tool reports it
+    tool = healed.ssh[controller].exec(
+        f"java -Xmx128m -XX:TieredStopAtLevel=1 -cp {shlex.quote(healed.db.libs_dir(controller))}"
+        f"/'*' org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "
+        f"{healed.db.bootstrap_servers()} describe --status", timeout=120).stdout
+    leader_id = int(re.search(r"LeaderId:\s*(\d+)", tool).group(1))
+    assert healed.db.node_id(controller) == leader_id
+    topic = f"nemesis-roles-{int(time.time())}"
+    healed.db.create_topic(topic, partitions=1)
+    leader = RoleResolver(healed, [topic]).leader()
+    from confluent_kafka.admin import AdminClient
+    admin = AdminClient({"bootstrap.servers": healed.db.bootstrap_servers()})
+    meta = admin.list_topics(topic=topic, timeout=10).topics[topic].partitions[0]
+    assert healed.db.node_id(leader) == meta.leader
+
+
+def test_heal_undoes_every_fault_at_once(healed):
+    pause, partition, clock = (PauseFault(resolver(healed)), PartitionFault(),
+                               ClockFault(resolver(healed)))
+    pause.start(healed, {"target": "one", "nodes": ["n1"]})
+    partition.start(healed, Partition("one", complete_grudge([["n2"], ["n1", "n3"]]),
+                                      "n1").to_value())
+    clock.start(healed, {"target": "one", "nodes": ["n3"], "mode": "strobe",
+                         "delta_ms": 1000.0, "period_ms": 200, "duration_s": 60})
+    with pytest.raises(Exception, match="not healed"):
+        healed.verify_healed()
+    clock.heal(healed)
+    actions = healed.heal()
+    assert any("n1" in a and "resumed" in a for a in actions)
+    healed.verify_healed()
+    assert state(healed, "n1") in ("R", "S")
+    assert tcp_open(healed, "n1", "n2")

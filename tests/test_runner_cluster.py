@@ -1,0 +1,137 @@
+"""End-to-end runs of `logtrial test` against the shared local cluster: the
+histories are well-formed and the final reads see every acknowledged write;
+transactions both commit and abort; Ctrl-C leaves a partial history, an
+incomplete test.json and a healed cluster."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import exit_codes
+from harness.history import read_history
+from harness.runner import TestOptions, run_test
+from harness.wellformed import wellformedness_problems
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(cluster, tmp_path, **overrides):
+    options = TestOptions(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
+                          leave_db_running=True, recovery_time=2, final_time_limit=30, rate=100,
+                          concurrency=5, check=False, report=False, **overrides)
+    result = run_test(options)
+    events = list(read_history(result.run_dir / "history.jsonl"))
+    test_json = json.loads((result.run_dir / "test.json").read_text())
+    return result, events, test_json
+
+
+def completed_ops(events):
+    """(invoke, completion) pairs of client ops."""
+    open_ops, pairs = {}, []
+    for e in events:
+        if e["process"] == "nemesis":
+            continue
+        if e["type"] == "invoke":
+            open_ops[e["process"]] = e
+        else:
+            pairs.append((open_ops.pop(e["process"]), e))
+    return pairs
+
+
+def test_queue_run_is_well_formed_and_final_reads_see_every_ack(cluster, tmp_path):
+    result, events, test_json = run(cluster, tmp_path, workload="queue", time_limit=20)
+    assert result.status == "complete" and test_json["status"] == "complete"
+    assert wellformedness_problems(events, "queue") == []
+    pairs = completed_ops(events)
+    acked = {(m[1], m[2][0]): m[2][1] for _, c in pairs if c["type"] == "ok" and c["f"] in ("send", "txn")
+             for m in c["value"] if m[0] == "send"}
+    assert len(acked) > 100
+    start = test_json["final"]["first_index"]
+    final_seen = {(int(k), offset): value for _, c in pairs if c["index"] >= start and c["type"] == "ok"
+                  and c["f"] == "poll" for m in c["value"] for k, pairs_ in m[1].items() for offset, value in pairs_}
+    missing = {kv: v for kv, v in acked.items() if final_seen.get(kv) != v}
+    assert missing == {}
+    assert test_json["final"]["complete"] is True
+    assert test_json["versions"]["librdkafka"]
+
+
+def test_list_append_run_is_well_formed_and_final_reads_see_every_append(cluster, tmp_path):
+    result, events, test_json = run(cluster, tmp_path, workload="list-append", time_limit=20)
+    assert result.status == "complete"
+    assert wellformedness_problems(events, "list-append") == []
+    pairs = completed_ops(events)
+    appended = {(m[1], m[2]) for _, c in pairs if c["type"] == "ok" for m in c["value"] if m[0] == "append"}
+    assert len(appended) > 100
+    start = test_json["final"]["first_index"]
+    final_reads = {m[1]: m[2] for _, c in pairs if c["index"] >= start and c["type"] == "ok"
+                   for m in c["value"] if m[0] == "r"}
+    assert {(k, v) for k, v in appended if v not in final_reads.get(k, [])} == set()
+    for values in final_reads.values():
+        assert len(values) == len(set(values))
+
+
+def test_txn_run_commits_and_aborts(cluster, tmp_path):
+    result, events, _ = run(cluster, tmp_path, workload="queue", time_limit=10, txn=True, abort_p=0.3)
+    assert wellformedness_problems(events, "queue") == []
+    txns = [c for _, c in completed_ops(events) if c["f"] == "txn"]
+    committed = [c for c in txns if c["type"] == "ok"]
+    aborted = [c for c in txns if c["type"] == "fail" and c["error"][0] == "ABORTED_ON_PURPOSE"]
+    assert committed and aborted
+    # an aborted txn's sends are never read back; committed ones are
+    aborted_values = {m[2] for c in aborted for m in c["value"] if m[0] == "send"}
+    polled = {v for _, c in completed_ops(events) if c["type"] == "ok" and c["f"] in ("poll", "txn")
+              for m in c["value"] if m[0] == "poll" for pairs in m[1].values() for _, v in pairs}
+    assert aborted_values and not (aborted_values & polled)
+    assert {m[2][1] for c in committed for m in c["value"] if m[0] == "send"} <= polled
+
+
+def test_ctrl_c_leaves_partial_history_incomplete_status_and_healed_cluster(cluster, tmp_path):
+    store = tmp_path / "store"
+    command = [sys.executable, "-m", "harness.cli", "test", "--nodes-file", str(cluster.inventory.path),
+               "--store", str(store), "--time-limit", "120", "--rate", "50", "--concurrency", "4",
+               "--leave-db-running", "--no-check", "--no-report", *nemesis_args()]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    history = None
+    faults = bool(nemesis_args())
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            runs = list(store.glob("*/*/history.jsonl"))
+            events = list(read_history(runs[0])) if runs else []
+            struck = any(e["process"] == "nemesis" for e in events)
+            if len(events) > 50 and (struck or not faults):  # interrupt with a fault in force
+                history = runs[0]
+                break
+            assert proc.poll() is None, proc.stdout.read()
+            time.sleep(0.5)
+        assert history is not None, "the run never got going"
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == exit_codes.INTERRUPTED, output
+    events = list(read_history(history))
+    assert len(events) > 50
+    assert wellformedness_problems(events, "queue") == []
+    test_json = json.loads((history.parent / "test.json").read_text())
+    assert test_json["status"] == "incomplete"
+    assert test_json["error"] == "interrupted"
+    cluster.verify_healed()
+
+
+def nemesis_args() -> list[str]:
+    """With the fault injector installed, run a partition so there is something to heal."""
+    try:
+        import nemesis.options  # noqa: F401 (is the fault injector installed?)
+    except ImportError:
+        return []
+    return ["--nemesis", "partition", "--nemesis-interval", "2"]

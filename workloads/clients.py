@@ -1,0 +1,305 @@
+"""confluent-kafka producer/consumer handling shared by the workloads:
+configuration from the settings, produce-and-wait with error classification,
+transaction commit/abort with the error table's verdict, and polls."""
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+
+from workloads.errors import Classified, classify, harness_error
+from workloads import producer_knobs
+from workloads.kafka_common import KeySpace, decode, encode
+from workloads.settings import WorkloadSettings
+
+log = logging.getLogger(__name__)
+# librdkafka's own log lines go to logtrial.log, not the terminal
+LIBRDKAFKA_LOG = logging.getLogger("librdkafka")
+
+
+def producer_config(bootstrap: str, settings: WorkloadSettings, client_id: str,
+                    transactional_id: str | None) -> dict:
+    timeout_ms = int(settings.op_timeout * 1000)
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "client.id": client_id,
+        "acks": settings.acks,
+        "enable.idempotence": settings.idempotence,
+        "linger.ms": 0,
+        # longer than the harness's own wait, so a message still queued when the
+        # op times out is purged (definitely not sent) rather than timed out
+        "message.timeout.ms": timeout_ms * 2,
+        "request.timeout.ms": max(1000, timeout_ms // 2),
+        "socket.timeout.ms": max(1000, timeout_ms // 2),
+        "reconnect.backoff.max.ms": 1000,
+        "logger": LIBRDKAFKA_LOG,
+    }
+    if settings.retries is not None:
+        config["retries"] = settings.retries
+    config.update(producer_knobs.producer_config(settings))
+    if transactional_id is not None:
+        config["transactional.id"] = transactional_id
+        config["transaction.timeout.ms"] = timeout_ms * 4
+    return config
+
+
+def consumer_config(bootstrap: str, settings: WorkloadSettings, client_id: str, group_id: str,
+                    auto_offset_reset: str | None = None) -> dict:
+    return {
+        "bootstrap.servers": bootstrap,
+        "client.id": client_id,
+        "group.id": group_id,
+        "isolation.level": settings.isolation_level,
+        "auto.offset.reset": auto_offset_reset or settings.auto_offset_reset,
+        # offsets inside a transaction go through the producer, never auto commit
+        "enable.auto.commit": settings.enable_auto_commit and not settings.txn,
+        "session.timeout.ms": 6000,
+        "heartbeat.interval.ms": 1000,
+        "fetch.wait.max.ms": 50,
+        "socket.timeout.ms": 5000,
+        "enable.partition.eof": False,
+        "reconnect.backoff.max.ms": 1000,
+        "logger": LIBRDKAFKA_LOG,
+    }
+
+
+class Indefinite(Exception):
+    """An op ended with a classified error; carries the verdict up to invoke()."""
+
+    def __init__(self, classified: Classified):
+        super().__init__(classified.message)
+        self.classified = classified
+
+
+@dataclass
+class Delivery:
+    key: int
+    value: int
+    offset: int | None = None
+    error: Classified | None = None
+    done: bool = False
+
+
+def produce_all(producer: Producer, keys: KeySpace, items: list[tuple[int, int]], timeout: float,
+                in_txn: bool) -> list[Delivery]:
+    """Produces (key, value) pairs and waits for every delivery report.
+
+    When the wait times out outside a transaction, messages still in the local
+    queue are purged: their reports (_PURGE_QUEUE) make them definite failures;
+    anything in flight stays undelivered (the caller treats it as indefinite).
+    """
+    deliveries = [Delivery(k, v) for k, v in items]
+
+    def report(delivery: Delivery, err: KafkaError | None, msg) -> None:
+        delivery.done = True
+        if err is None:
+            delivery.offset = msg.offset()
+        else:
+            delivery.error = classify(err)
+
+    for delivery in deliveries:
+        try:
+            producer.produce(keys.topic(delivery.key), value=encode(delivery.value), key=encode(delivery.key),
+                             partition=keys.partition(delivery.key),
+                             on_delivery=functools.partial(report, delivery))
+        except (BufferError, KafkaException) as e:  # refused by produce(): never left the client
+            delivery.done = True
+            delivery.error = classify(e, definite=True)
+    producer.flush(timeout)
+    if not all(d.done for d in deliveries) and not in_txn:
+        producer.purge(in_queue=True, in_flight=False, blocking=False)
+        producer.flush(1.0)
+    return deliveries
+
+
+def first_error(deliveries: list[Delivery]) -> Classified | None:
+    """The most serious problem among deliveries: indefinite beats definite."""
+    errors = [d.error for d in deliveries if d.error is not None]
+    errors += [harness_error("OP_TIMEOUT", "no delivery report in time") for d in deliveries if not d.done]
+    if not errors:
+        return None
+    indefinite = [e for e in errors if e.outcome == "info"]
+    return (indefinite or errors)[0]
+
+
+def fetch(consumer: Consumer, timeout: float, max_messages: int = 500) -> list:
+    """What the consumer has queued, or else the first message to arrive within
+    `timeout` plus whatever came with it. (consume(n, timeout) alone would wait
+    the whole timeout for n messages.)"""
+    messages = consumer.consume(num_messages=max_messages, timeout=0)
+    if messages:
+        return messages
+    first = consumer.poll(timeout)
+    if first is None:
+        return []
+    return [first] + consumer.consume(num_messages=max_messages - 1, timeout=0)
+
+
+def poll_messages(consumer: Consumer, keys: KeySpace, timeout: float,
+                  max_messages: int = 500) -> tuple[dict[str, list[list[int]]], list[str], list]:
+    """One consume() call: {key: [[offset, value], ...]}, non-fatal error names, raw messages."""
+    messages = fetch(consumer, timeout, max_messages)
+    polled: dict[str, list[list[int]]] = {}
+    errors: list[str] = []
+    good = []
+    for msg in messages:
+        err = msg.error()
+        if err is not None:
+            if err.fatal():
+                raise Indefinite(classify(err))
+            errors.append(err.name())
+            continue
+        key = keys.key_of(msg.topic(), msg.partition())
+        polled.setdefault(str(key), []).append([msg.offset(), decode(msg.value())])
+        good.append(msg)
+    return polled, errors, good
+
+
+class Transaction:
+    """One Kafka transaction on a transactional producer (lazily initialised)."""
+
+    def __init__(self, producer: Producer, timeout: float):
+        self.producer = producer
+        self.timeout = timeout
+
+    def begin(self) -> None:
+        self.producer.begin_transaction()
+
+    def commit(self, consumer: Consumer | None) -> None:
+        """Sends the consumer's offsets and commits; raises Indefinite/definite verdicts.
+
+        Retriable commit errors are retried until the op timeout; an abortable
+        error leads to abort(), and only an abort that succeeds is definite.
+        """
+        deadline = time.monotonic() + self.timeout
+        try:
+            if consumer is not None:
+                positions = [tp for tp in consumer.position(consumer.assignment()) if tp.offset >= 0]
+                if positions:
+                    self.producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(),
+                                                              self.timeout)
+            while True:
+                try:
+                    self.producer.commit_transaction(max(0.1, deadline - time.monotonic()))
+                    return
+                except KafkaException as e:
+                    err = e.args[0]
+                    if err.retriable() and not err.txn_requires_abort() and time.monotonic() < deadline:
+                        continue
+                    raise
+        except KafkaException as e:
+            self._after_failed_commit(e)
+
+    def _after_failed_commit(self, e: KafkaException) -> None:
+        err: KafkaError = e.args[0]
+        if err.txn_requires_abort():
+            self.abort()  # raises Indefinite if the abort itself fails
+            raise Indefinite(Classified("fail", err.name(), f"{err.str()} (transaction aborted)"))
+        # anything else: the coordinator may have logged the commit
+        raise Indefinite(Classified("info", err.name(), f"{err.str()} (during commit)"))
+
+    def abort(self) -> None:
+        try:
+            self.producer.abort_transaction(self.timeout)
+        except KafkaException as e:
+            raise Indefinite(Classified("info", e.args[0].name(), f"{e.args[0].str()} (during abort)"))
+
+
+def rewind(consumer: Consumer, keys: KeySpace, polled: list[dict[str, list[list[int]]]]) -> None:
+    """Puts the consumer back so its next poll re-reads what an aborted
+    transaction polled: each partition it read from goes back to the first
+    offset it read there. Partitions it did not read from are left alone."""
+    first: dict[int, int] = {}
+    for result in polled:
+        for key, pairs in result.items():
+            first[int(key)] = min([first.get(int(key), pairs[0][0]), pairs[0][0]])
+    for key, offset in first.items():
+        consumer.seek(keys.topic_partition(key, offset))
+
+
+def guarded(fn: Callable[[], Any]) -> Any:
+    """Runs fn, turning any KafkaException into a classified verdict."""
+    try:
+        return fn()
+    except KafkaException as e:
+        raise Indefinite(classify(e))
+
+
+class ClientPair:
+    """A logical process's producer and consumer, made on first use (creation
+    never blocks on the cluster; transactional producers init on first use)."""
+
+    def __init__(self, bootstrap: str, settings: WorkloadSettings, process: int, transactional_id: str | None,
+                 group_id: str, auto_offset_reset: str | None = None):
+        self.bootstrap = bootstrap
+        self.settings = settings
+        self.process = process
+        self.transactional_id = transactional_id
+        self.group_id = group_id
+        self.auto_offset_reset = auto_offset_reset
+        self._producer: Producer | None = None
+        self._consumer: Consumer | None = None
+
+    @property
+    def producer(self) -> Producer:
+        if self._producer is None:
+            producer = Producer(producer_config(self.bootstrap, self.settings, f"lt-p{self.process}",
+                                                self.transactional_id))
+            if self.transactional_id is not None:
+                guarded(lambda: producer.init_transactions(self.settings.op_timeout))
+            self._producer = producer
+        return self._producer
+
+    @property
+    def consumer(self) -> Consumer:
+        if self._consumer is None:
+            self._consumer = Consumer(consumer_config(self.bootstrap, self.settings, f"lt-c{self.process}",
+                                                      self.group_id, self.auto_offset_reset))
+        return self._consumer
+
+    def close(self) -> None:
+        """Drops queued work and leaves the group (may block: call it off the hot path)."""
+        producer, consumer = self._producer, self._consumer
+        self._producer = self._consumer = None
+        if producer is not None:
+            producer.purge(in_queue=True, in_flight=True, blocking=False)
+            producer.flush(0)
+        if consumer is not None:
+            consumer.close()
+
+
+def ensure_topic(topics, key: int) -> None:
+    """Creates key's topic if needed; a failure is definite (nothing was sent yet)."""
+    try:
+        topics.ensure(key)
+    except Exception as e:
+        raise Indefinite(classify(e, definite=True))
+
+
+class ProcessClient:
+    """Base of the workload clients: one ClientPair per logical process."""
+
+    def __init__(self, workload, process: int, transactional_id: str | None, group_id: str,
+                 auto_offset_reset: str | None = None):
+        self.w = workload
+        self.process = process
+        self.pair = ClientPair(workload.bootstrap, workload.settings, process,
+                               transactional_id if workload.settings.txn else None, group_id, auto_offset_reset)
+
+    @property
+    def producer(self) -> Producer:
+        return self.pair.producer
+
+    @property
+    def consumer(self) -> Consumer:
+        return self.pair.consumer
+
+    def _ensure_topic(self, key: int) -> None:
+        ensure_topic(self.w.topics, key)
+
+    def close(self) -> None:
+        self.pair.close()

@@ -1,0 +1,277 @@
+"""Queue workload (Jepsen's kafka queue test): sends and polls on keys, each key
+one topic-partition, optionally inside Kafka transactions.
+
+Ops (values as in docs/history.md):
+  send       [["send", k, v]]            -> [["send", k, [offset, v]]]
+  poll       [["poll"]]                  -> [["poll", {"k": [[offset, v], ...]}]]
+  txn        1-4 mixed sends/polls in one Kafka transaction (--txn)
+  assign     [k, ...]  consumer.assign()
+  subscribe  [k, ...]  consumer.subscribe() to those keys' topics
+  crash      null      close both clients; completes info, the process is replaced
+"""
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer
+
+from workloads.base import Completion, KeyRotation, Op, Recorder, ValueSource
+from workloads.clients import (Indefinite, ProcessClient, Transaction, first_error, guarded, poll_messages,
+                               produce_all, rewind)
+from workloads.errors import classify, harness_error
+from workloads.kafka_common import KafkaWorkloadBase, KeySpace
+from workloads.settings import WorkloadSettings
+
+log = logging.getLogger(__name__)
+
+CRASH_P = 0.02
+SUBSCRIPTION_P = 0.08
+
+
+class Acks:
+    """What the cluster acknowledged: key -> {offset: value} (committed sends only)."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[int, dict[int, int]] = {}
+        self.keys_written: set[int] = set()  # every key a send was invoked on
+        self._lock = threading.Lock()
+
+    def invoked(self, keys: list[int]) -> None:
+        with self._lock:
+            self.keys_written.update(keys)
+
+    def acked(self, key: int, offset: int, value: int) -> None:
+        with self._lock:
+            self.by_key.setdefault(key, {})[offset] = value
+
+    def snapshot(self) -> dict[int, dict[int, int]]:
+        with self._lock:
+            return {k: dict(v) for k, v in self.by_key.items()}
+
+
+class QueueGenerator:
+    def __init__(self, settings: WorkloadSettings, keys: KeySpace, rotation: KeyRotation,
+                 values: ValueSource, acks: Acks, rng: random.Random):
+        self.settings = settings
+        self.keys = keys
+        self.rotation = rotation
+        self.values = values
+        self.acks = acks
+        self.rng = rng
+        self._lock = threading.Lock()
+        self._has_subscription: set[int] = set()
+
+    def next_op(self, process: int) -> Op:
+        with self._lock:
+            if process not in self._has_subscription:
+                self._has_subscription.add(process)
+                return self._subscription()
+            r = self.rng.random()
+            if self.settings.crash_clients and r < CRASH_P:
+                return Op("crash", None)
+            if r < CRASH_P + SUBSCRIPTION_P:
+                return self._subscription()
+            if self.settings.txn:
+                return Op("txn", [self._send() if self.rng.random() < 0.5 else ["poll"]
+                                  for _ in range(self.rng.randint(1, 4))])
+            return Op("send", [self._send()]) if self.rng.random() < 0.5 else Op("poll", [["poll"]])
+
+    def _send(self) -> list:
+        key = self.rotation.take_write(self.rng)
+        self.acks.invoked([key])
+        return ["send", key, self.values.next()]
+
+    def _subscription(self) -> Op:
+        active = self.rotation.active
+        chosen = [k for k in active if self.rng.random() < 0.75] or [self.rng.choice(active)]
+        if self.settings.sub_via == "subscribe":
+            topics = {self.keys.topic(k) for k in chosen}
+            return Op("subscribe", sorted(k for t in topics for k in self.keys.keys_of_topic(t)))
+        return Op("assign", sorted(chosen))
+
+
+class QueueClient(ProcessClient):
+    """One producer and one consumer for one logical process."""
+
+    def __init__(self, workload: "QueueWorkload", process: int, final: bool = False):
+        super().__init__(workload, process, f"{workload.run_id}-q-p{process}", f"{workload.run_id}-group",
+                         "earliest" if final else None)
+        self.final = final  # final reads: assign from the beginning of each partition
+        self._rebalance_log: list = []
+
+    # -- ops ------------------------------------------------------------------------------
+    def invoke(self, op: Op) -> Completion:
+        try:
+            return getattr(self, "_" + op.f)(op)
+        except Indefinite as e:
+            return Completion.failed(e.classified, op.value)
+
+    def _crash(self, op: Op) -> Completion:
+        self.close()
+        return Completion("info", None)
+
+    def _assign(self, op: Op) -> Completion:
+        for key in op.value:
+            self._ensure_topic(key)
+        start = OFFSET_BEGINNING if self.final else None
+        guarded(lambda: self.consumer.assign([self.w.keys.topic_partition(k, start) for k in op.value]))
+        return Completion.ok(op.value)
+
+    def _subscribe(self, op: Op) -> Completion:
+        for key in op.value:
+            self._ensure_topic(key)
+        topics = sorted({self.w.keys.topic(k) for k in op.value})
+        guarded(lambda: self.consumer.subscribe(topics, on_assign=self._on_assign, on_revoke=self._on_revoke))
+        return Completion.ok(op.value)
+
+    def _on_assign(self, consumer, partitions) -> None:
+        self._rebalance_log.append(["assigned", sorted(self.w.keys.key_of(p.topic, p.partition) for p in partitions)])
+
+    def _on_revoke(self, consumer, partitions) -> None:
+        self._rebalance_log.append(["revoked", sorted(self.w.keys.key_of(p.topic, p.partition) for p in partitions)])
+
+    def _send(self, op: Op) -> Completion:
+        for _, key, _ in op.value:
+            self._ensure_topic(key)
+        deliveries = produce_all(self.producer, self.w.keys, [(k, v) for _, k, v in op.value],
+                                 self.w.settings.op_timeout, in_txn=False)
+        problem = first_error(deliveries)
+        if problem is not None:
+            return Completion.failed(problem, op.value)
+        for d in deliveries:
+            self.w.acks.acked(d.key, d.offset, d.value)
+        return Completion.ok([["send", d.key, [d.offset, d.value]] for d in deliveries])
+
+    def _poll(self, op: Op) -> Completion:
+        try:
+            polled, errors, _ = guarded(lambda: poll_messages(self.consumer, self.w.keys,
+                                                              self.w.settings.poll_timeout))
+        except Indefinite as e:  # nothing was returned, so nothing was consumed: definite
+            return Completion("fail", op.value, e.classified.error)
+        if polled and not self.w.settings.enable_auto_commit:
+            try:
+                self.consumer.commit(asynchronous=True)
+            except Exception as e:  # a poll that read is still a poll that read
+                errors.append(classify(e).name)
+        return Completion.ok([["poll", polled]], **self._poll_extra(errors))
+
+    def _poll_extra(self, errors: list[str]) -> dict:
+        extra: dict = {}
+        if errors:
+            extra["poll_errors"] = errors
+        if self._rebalance_log:
+            extra["rebalance_log"], self._rebalance_log = self._rebalance_log, []
+        return extra
+
+    def _txn(self, op: Op) -> Completion:
+        settings = self.w.settings
+        for mop in op.value:
+            if mop[0] == "send":
+                self._ensure_topic(mop[1])
+        txn = Transaction(self.producer, settings.op_timeout)
+        consumer = self.consumer
+        polled: list[dict] = []  # what this txn's polls returned, to rewind if it aborts
+        guarded(txn.begin)
+        try:
+            results, errors = self._run_micro_ops(op.value, polled)
+        except Indefinite as e:
+            return self._abort(txn, consumer, polled, e.classified.error, op)
+        if self.w.rng_for(self.process).random() < settings.abort_p:
+            return self._abort(txn, consumer, polled, harness_error(
+                "ABORTED_ON_PURPOSE", "aborted on purpose (--abort-p)").error, op)
+        try:
+            txn.commit(consumer)
+        except Indefinite as e:
+            if e.classified.outcome != "fail":
+                raise
+            return self._rewound(consumer, polled, e.classified.error, op)  # the commit turned into an abort
+        for mop in results:
+            if mop[0] == "send":
+                self.w.acks.acked(mop[1], mop[2][0], mop[2][1])
+        return Completion.ok(results, **self._poll_extra(errors))
+
+    def _run_micro_ops(self, micro_ops: list, polled_so_far: list[dict]) -> tuple[list, list[str]]:
+        """Runs a txn's sends and polls in order; sends are awaited before the commit."""
+        results: list = []
+        errors: list[str] = []
+        pending = []
+        for mop in micro_ops:
+            if mop[0] == "send":
+                pending.append((len(results), mop[1], mop[2]))
+                results.append(None)
+            else:
+                polled, poll_errors, _ = poll_messages(self.consumer, self.w.keys, self.w.settings.poll_timeout)
+                errors += poll_errors
+                results.append(["poll", polled])
+                polled_so_far.append(polled)
+        if pending:
+            deliveries = produce_all(self.producer, self.w.keys, [(k, v) for _, k, v in pending],
+                                     self.w.settings.op_timeout, in_txn=True)
+            problem = first_error(deliveries)
+            if problem is not None:
+                raise Indefinite(problem)
+            for (i, _, _), d in zip(pending, deliveries):
+                results[i] = ["send", d.key, [d.offset, d.value]]
+        return results, errors
+
+    def _abort(self, txn: Transaction, consumer: Consumer, polled: list[dict], error: list[str],
+               op: Op) -> Completion:
+        """Aborts; a successful abort is a definite failure, and the consumer is
+        rewound so it re-reads what the aborted txn polled."""
+        txn.abort()  # raises Indefinite (info) when the abort itself fails
+        return self._rewound(consumer, polled, error, op)
+
+    def _rewound(self, consumer: Consumer, polled: list[dict], error: list[str], op: Op) -> Completion:
+        try:
+            rewind(consumer, self.w.keys, polled)
+        except Exception as e:
+            log.info("process %s: rewind after abort failed (%s); retiring it", self.process, e)
+            return Completion("fail", op.value, error, retire=True)
+        return Completion("fail", op.value, error)
+
+
+
+class QueueWorkload(KafkaWorkloadBase):
+    topic_tag = "q"
+    name = "queue"
+
+    def __init__(self, bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int):
+        super().__init__(bootstrap, settings, run_id, seed)
+        self.acks = Acks()
+
+    def generator(self) -> QueueGenerator:
+        return QueueGenerator(self.settings, self.keys, self.rotation, self.values, self.acks,
+                              random.Random(self.seed))
+
+    def new_client(self, process: int) -> QueueClient:
+        return QueueClient(self, process)
+
+    def final_reads(self, process: int, record: Recorder, deadline: float, new_process) -> dict:
+        """Fresh clients assign every key ever written from the beginning and poll
+        until every acknowledged offset has been seen or the deadline passes."""
+        acked = self.acks.snapshot()
+        keys = sorted(self.acks.keys_written | set(acked))
+        missing = {(k, o) for k, offsets in acked.items() for o in offsets}
+        total = len(missing)
+        client = None
+        while keys and missing and time.monotonic() < deadline:
+            if client is None:
+                client = QueueClient(self, process, final=True)
+                if record(process, client, Op("assign", keys)).type != "ok":
+                    client.close(); client = None; process = new_process(); time.sleep(0.5)
+                    continue
+            completion = record(process, client, Op("poll", [["poll"]]))
+            if completion.type == "info":
+                client.close(); client = None; process = new_process()
+                continue
+            if completion.type != "ok":
+                continue
+            for key, pairs in completion.value[0][1].items():
+                for offset, _ in pairs:
+                    missing.discard((int(key), offset))
+        if client is not None:
+            client.close()
+        return {"acknowledged": total, "unseen_at_end": len(missing), "complete": not missing}
