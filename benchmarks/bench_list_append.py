@@ -18,19 +18,22 @@ from pathlib import Path
 from benchmarks.gen_list_append import write
 
 
-def measure(spark, ops: int, fault_rate: float, seed: int, workdir: Path) -> dict:
+def measure(spark, ops: int, fault_rate: float, seed: int, workdir: Path,
+            collect_limit: int) -> dict:
     from checkers.history_io import load_history, pair_operations
     from checkers.list_append import check_list_append
 
     path = workdir / f"la-{ops}.jsonl"
     events = write(str(path), ops, processes=8, keys=16, fault_rate=fault_rate, seed=seed)
     started = time.monotonic()
-    results = check_list_append(spark, pair_operations(load_history(spark, str(path))))
+    results = check_list_append(spark, pair_operations(load_history(spark, str(path))),
+                                collect_limit=collect_limit)
     seconds = time.monotonic() - started
     graph = results["stats"]["graph"]
     return {"ops": ops, "events": events, "fault_rate": fault_rate, "seconds": round(seconds, 2),
             "edges": graph["edges"], "rounds": graph["rounds"],
             "after_scc": graph.get("after_scc"), "steps_collected": graph["steps_collected"],
+            "phases": results["stats"]["seconds"],
             "anomaly_types": results["anomaly_types"], "valid": results["valid"]}
 
 
@@ -60,6 +63,8 @@ def main(argv=None) -> None:
     ap.add_argument("--fault-rate", type=float, default=0.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="benchmarks/out")
+    ap.add_argument("--collect-limit", type=int, default=200_000,
+                    help="graph_shrink collect limit (small values force shrinking)")
     args = ap.parse_args(argv)
 
     import os
@@ -72,7 +77,8 @@ def main(argv=None) -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for ops in args.sizes:
-            rows.append(measure(spark, ops, args.fault_rate, args.seed, Path(tmp)))
+            rows.append(measure(spark, ops, args.fault_rate, args.seed, Path(tmp),
+                                args.collect_limit))
             print(json.dumps(rows[-1]))
     (out / "list_append.json").write_text(json.dumps(rows, indent=1) + "\n")
     plot(rows, out / "list_append.png")
