@@ -7,8 +7,11 @@ not take down the others.
 from __future__ import annotations
 
 import importlib
+import sys
 
 import click
+
+from harness import exit_codes
 
 # subcommand name -> "module:attribute" of its click command
 COMMANDS: dict[str, str] = {
@@ -33,6 +36,24 @@ class LazyGroup(click.Group):
             return None
         module_name, attr = target.split(":")
         return getattr(importlib.import_module(module_name), attr)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """Like click's, except that a usage error exits BAD_INPUT: click's own
+        code for it (2) means "unknown" to logtrial's callers."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as e:
+            e.show()
+            sys.exit(exit_codes.BAD_INPUT)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(exit_codes.INTERRUPTED)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
 
 @click.group(cls=LazyGroup)
