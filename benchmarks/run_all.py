@@ -1,0 +1,36 @@
+"""`make bench`: every benchmark once, at the sizes the README's figures come from.
+
+Each benchmark is its own module with its own options; this only runs them in
+turn, so one can also be run alone (see its docstring).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+# (module, arguments): the README's tables were made with these
+BENCHMARKS: list[tuple[str, list[str]]] = [
+    ("benchmarks.runner_overhead", ["--seconds", "5", "--concurrency", "10"]),
+    ("benchmarks.runner_throughput", ["--local", "3"]),
+    ("benchmarks.cluster_bringup", ["--nodes", "3"]),
+    ("benchmarks.nemesis_latency", ["--repeat", "3"]),
+    ("benchmarks.bench_check", ["--sizes", "100000,1000000,10000000"]),
+    ("benchmarks.bench_list_append", ["--sizes", "1000", "10000", "100000"]),
+    ("benchmarks.report_big_history", ["--ops", "500000"]),
+    ("benchmarks.index_listing", ["--runs", "3000"]),
+]
+
+
+def main() -> int:
+    failed = []
+    for module, args in BENCHMARKS:
+        print(f"\n=== {module} {' '.join(args)}", flush=True)
+        if subprocess.run([sys.executable, "-m", module, *args]).returncode != 0:
+            failed.append(module)
+    if failed:
+        print(f"\nfailed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
