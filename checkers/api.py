@@ -18,13 +18,15 @@ class CheckOptionError(ValueError):
     """A bad option to check_history (unknown workload, ...)."""
 
 
-def _run_checker(spark, ops, workload: str, allow, forbid, consistency_model: str) -> dict:
+def _run_checker(spark, ops, workload: str, allow, forbid, consistency_model: str,
+                 realtime_cycles: bool) -> dict:
     if workload == "queue":
         from checkers.queue import check_queue
-        return check_queue(spark, ops, allow=allow, forbid=forbid)
+        return check_queue(spark, ops, allow=allow, forbid=forbid, realtime=realtime_cycles)
     if workload == "list-append":
         from checkers.list_append import check_list_append
-        return check_list_append(spark, ops, consistency_model, allow=allow, forbid=forbid)
+        from checkers.validity import apply_overrides
+        return apply_overrides(check_list_append(spark, ops, consistency_model), allow, forbid)
     raise CheckOptionError(f"unknown workload {workload!r}: expected one of {', '.join(WORKLOADS)}")
 
 
@@ -45,11 +47,13 @@ def write_results(results: dict, out_dir: Path) -> Path:
 
 
 def check_history(history_path, workload: str = "queue", out_dir=None, spark_master=None,
-                  allow=(), forbid=(), consistency_model: str = "strict-serializable") -> dict:
+                  allow=(), forbid=(), consistency_model: str = "strict-serializable",
+                  realtime_cycles: bool = False) -> dict:
     """Check the history at `history_path` (history.jsonl or Parquet) with
     the `workload`'s checker on Spark (`spark_master`, embedded local mode
     when None), write results.json into `out_dir` (default: beside the
-    history) and return the results. Raises history_io.HistoryError on bad
+    history) and return the results. `realtime_cycles` (queue) adds process
+    and realtime edges to the cycle search (-process/-realtime variants). Raises history_io.HistoryError on bad
     input, CheckOptionError on a bad option."""
     if workload not in WORKLOADS:
         raise CheckOptionError(f"unknown workload {workload!r}: expected one of {', '.join(WORKLOADS)}")
@@ -60,7 +64,8 @@ def check_history(history_path, workload: str = "queue", out_dir=None, spark_mas
     spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
     tune_for_input(spark, _input_bytes(history_path))
     ops = pair_operations(load_history(spark, history_path))
-    results = _run_checker(spark, ops, workload, tuple(allow), tuple(forbid), consistency_model)
+    results = _run_checker(spark, ops, workload, tuple(allow), tuple(forbid), consistency_model,
+                           realtime_cycles)
     results["workload"] = workload
     results["checker"] = {"history": str(history_path), "spark_master": spark.sparkContext.master,
                           "seconds": round(time.monotonic() - started, 3),

@@ -54,10 +54,10 @@ def _final_reads(sends: DataFrame, ops: DataFrame) -> bool:
 
 
 def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
-                limit: int = DEFAULT_EXAMPLES, cycles: bool = True, realtime: bool = True) -> dict:
+                limit: int = DEFAULT_EXAMPLES, cycles: bool = True, realtime: bool = False) -> dict:
     """Results (shared/history-format.md) for the queue operations in `ops`.
-    `cycles` off skips G0/G1c; `realtime` off leaves out process/realtime
-    edges (so no -process/-realtime variants)."""
+    `cycles` off skips G0/G1c; `realtime` adds process/realtime edges (the
+    -process/-realtime variants; costly on big histories, off by default)."""
     keep: list[DataFrame] = []
     try:
         ops = _persisted(ops.filter(F.col("f").isin(*QUEUE_OPS)), keep)

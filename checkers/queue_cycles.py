@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 
 from checkers.anomalies import op_struct
 from checkers.cycles import DEFAULT_SPECS, Cycle, QueuePhrasing, explain_cycle, find_cycles
-from checkers.graph_shrink import conform_edges, shrink
+from checkers.graph_shrink import conform_edges, drop_read_only, shrink
 from checkers.order_edges import process_edges, realtime_edges
 
 G1C_SPECS = tuple(s for s in DEFAULT_SPECS if s.name.startswith("G1c"))
@@ -93,8 +93,11 @@ def _by_type(cycles: list[Cycle]) -> dict[str, list[Cycle]]:
     return found
 
 
+COLLECT_LIMIT = 40_000
+
+
 def find_cycles_in(spark: SparkSession, edges: DataFrame, ops: DataFrame, limit: int,
-                   collect_limit: int = 200_000) -> tuple[dict[str, dict], dict]:
+                   collect_limit: int = COLLECT_LIMIT) -> tuple[dict[str, dict], dict]:
     """Shrink `edges`, search G0/G1c cycles; ({type: {count, examples}}, stats).
     G1c examples list wr-only cycles first; stats["wr_only"] counts them."""
     graph = shrink(edges, collect_limit=collect_limit)
@@ -111,8 +114,17 @@ def find_cycles_in(spark: SparkSession, edges: DataFrame, ops: DataFrame, limit:
 
 
 def find_cycles_queue(spark: SparkSession, obs: DataFrame, sends: DataFrame, reads: DataFrame,
-                      ops: DataFrame, limit: int, realtime: bool = True) -> tuple[dict[str, dict], dict]:
+                      ops: DataFrame, limit: int, realtime: bool = False) -> tuple[dict[str, dict], dict]:
+    """G0/G1c over ww+wr edges; with `realtime`, also process and realtime
+    edges (-process/-realtime variants). Off by default: order edges link
+    every operation to its successors in time, so the graph cannot be
+    trimmed and its search costs far more than the rest of the check (see
+    docs/checkers.md). Without them, pure polls are dropped first (they have
+    no outgoing ww/wr edge, so they close no cycle)."""
     edges = ww_edges(obs, sends).unionByName(wr_edges(reads, sends))
     if realtime:
         edges = edges.unionByName(order_edges(ops))
+    else:
+        polls = ops.filter(F.col("f") == "poll").select(F.col("invoke_index").alias("id"))
+        edges = drop_read_only(edges, polls, {"ww", "wr"})
     return find_cycles_in(spark, edges, ops, limit)

@@ -54,3 +54,16 @@ def verdict(found: list[str], evidence: Evidence, allow=(), forbid=()) -> tuple[
     if bad == ["unseen"] and not evidence.final_reads:
         return "unknown", bad
     return (not bad), bad
+
+
+def apply_overrides(results: dict, allow=(), forbid=()) -> dict:
+    """--allow/--forbid on a checker's results that decided validity by its
+    own rules (list-append: the consistency model)."""
+    if not allow and not forbid:
+        return results
+    found = set(results.get("anomaly_types", ()))
+    bad = (set(results.get("bad_anomaly_types", ())) | (found & set(forbid))) - set(allow)
+    results["bad_anomaly_types"] = sorted(bad)
+    if results.get("valid") != "unknown":
+        results["valid"] = not bad
+    return results

@@ -1,0 +1,62 @@
+"""`logtrial check`: exit codes, results.json, workload from test.json, bad
+input naming file and line. Runs in-process on the shared Spark session."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from harness import exit_codes
+from harness.commands.check import check
+from tests.checkers.histories import Builder
+
+
+def _run(*args):
+    return CliRunner().invoke(check, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_valid_run_dir_exits_0_and_writes_results(spark, tmp_path):
+    h = Builder()
+    h.send(0, [(1, 0, 10)]); h.poll(1, {1: [(0, 10)]})
+    h.write(tmp_path / "history.jsonl")
+    (tmp_path / "test.json").write_text(json.dumps({"workload": "queue", "status": "complete"}))
+    result = _run(tmp_path)
+    assert result.exit_code == exit_codes.VALID, result.output
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["valid"] is True and saved["anomalies"] == {} and saved["workload"] == "queue"
+    assert saved["stats"]["by_f"] == {"send": {"ok": 1}, "poll": {"ok": 1}}
+
+
+def test_invalid_history_exits_1_and_forbid_allow_change_the_verdict(spark, tmp_path):
+    h = Builder()
+    h.send(0, [(1, 0, 10), (1, 2, 11)]); h.send(1, [(1, 1, 12)])   # int-send-skip (allowed)
+    h.send(2, [(2, 0, 20)]); h.poll(3, {1: [(0, 10), (1, 12), (2, 11)], 2: [(0, 21)]})  # inconsistent
+    path = h.write(tmp_path / "history.jsonl")
+    out = tmp_path / "out"
+    assert _run(path, "--out", out).exit_code == exit_codes.INVALID
+    first = json.loads((out / "results.json").read_text())
+    assert "int-send-skip" in first["anomaly_types"] and "int-send-skip" not in first["bad_anomaly_types"]
+    assert "inconsistent-offsets" in first["bad_anomaly_types"]
+    result = _run(path, "--out", out, "--allow", "inconsistent-offsets", "--allow", "unseen",
+                  "--allow", "lost-write", "--forbid", "int-send-skip")
+    assert result.exit_code == exit_codes.INVALID
+    assert json.loads((out / "results.json").read_text())["bad_anomaly_types"] == ["int-send-skip"]
+
+
+def test_history_without_ok_ops_is_unknown(spark, tmp_path):
+    h = Builder()
+    h.send(0, [(1, None, 10)], type_="fail")
+    path = h.write(tmp_path / "history.jsonl")
+    result = _run(path)
+    assert result.exit_code == exit_codes.UNKNOWN
+    assert json.loads((tmp_path / "results.json").read_text())["valid"] == "unknown"
+
+
+def test_bad_input_exits_3_naming_file_and_line(spark, tmp_path):
+    path = tmp_path / "history.jsonl"
+    path.write_text('{"index":0,"time":1,"type":"invoke","process":0,"f":"poll","value":[["poll"]]}\n'
+                    '{"index":1,"time":2,"type":"ok","process":0,"f":"poll"\n')
+    result = CliRunner(mix_stderr=False).invoke(check, [str(path)]) if "mix_stderr" in \
+        CliRunner.__init__.__code__.co_varnames else CliRunner().invoke(check, [str(path)])
+    assert result.exit_code == exit_codes.BAD_INPUT
+    assert f"{path}:2: malformed JSON" in (result.stderr if hasattr(result, "stderr") else result.output)
