@@ -45,11 +45,11 @@ def plot(rows: list[dict], out: Path) -> None:
     ops = [r["ops"] for r in rows]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     left.plot(ops, [r["seconds"] for r in rows], "o-")
-    left.set(xscale="log", xlabel="operations", ylabel="check time (s)",
+    left.set(xscale="log", xlabel="operations", ylabel="check time (s)", ylim=(0, None),
              title="list-append check, local[2]")
     right.plot(ops, [r["edges"] for r in rows], "o-", label="edges built (Spark)")
     right.plot(ops, [max(r["steps_collected"], 0.5) for r in rows], "s-",
-               label="steps collected (driver)")
+               label="steps collected by the driver (0 drawn at 0.5)")
     right.set(xscale="log", yscale="log", xlabel="operations", ylabel="edges",
               title="graph shrinking")
     right.legend()
