@@ -507,7 +507,9 @@ class ActiveFaults:
     def nemesis(self, f: str, value: Any, **extra: Any) -> int:
         from nemesis.registry import F_NAMES  # what each recorded f starts or stops
         fault, action = F_NAMES.get(f, (None, None))
-        if action == "stop":
+        if f == "heal":
+            self.active.clear()
+        elif action == "stop":
             self.active.discard(fault)
         elif action == "start":
             self.active.add(fault)
