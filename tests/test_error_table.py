@@ -17,14 +17,14 @@ def test_indefinite_errors():
     for code in (KafkaError._MSG_TIMED_OUT, KafkaError._TIMED_OUT, KafkaError.NOT_LEADER_FOR_PARTITION,
                  KafkaError.OUT_OF_ORDER_SEQUENCE_NUMBER, KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
                  KafkaError.REQUEST_TIMED_OUT, KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.NOT_COORDINATOR,
-                 KafkaError._TRANSPORT, KafkaError._PURGE_INFLIGHT):
+                 KafkaError._TRANSPORT, KafkaError._PURGE_INFLIGHT, KafkaError._PURGE_QUEUE):
         verdict = classify(KafkaError(code))
         assert verdict.outcome == "info", verdict
         assert verdict.name == KafkaError(code).name()
 
 
 def test_definite_errors():
-    for code in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.MSG_SIZE_TOO_LARGE, KafkaError._PURGE_QUEUE,
+    for code in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.MSG_SIZE_TOO_LARGE,
                  KafkaError.NOT_ENOUGH_REPLICAS, KafkaError._QUEUE_FULL):
         assert classify(KafkaError(code)).outcome == "fail", KafkaError(code).name()
 

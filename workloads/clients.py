@@ -89,7 +89,8 @@ def produce_all(producer: Producer, keys: KeySpace, items: list[tuple[int, int]]
     """Produces (key, value) pairs and waits for every delivery report.
 
     When the wait times out outside a transaction, messages still in the local
-    queue are purged: their reports (_PURGE_QUEUE) make them definite failures;
+    queue are purged: their reports (_PURGE_QUEUE) are indefinite, since a retried
+    message is back in the queue after an attempt that may have been written;
     anything in flight stays undelivered (the caller treats it as indefinite).
     """
     deliveries = [Delivery(k, v) for k, v in items]
