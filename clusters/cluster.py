@@ -22,6 +22,12 @@ FLUSH_NETWORK = ("iptables -w 10 -P INPUT ACCEPT && iptables -w 10 -P OUTPUT ACC
 LIST_RULES = "iptables -w 10 -S; iptables -w 10 -t nat -S; iptables -w 10 -t mangle -S"
 
 
+def clock_strobe_pid_file(offset_file: str) -> str:
+    """Pid file of the clock nemesis's strobe loop, which keeps rewriting the offset file
+    (nemesis/clock.py): heal must stop it, or it would undo the clock reset."""
+    return f"{offset_file}.strobe.pid"
+
+
 class ClusterNotHealed(RuntimeError):
     """verify_healed found faults still in place: {node: [problems]}."""
 
@@ -87,6 +93,9 @@ class Cluster:
             actions.append(f"{node}: resumed paused broker")
         self.db.resume(node)
         clock = self.db.clock_offset_file(node)
+        if session.signal(clock_strobe_pid_file(clock), "TERM"):
+            session.wait_exit(clock_strobe_pid_file(clock), 10)
+            actions.append(f"{node}: stopped clock strobe")
         if session.exec(f"cat {shlex.quote(clock)} 2>/dev/null", check=False,
                         timeout=15).stdout.strip() not in ("+0", ""):
             actions.append(f"{node}: reset clock offset")
@@ -119,6 +128,8 @@ class Cluster:
                              check=False, timeout=15).stdout.strip()
         if clock != "+0":
             found.append(f"clock offset is {clock or 'missing'!r}, not +0")
+        if session.pid_alive(clock_strobe_pid_file(self.db.clock_offset_file(node))):
+            found.append("clock strobe still running")
         if state == "running" and not self.db.serves_metadata(node):
             found.append(f"broker not serving metadata on port {CLIENT_PORT}")
         return found

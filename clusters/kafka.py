@@ -384,7 +384,7 @@ class KafkaDB:
         from confluent_kafka.admin import AdminClient, NewTopic
         rf = replication_factor or min(3, len(self.inventory.nodes))
         topic_config = {"min.insync.replicas": str(min_insync_replicas), **(config or {})}
-        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers(), "logger": _QUIET})
+        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers(), "logger": QUIET_CLIENT_LOGGER})
         future = admin.create_topics([NewTopic(name, partitions, rf, config=topic_config)],
                                      operation_timeout=timeout, request_timeout=timeout)[name]
         try:
@@ -426,7 +426,7 @@ def parse_sha256sum(output: str) -> dict[str, str]:
 def _broker_ids(host: str) -> set[int]:
     """Ids of the live brokers in the metadata served at host (empty if none answers)."""
     from confluent_kafka.admin import AdminClient
-    admin = AdminClient({"bootstrap.servers": f"{host}:{CLIENT_PORT}", "logger": _QUIET,
+    admin = AdminClient({"bootstrap.servers": f"{host}:{CLIENT_PORT}", "logger": QUIET_CLIENT_LOGGER,
                          "socket.connection.setup.timeout.ms": 3000})
     try:
         return set(admin.list_topics(timeout=3).brokers)
@@ -449,4 +449,4 @@ class _QuietLogger(logging.Logger):
         super().__init__("logtrial.kafka.client", level=logging.CRITICAL)
 
 
-_QUIET = _QuietLogger()
+QUIET_CLIENT_LOGGER = _QuietLogger()

@@ -107,6 +107,12 @@ class TestOptions:
         if self.concurrency < 1:
             raise ValueError("--concurrency must be at least 1")
         check_max_in_flight(self.max_in_flight, self.idempotence or self.txn)
+        if self.idempotence and self.acks != "all":  # librdkafka refuses the combination
+            raise ValueError(f"--idempotence needs --acks all (got --acks {self.acks}); add --no-idempotence")
+        if self.idempotence and self.retries == 0:
+            raise ValueError("--idempotence needs --retries > 0; add --no-idempotence")
+        if self.txn and not self.idempotence:
+            raise ValueError("--txn needs idempotence (transactions imply it); drop --no-idempotence")
 
     @property
     def nemesis_kinds(self) -> list[str]:
@@ -137,6 +143,8 @@ def test_name(options: TestOptions) -> str:
         parts.append("read-uncommitted")
     if options.sub_via != "assign":
         parts.append(options.sub_via)
+    if options.enable_auto_commit:
+        parts.append("auto-commit")
     if options.crash_clients:
         parts.append("crash")
     return store.safe_name("-".join(parts))
@@ -214,11 +222,13 @@ class Run:
         from workloads.kafka_common import broker_count
         bootstrap = self._open_cluster()
         brokers = broker_count(bootstrap)
+        log.info("kafka at %s: %d brokers", bootstrap, brokers)
         settings = self.options.workload_settings(brokers)
         self.test_json["workload_settings"] = dataclasses.asdict(settings)
         self.test_json["bootstrap_servers"] = bootstrap
         self.workload = _make_workload(self.options.workload, bootstrap, settings, self.run_id, self.seed)
         self.workload.setup()
+        log.info("topics for the first keys created: %s", self.workload.topic_names())
 
     def _open_cluster(self) -> str:
         opts = self.options
@@ -230,7 +240,7 @@ class Run:
             inventory_path = self._local_cluster(opts.local)
         self.cluster = Cluster.open(inventory_path, insecure_host_keys=opts.insecure_host_keys,
                                     db_settings=opts.db_settings)
-        self.cluster.start_database()
+        log.info("cluster %s open; kafka running on every node", self.cluster.inventory.name)
         from clusters.reconfigure import restart_if_reconfigured
         for line in restart_if_reconfigured(self.cluster):
             self._say(line)

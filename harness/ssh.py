@@ -171,6 +171,7 @@ class NodeSession:
             # killed on the node too, not just abandoned by us
             wrapped = f"timeout -k 2 {timeout:g} sh -c {shlex.quote(wrapped)}"
         channel = self._open_channel()
+        started = time.monotonic()
         try:
             channel.settimeout(timeout + 5 if timeout is not None else None)
             channel.exec_command(wrapped)
@@ -185,7 +186,10 @@ class NodeSession:
                            command) from None
         finally:
             channel.close()
-        if timeout is not None and result.exit_code == TIMEOUT_EXIT:
+        # 124 may also be the command's own status (e.g. an inner `timeout`): only a run
+        # that lasted the whole timeout was stopped by ours
+        if timeout is not None and result.exit_code == TIMEOUT_EXIT \
+                and time.monotonic() - started >= timeout:
             raise SSHError(self.node.name, f"timed out after {timeout:g} s", command, result)
         if check and result.exit_code != 0:
             detail = (result.stderr.strip() or result.stdout.strip())[-600:]

@@ -21,14 +21,15 @@ import random
 import shlex
 from typing import Sequence
 
-from nemesis.fault import ProcessFault, strike
-
-LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+from clusters.cluster import clock_strobe_pid_file
+from clusters.kafka import FAKETIME_LIB
+from nemesis.fault import ProcessFault
 
 
 def offset_text(offset_ms: float) -> str:
-    """libfaketime's relative offset syntax, in (fractional) seconds: "+1.250"."""
-    return f"{offset_ms / 1000:+.3f}"
+    """libfaketime's relative offset syntax, in (fractional) seconds: "+1.250"; "+0" for
+    none (what Cluster.verify_healed expects of a healthy node)."""
+    return f"{offset_ms / 1000:+.3f}" if offset_ms else "+0"
 
 
 def write_offset_command(path: str, offset_ms: float) -> str:
@@ -47,19 +48,11 @@ def strobe_command(path: str, delta_ms: float, period_ms: float, duration_s: flo
     return f"sh -c {shlex.quote(loop)}"
 
 
-def faketime_env(db, node: str) -> dict[str, str]:
-    """The libfaketime settings the broker on `node` runs with."""
-    env = getattr(db, "faketime_env", None)
-    if env is not None:
-        return dict(env(node))
-    return {"LD_PRELOAD": LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE": db.clock_offset_file(node),
-            "FAKETIME_NO_CACHE": "1"}
-
-
 def observed_skew_ms(cluster, node: str) -> float:
     """What a process under the broker's libfaketime settings sees, minus the real time."""
-    env = faketime_env(cluster.db, node)
-    env["FAKETIME_NO_CACHE"] = "1"  # read the file now, whatever the broker's cache says
+    env = {"LD_PRELOAD": FAKETIME_LIB,
+           "FAKETIME_TIMESTAMP_FILE": cluster.db.clock_offset_file(node),
+           "FAKETIME_NO_CACHE": "1"}  # read the file now, whatever the broker's cache says
     faked = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     out = cluster.ssh[node].exec(f"date +%s%N; env {faked} date +%s%N", timeout=15).stdout
     real, fake = (int(x) for x in out.split())
@@ -83,6 +76,9 @@ class ClockFault(ProcessFault):
         return f"{params['mode']}-clock"
 
     def start(self, cluster, params: dict) -> dict:
+        if not getattr(cluster.db, "faketime", True):
+            raise RuntimeError("the brokers run without libfaketime (logtrial.faketime=false): "
+                               "the clock fault cannot skew them")
         if params["mode"] == "bump":
             observed: dict[str, float] = {}
             value = self.start_on_nodes(cluster, params, lambda node: observed.update(
@@ -93,11 +89,6 @@ class ClockFault(ProcessFault):
 
     def stop(self, cluster) -> dict:
         return self.stop_on_struck(lambda node: self.reset(cluster, node))
-
-    def heal(self, cluster) -> None:
-        # Cluster.heal rewrites the offset files; the strobe loops are ours to stop
-        strike(cluster.inventory.node_names, lambda node: self.stop_strobe(cluster, node))
-        self.struck = []
 
     # -- on one node -----------------------------------------------------------------------
     def _bump(self, cluster, node: str, offset_ms: float) -> float:
@@ -112,7 +103,7 @@ class ClockFault(ProcessFault):
         path = cluster.db.clock_offset_file(node)
         cluster.ssh[node].start_daemon(
             strobe_command(path, params["delta_ms"], params["period_ms"], params["duration_s"]),
-            strobe_pid_file(path), f"{path}.strobe.log")
+            clock_strobe_pid_file(path), f"{path}.strobe.log")
 
     def reset(self, cluster, node: str) -> None:
         self.stop_strobe(cluster, node)
@@ -122,10 +113,8 @@ class ClockFault(ProcessFault):
     @staticmethod
     def stop_strobe(cluster, node: str) -> None:
         session = cluster.ssh[node]
-        pid_file = strobe_pid_file(cluster.db.clock_offset_file(node))
+        pid_file = clock_strobe_pid_file(cluster.db.clock_offset_file(node))
         if session.signal(pid_file, "TERM"):
             session.wait_exit(pid_file, 10)
 
 
-def strobe_pid_file(offset_file: str) -> str:
-    return f"{offset_file}.strobe.pid"

@@ -35,8 +35,10 @@ def edge_target(entry: dict[str, Any], position: int, entries: list[Any]) -> int
     return (position + 1) % len(entries)
 
 
-def node_label(op: dict[str, Any], position: int) -> tuple[str, str]:
-    first = f"{op.get('index', 'T' + str(position))} p{op.get('process', '?')} {op.get('f', '')}"
+def node_label(op: dict[str, Any], name: Any, position: int) -> tuple[str, str]:
+    """("T1: 42 p0 send", value) — the checker's name for the op when it gives one."""
+    prefix = f"{name}: " if isinstance(name, str) and name else ""
+    first = f"{prefix}{op.get('index', 'T' + str(position + 1))} p{op.get('process', '?')} {op.get('f', '')}"
     value = op.get("value")
     second = esc(value)[:26] if value is not None else str(op.get("type", ""))
     return esc(first), second
@@ -103,7 +105,7 @@ def cycle_svg(cycle: list[Any]) -> str:
         parts.append(edge_svg(points[i], points[j], str(entry.get("edge", "?")), str(entry.get("why", ""))))
     for i, entry in enumerate(cycle):
         op = op_of(entry)
-        first, second = node_label(op, i)
+        first, second = node_label(op, entry.get("name") if isinstance(entry, dict) else None, i)
         x, y = points[i]
         link = f"#h{op['index']}" if isinstance(op.get("index"), int) else None
         box = (f"<rect x='{x - NODE_W / 2:.1f}' y='{y - NODE_H / 2:.1f}' width='{NODE_W}' height='{NODE_H}' rx='6' "

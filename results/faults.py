@@ -1,7 +1,8 @@
 """Fault windows from the nemesis events of a history.
 
 Nemesis events name what they did (`start-partition`/`stop-partition`,
-`pause`/`resume`, `kill`/`start`, `bump-clock`/`reset-clock`, ...). Each kind of
+`pause`/`resume`, `kill`/`start`, `bump-clock`/`reset-clock`, ...; the table
+is nemesis/registry.py's F_NAMES, unknown `start-X`/`stop-X` pairs also count). Each kind of
 fault becomes a list of [start, end) windows for shading plots; events that
 neither open nor close a known kind are kept as instants.
 """
@@ -9,24 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# f -> (kind, opens?) for the pairs that do not follow the start-X / stop-X pattern
-PAIRED = {
-    "pause": ("pause", True),
-    "resume": ("pause", False),
-    "kill": ("kill", True),
-    "start": ("kill", False),
-    "bump-clock": ("clock", True),
-    "strobe-clock": ("clock", True),
-    "reset-clock": ("clock", False),
-    "partition": ("partition", True),
-    "heal": ("partition", False),
-}
+from nemesis.registry import F_NAMES
+
+# nemesis/registry.py's F_NAMES is the one table of the f names each fault writes
+OPENS = {"start": True, "stop": False}
 
 
 def classify(f: str) -> tuple[str, bool] | None:
     """(kind, opens) for a nemesis `f`, or None if it is neither a start nor a stop."""
-    if f in PAIRED:
-        return PAIRED[f]
+    if f in F_NAMES:
+        kind, action = F_NAMES[f]
+        return kind, OPENS.get(action, True)
     for prefix, opens in (("start-", True), ("stop-", False)):
         if f.startswith(prefix) and len(f) > len(prefix):
             return f[len(prefix):], opens

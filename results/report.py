@@ -83,10 +83,21 @@ class HistoryPass:
 # ---- sections -------------------------------------------------------------------------------
 
 
-def header_section(summary: RunSummary, run_dir: Path) -> str:
+def verdict_reason(summary: RunSummary, results: dict[str, Any]) -> str:
     bad = summary.bad_anomaly_types
-    why = (f"made invalid by {tags(bad, bad)}" if bad and summary.verdict == "invalid" else
-           f"anomalies found: {tags(summary.anomaly_types, bad)}" if summary.anomaly_types else "no anomalies found")
+    if summary.verdict == "invalid" and bad:
+        return f"made invalid by {tags(bad, bad)}"
+    if summary.verdict == "incomplete":
+        return "the run did not finish or was not checked (see Problems)"
+    found = f"anomalies found: {tags(summary.anomaly_types, bad)}" if summary.anomaly_types else "no anomalies found"
+    if summary.verdict == "unknown":
+        reason = results.get("not_checked") or results.get("unknown_reason") or "the checker could not decide"
+        return f"{esc(reason)}; {found}"
+    return found
+
+
+def header_section(summary: RunSummary, results: dict[str, Any], run_dir: Path) -> str:
+    why = verdict_reason(summary, results)
     links = " ".join(f"<a href='{href(name)}'>{esc(name)}</a>" for name in RUN_FILE_LINKS if (run_dir / name).exists())
     return (f"<h1>{esc(summary.name)} <span class=muted>{esc(summary.timestamp)}</span></h1>"
             f"<p id=verdict>{badge(summary.verdict, 'verdict')} <span id=verdict-why>{why}</span></p>"
@@ -95,8 +106,10 @@ def header_section(summary: RunSummary, run_dir: Path) -> str:
             f" · status {esc(summary.status)}</p><nav class=links>{links}</nav>")
 
 
-def problems_section(summary: RunSummary, timeline: Timeline) -> str:
+def problems_section(summary: RunSummary, results: dict[str, Any], timeline: Timeline) -> str:
     problems = list(summary.problems)
+    if results.get("not_checked"):
+        problems.append(f"results.json: not checked: {results['not_checked']}")
     if timeline.bad_lines.count:
         problems.append(f"history.jsonl: {timeline.bad_lines.count} unreadable line(s): "
                         + "; ".join(timeline.bad_lines.examples))
@@ -116,14 +129,15 @@ def settings_section(test: dict[str, Any]) -> str:
 
 
 def ops_table(ops: list[Any]) -> str:
+    """One row per op; the usual columns first, then whatever else the checker gave."""
+    ops = [op if isinstance(op, dict) else {"value": op} for op in ops]
+    extra = sorted({k for op in ops for k in op if k not in OP_COLUMNS}, key=lambda k: (k != "value", k))
     rows = []
     for op in ops:
-        op = op if isinstance(op, dict) else {"value": op}
         index = op.get("index")
         link = f"<a href='#h{index}'>{esc(index)}</a>" if isinstance(index, int) else esc(index)
-        extra = {k: v for k, v in op.items() if k not in OP_COLUMNS}
-        rows.append([link] + [esc(op.get(c, "")) for c in OP_COLUMNS[1:]] + [generic(extra) if extra else ""])
-    return table(list(OP_COLUMNS) + ["more"], rows)
+        rows.append([link] + [esc(op.get(c, "")) for c in OP_COLUMNS[1:] + tuple(extra)])
+    return table(list(OP_COLUMNS) + extra, rows)
 
 
 def cycle_block(example: dict[str, Any]) -> str:
@@ -255,8 +269,8 @@ def build_report(run_dir: Path) -> str:
     history_pass = HistoryPass(results)
     timeline = history_pass.run(run_dir / "history.jsonl")
     body = "".join([
-        header_section(summary, run_dir),
-        problems_section(summary, timeline),
+        header_section(summary, results, run_dir),
+        problems_section(summary, results, timeline),
         anomalies_section(results),
         offsets_section(history_pass.offsets),
         plots_section(timeline, results),

@@ -146,11 +146,15 @@ def count_invocations(history: Path) -> int | None:
     return count
 
 
-def ops_count(results: dict[str, Any], history: Path) -> int | None:
+def ops_count(test: dict[str, Any], results: dict[str, Any], history: Path) -> int | None:
+    """The checker's count, else the runner's completion counts, else a scan of the history."""
     stats = results.get("stats") if isinstance(results.get("stats"), dict) else {}
     for name in ("ops", "op_count", "operations", "invocations"):
         if isinstance(stats.get(name), int):
             return stats[name]
+    counts = test.get("counts")
+    if isinstance(counts, dict) and counts and all(isinstance(v, int) for v in counts.values()):
+        return sum(counts.values())
     return count_invocations(history) if history.exists() else None
 
 
@@ -188,7 +192,7 @@ def read_run(run_dir: Path, store: Path | None = None) -> RunSummary:
         nemesis=as_list(option(test, "nemesis", "nemeses")),
         txn=option(test, "txn"),
         duration_s=duration_of(test),
-        ops=ops_count(results, run_dir / "history.jsonl"),
+        ops=ops_count(test, results, run_dir / "history.jsonl"),
         has_report=(run_dir / "report.html").is_file(),
         problems=problems,
     )

@@ -34,10 +34,10 @@ def test_test_names_say_workload_faults_and_settings():
 
 def test_a_run_records_options_status_and_a_well_formed_history(tmp_path):
     options = TestOptions(bootstrap_servers="unused", store=str(tmp_path), time_limit=0.5, rate=2000,
-                          concurrency=3, recovery_time=0, report=False, seed=7)
+                          concurrency=3, recovery_time=0, check=False, report=False, seed=7)
     result = NoopRun(options).execute()
     assert result.status == "complete"
-    assert result.exit_code == exit_codes.UNKNOWN  # not checked: the no-op workload has no checker run
+    assert result.exit_code == exit_codes.UNKNOWN  # not checked (--no-check)
     events = list(read_history(result.run_dir / "history.jsonl"))
     assert len(events) > 10 and wellformedness_problems(events, "queue") == []
     test_json = json.loads((result.run_dir / "test.json").read_text())
@@ -55,4 +55,6 @@ def test_bad_options_are_refused_before_a_run_directory_exists(tmp_path):
         NoopRun(TestOptions(store=str(tmp_path)))
     with pytest.raises(ValueError, match="faults need a cluster"):
         NoopRun(TestOptions(bootstrap_servers="x", nemesis=("pause",), store=str(tmp_path)))
+    with pytest.raises(ValueError, match="--acks all"):
+        NoopRun(TestOptions(bootstrap_servers="x", acks="1", store=str(tmp_path)))
     assert not any(tmp_path.iterdir())

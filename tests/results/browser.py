@@ -33,6 +33,7 @@ def screenshot(driver: webdriver.Chrome, name: str) -> Path:
     """A full-page screenshot under test-artifacts/."""
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
+    driver.set_window_size(1280, 800)  # measure the page, not the window left by the previous one
     height = driver.execute_script("return document.documentElement.scrollHeight")
     driver.set_window_size(1280, min(max(int(height), 800), 12000))
     driver.save_screenshot(str(path))

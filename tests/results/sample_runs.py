@@ -83,8 +83,8 @@ def test_json(name: str, timestamp: str, status: str = "complete", **options: An
 
 
 def invalid_results(refs: dict[str, Any], h: HistoryBuilder) -> dict[str, Any]:
-    ops = [{"index": i, "process": h.lines[i]["process"], "time": h.lines[i]["time"], "f": "send", "type": "ok"}
-           for i in refs["sends"]]
+    ops = [{"index": i, "process": h.lines[i]["process"], "time": h.lines[i]["time"], "f": "send", "type": "ok",
+            "offset": 5, "value": h.lines[i]["value"][0][2][1]} for i in refs["sends"]]
     cycle_ops = [h.lines[i] for i in refs["sends"]]
     return {
         "valid": False,
@@ -95,8 +95,10 @@ def invalid_results(refs: dict[str, Any], h: HistoryBuilder) -> dict[str, Any]:
                 "key": 1, "offsets": [5], "values": [h.lines[i]["value"][0][2][1] for i in refs["sends"]],
                 "ops": ops, "explanation": f"Offset 5 of key 1 holds two values {HOSTILE}"}]},
             "G1c": {"count": 1, "examples": [{
-                "cycle": [{"op": cycle_ops[0], "edge": "wr", "to": cycle_ops[1]["index"], "why": "op A wrote what B read"},
-                          {"op": cycle_ops[1], "edge": "ww", "to": cycle_ops[0]["index"], "why": "B's write precedes A's"}],
+                "cycle": [{"op": cycle_ops[0], "name": "T1", "edge": "wr", "to": cycle_ops[1]["index"],
+                           "why": "op A wrote what B read", "key": 1, "value": 117, "offset": 5},
+                          {"op": cycle_ops[1], "name": "T2", "edge": "ww", "to": cycle_ops[0]["index"],
+                           "why": "B's write precedes A's", "key": 1, "value": 120, "offset": 5}],
                 "steps": ["A wrote 5", "B overwrote it"], "explanation": "A and B each saw the other first.",
                 "keys": [1]}]},
             "unseen": {"count": 2, "examples": [{"key": 0, "values": [150], "explanation": "never polled"}]},

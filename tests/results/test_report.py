@@ -50,6 +50,7 @@ def test_example_links_land_on_history_lines(invalid_report):
     run_dir, html = invalid_report
     _, refs = queue_history(conflict=True)
     lines = run_dir.joinpath("history.jsonl").read_text().splitlines()
+    assert "<th>type</th><th>value</th><th>offset</th></tr>" in html  # the checker's extra op fields as columns
     for index in refs["sends"]:
         assert f"href='#h{index}'" in html
         anchored = re.search(rf"<span class='line ref' id='h{index}'><span class=muted>\s*(\d+) </span>(.*?)</span>", html)
@@ -70,6 +71,9 @@ def test_cycle_is_drawn_with_labelled_edges(invalid_report):
     svg = re.search(r"<svg[^>]*class='cycle'>.*?</svg>", html).group(0)
     assert re.findall(r"data-edge='(\w+)'", svg) == ["wr", "ww"]
     assert svg.count("<rect x=") >= 4  # two nodes + two edge labels
+    _, refs = queue_history(conflict=True)
+    assert re.findall(r">(T\d: \d+ p\d send)</text>", svg) == [f"T1: {refs['sends'][0]} p0 send",
+                                                                f"T2: {refs['sends'][1]} p1 send"]
 
 
 def test_plots_and_links(invalid_report):
@@ -174,3 +178,13 @@ def test_lines_cut_mid_write_are_counted_not_fatal(tmp_path):
     assert timeline.bad_lines.examples[0] == "line 2: not a JSON object"
     assert timeline.unfinished == 1 and timeline.events == 1 and timeline.end_s == 1 / 1e9
     assert MS == 1_000_000 and HOSTILE  # the sample module's constants used above
+
+
+def test_unknown_verdict_says_why(tmp_path):
+    run_dir = make_run(tmp_path, "queue", "20261121T080000", "valid")
+    (run_dir / "results.json").write_text(json.dumps({"valid": "unknown", "anomaly_types": [], "anomalies": {},
+                                                      "not_checked": "checker failed: <boom>"}))
+    html = write_report(run_dir).read_text()
+    assert "data-verdict='unknown'" in html
+    assert "<span id=verdict-why>checker failed: &lt;boom&gt;; no anomalies found</span>" in html
+    assert "<li>results.json: not checked: checker failed: &lt;boom&gt;</li>" in html

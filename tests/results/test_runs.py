@@ -84,3 +84,14 @@ def test_damaged_cache_is_rebuilt(tmp_path):
     make_run(tmp_path, "a", "20261121T080000", "valid")
     (tmp_path / CACHE_FILE).write_text("{not json")
     assert [r.verdict for r in SummaryCache(tmp_path).summaries()] == ["valid"]
+
+
+def test_ops_from_checker_then_runner_counts_then_history(tmp_path):
+    run_dir = make_run(tmp_path, "queue", "20261121T080000", "running")
+    lines = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()]
+    assert read_run(run_dir, tmp_path).ops == sum(e["type"] == "invoke" for e in lines) == 51
+    test = json.loads((run_dir / "test.json").read_text())
+    (run_dir / "test.json").write_text(json.dumps({**test, "counts": {"ok": 10, "fail": 2, "info": 1}}))
+    assert read_run(run_dir, tmp_path).ops == 13
+    (run_dir / "results.json").write_text(json.dumps({"valid": True, "stats": {"ops": 7}}))
+    assert read_run(run_dir, tmp_path).ops == 7

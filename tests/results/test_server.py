@@ -148,3 +148,27 @@ def test_index_command_writes_static_html(tmp_path):
     subprocess.run([sys.executable, "-m", "harness.cli", "index", "--store", str(tmp_path), "--out", str(out)],
                    cwd=ROOT, check=True, capture_output=True)
     assert "href='../queue/20261121T080000/'" in out.read_text()
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_command_binds_localhost_by_default(tmp_path):
+    make_run(tmp_path, "queue", "20261121T080000", "valid")
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "harness.cli", "serve", "--store", str(tmp_path), "--port", str(port)],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout.readline().startswith(f"serving {tmp_path} at http://127.0.0.1:{port}/")
+        status, body, _ = get(port, "/")
+        assert status == 200 and b"data-verdict='valid'" in body
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    missing = subprocess.run([sys.executable, "-m", "harness.cli", "serve", "--store", str(tmp_path / "nope")],
+                             cwd=ROOT, capture_output=True, text=True)
+    assert missing.returncode == 3 and "is not a directory" in missing.stderr

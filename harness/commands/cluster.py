@@ -1,0 +1,168 @@
+"""`logtrial cluster up|down|status|heal`: a local cluster (network namespaces on this
+machine) by --name, or real machines by --inventory."""
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+
+import click
+
+from clusters.cluster import Cluster, ClusterNotHealed
+from clusters.db import DatabaseError
+from clusters.inventory import InventoryError, load_inventory, write_inventory
+from clusters.kafka import parse_settings
+from clusters.local import LocalCluster, LocalClusterError
+from harness import exit_codes
+from harness.ssh import SSHError
+
+FAILURES = (LocalClusterError, SSHError, DatabaseError, ClusterNotHealed)
+
+name_option = click.option("--name", default="local", show_default=True,
+                           help="Local cluster name (its netns are lt-<name>-n1...).")
+inventory_option = click.option("--inventory", "inventory_path", type=click.Path(dir_okay=False),
+                                help="Inventory of real machines (docs/inventory.md); "
+                                     "instead of a local cluster.")
+insecure_option = click.option("--insecure-host-keys", is_flag=True,
+                               help="Accept node host keys not listed in the inventory.")
+
+
+def fail(message: str, code: int = exit_codes.HARNESS_ERROR) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def resolve_inventory(name: str, inventory_path: str | None) -> str:
+    if inventory_path:
+        return inventory_path
+    local = LocalCluster(name)
+    if not local.inventory_path.exists():
+        fail(f"no local cluster {name!r} (no {local.inventory_path}); "
+             f"start one with `logtrial cluster up --name {name}`", exit_codes.BAD_INPUT)
+    return str(local.inventory_path)
+
+
+@click.group()
+def cluster() -> None:
+    """Bring a Kafka test cluster up or down, show its state, undo faults."""
+
+
+@cluster.command()
+@name_option
+@inventory_option
+@click.option("--nodes", default=3, show_default=True, type=int, help="Local nodes (1-9).")
+@click.option("--subnet", help="Private IPv4 subnet for a local cluster "
+                               "(default: first free /24 in 10.201.0.0/16).")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="Broker setting overriding logtrial's defaults; repeatable.")
+@insecure_option
+def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
+       settings: tuple[str, ...], insecure_host_keys: bool) -> None:
+    """Create a local cluster (or use --inventory) and start Kafka on every node."""
+    try:
+        overrides = parse_settings(settings)
+    except ValueError as e:
+        fail(str(e), exit_codes.BAD_INPUT)
+    started = time.monotonic()
+    local = None if inventory_path else LocalCluster(name)
+    try:
+        if local:
+            inventory = local.up(nodes=nodes, subnet=subnet)
+            inventory_path = str(local.inventory_path)
+        else:
+            inventory = load_inventory(inventory_path)
+        # the settings travel with the inventory, so heal/restarts use the same config
+        write_inventory(dataclasses.replace(inventory, settings={**inventory.settings,
+                                                                 **overrides}), inventory_path)
+        with Cluster.open(inventory_path, insecure_host_keys=insecure_host_keys):
+            pass
+    except InventoryError as e:
+        fail(str(e), exit_codes.BAD_INPUT)
+    except (*FAILURES, KeyboardInterrupt) as e:
+        if local:
+            local.down()  # nothing half-started is left behind
+        fail(f"cluster up failed: {e}" if not isinstance(e, KeyboardInterrupt) else "interrupted",
+             exit_codes.INTERRUPTED if isinstance(e, KeyboardInterrupt) else
+             exit_codes.HARNESS_ERROR)
+    loaded = load_inventory(inventory_path)
+    click.echo(f"cluster {loaded.name}: {len(loaded.nodes)} nodes up in "
+               f"{time.monotonic() - started:.1f} s")
+    click.echo(f"  inventory: {inventory_path}")
+    click.echo(f"  bootstrap: {','.join(f'{n.host}:9092' for n in loaded.nodes)}")
+
+
+@cluster.command()
+@name_option
+@inventory_option
+@click.option("--keep-data", is_flag=True, help="Keep node data (logs, Kafka data).")
+@insecure_option
+def down(name: str, inventory_path: str | None, keep_data: bool,
+         insecure_host_keys: bool) -> None:
+    """Stop everything and remove the local cluster (or stop Kafka on --inventory nodes)."""
+    try:
+        if inventory_path:
+            with Cluster.open(inventory_path, insecure_host_keys, start=False) as c:
+                for node in c.nodes:
+                    c.db.stop(node) if keep_data else c.db.wipe(node)
+            click.echo(f"stopped Kafka on {len(c.nodes)} nodes")
+            return
+        removed = LocalCluster(name).down(keep_data=keep_data)
+    except InventoryError as e:
+        fail(str(e), exit_codes.BAD_INPUT)
+    except FAILURES as e:
+        fail(f"cluster down failed: {e}")
+    click.echo(f"cluster {name}: " + ("removed " + ", ".join(removed) if removed
+                                      else "nothing to remove"))
+
+
+@cluster.command()
+@name_option
+@inventory_option
+@insecure_option
+def status(name: str, inventory_path: str | None, insecure_host_keys: bool) -> None:
+    """Each node's reachability over SSH and its broker's state."""
+    path = resolve_inventory(name, inventory_path)
+    try:
+        inventory = load_inventory(path)
+    except InventoryError as e:
+        fail(str(e), exit_codes.BAD_INPUT)
+    from clusters.kafka import KafkaDB
+    from harness.ssh import SSHPool
+    ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys, connect_timeout=5)
+    db = KafkaDB(inventory, ssh)
+    healthy = True
+    click.echo(f"cluster {inventory.name} ({path})")
+    click.echo(f"  {'node':6} {'address':16} {'ssh':12} broker")
+    for node in inventory.nodes:
+        try:
+            ssh[node.name].exec("true", timeout=10)
+            reach, state = "reachable", db.state(node.name)
+            if state == "running" and not db.serves_metadata(node.name):
+                state = "running, not serving metadata"
+        except SSHError as e:
+            reach, state = "UNREACHABLE", str(e).splitlines()[0]
+        healthy &= reach == "reachable" and state == "running"
+        click.echo(f"  {node.name:6} {node.host:16} {reach:12} {state}")
+    ssh.close()
+    if not healthy:
+        sys.exit(exit_codes.HARNESS_ERROR)
+
+
+@cluster.command()
+@name_option
+@inventory_option
+@insecure_option
+def heal(name: str, inventory_path: str | None, insecure_host_keys: bool) -> None:
+    """Undo every fault: flush iptables, resume paused and restart dead brokers, reset clocks."""
+    path = resolve_inventory(name, inventory_path)
+    try:
+        with Cluster.open(path, insecure_host_keys, start=False) as c:
+            actions = c.heal()
+            c.verify_healed()
+    except InventoryError as e:
+        fail(str(e), exit_codes.BAD_INPUT)
+    except FAILURES as e:
+        fail(f"heal failed: {e}")
+    for action in actions:
+        click.echo(f"  {action}")
+    click.echo(f"cluster healed ({len(actions)} actions)")

@@ -1,0 +1,115 @@
+"""`logtrial doctor`: what logtrial needs on the control node, and what is missing."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+import click
+
+from clusters.kafka import FAKETIME_LIB, KAFKA_VERSION, kafka_cache_dir
+from harness import exit_codes
+
+# command -> Debian package that provides it
+SYSTEM_TOOLS = {
+    "ip": "iproute2", "iptables": "iptables", "sshd": "openssh-server",
+    "ssh-keygen": "openssh-client", "timeout": "coreutils", "setsid": "util-linux",
+    "java": "openjdk-17-jre-headless", "faketime": "faketime",
+}
+OPTIONAL_TOOLS = {"tc": "iproute2", "mvn": "maven", "chromium": "chromium"}
+PYTHON_MODULES = ["paramiko", "confluent_kafka", "yaml", "click", "pyspark", "networkx",
+                  "matplotlib", "pandas", "pyarrow", "scipy"]
+
+
+@dataclass
+class Check:
+    what: str
+    ok: bool
+    detail: str
+    required: bool = True
+
+
+def find_tool(name: str) -> str | None:
+    return shutil.which(name, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
+
+
+def check_tools() -> list[Check]:
+    checks = []
+    for tools, required in ((SYSTEM_TOOLS, True), (OPTIONAL_TOOLS, False)):
+        for tool, package in tools.items():
+            path = find_tool(tool)
+            checks.append(Check(tool, bool(path), path or f"missing (apt install {package})",
+                                required))
+    return checks
+
+
+def check_java() -> Check:
+    if not find_tool("java"):
+        return Check("java >= 17", False, "java missing")
+    out = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+    match = re.search(r'version "(\d+)', out)
+    major = int(match.group(1)) if match else 0
+    return Check("java >= 17", major >= 17, out.splitlines()[0] if out else "no output")
+
+
+def check_faketime_jvm() -> Check:
+    """The brokers run under libfaketime: a JVM must start under it and see the offset."""
+    if not os.path.exists(FAKETIME_LIB):
+        return Check("libfaketime", False, f"{FAKETIME_LIB} missing (apt install libfaketime)")
+    with tempfile.NamedTemporaryFile("w", suffix=".rc") as rc:
+        rc.write("+0\n")
+        rc.flush()
+        env = {**os.environ, "LD_PRELOAD": FAKETIME_LIB, "FAKETIME_TIMESTAMP_FILE": rc.name,
+               "FAKETIME_DONT_FAKE_MONOTONIC": "1", "FAKETIME_FORCE_MONOTONIC_FIX": "0"}
+        try:
+            proc = subprocess.run(["java", "-Xmx32m", "-version"], env=env, capture_output=True,
+                                  text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return Check("JVM under libfaketime", False, str(e))
+    return Check("JVM under libfaketime", proc.returncode == 0,
+                 "starts" if proc.returncode == 0 else proc.stderr.strip()[-200:])
+
+
+def check_kafka_cache() -> Check:
+    libs = kafka_cache_dir() / "libs"
+    jar = libs / f"kafka_2.13-{KAFKA_VERSION}.jar"
+    complete = (kafka_cache_dir() / ".complete").exists()
+    ok = jar.exists() and complete
+    return Check(f"kafka {KAFKA_VERSION} jars", ok,
+                 str(libs) if ok else f"{libs} incomplete (run `make kafka`)")
+
+
+def check_python() -> list[Check]:
+    return [Check(f"python: {m}", importlib.util.find_spec(m) is not None,
+                  "importable" if importlib.util.find_spec(m) else "missing (make venv)")
+            for m in PYTHON_MODULES]
+
+
+def check_root() -> Check:
+    root = os.geteuid() == 0
+    return Check("root", root, "yes" if root else
+                 "local clusters need root (network namespaces, sshd, iptables)")
+
+
+def run_checks() -> list[Check]:
+    return [check_root(), *check_tools(), check_java(), check_faketime_jvm(),
+            check_kafka_cache(), *check_python()]
+
+
+@click.command()
+def doctor() -> None:
+    """Report which system tools, libraries and Python packages are present or missing."""
+    checks = run_checks()
+    for c in checks:
+        mark = "ok  " if c.ok else ("MISS" if c.required else "opt ")
+        click.echo(f"  [{mark}] {c.what:26} {c.detail}")
+    missing = [c.what for c in checks if c.required and not c.ok]
+    if missing:
+        click.echo(f"missing: {', '.join(missing)} (`make install` installs them)", err=True)
+        sys.exit(exit_codes.HARNESS_ERROR)
+    click.echo("everything logtrial needs is here")

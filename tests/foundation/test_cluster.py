@@ -1,0 +1,150 @@
+"""The shared 3-node Kafka cluster: writes survive a killed broker, iptables isolates a
+node, and heal() undoes every fault."""
+from __future__ import annotations
+
+import shlex
+import time
+import uuid
+
+import pytest
+
+from clusters.cluster import ClusterNotHealed
+from clusters.kafka import CLIENT_PORT
+from clusters.smoke import consume_all, produce, roundtrip
+
+pytestmark = pytest.mark.cluster
+
+
+def new_topic(cluster, **kwargs) -> str:
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    cluster.db.create_topic(name, partitions=1, **kwargs)
+    return name
+
+
+def topic_config(cluster, topic: str) -> dict[str, str]:
+    from confluent_kafka.admin import AdminClient, ConfigResource
+    admin = AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers()})
+    resource = ConfigResource("topic", topic)
+    entries = admin.describe_configs([resource])[resource].result(timeout=30)
+    return {k: v.value for k, v in entries.items()}
+
+
+def test_three_brokers_serve_metadata(cluster):
+    assert cluster.nodes == ["n1", "n2", "n3"]
+    for node in cluster.nodes:
+        assert cluster.db.state(node) == "running"
+        assert cluster.db.serves_metadata(node)
+    cluster.verify_healed()
+
+
+def test_brokers_run_under_libfaketime_with_a_zero_offset(cluster):
+    for node in cluster.nodes:
+        session = cluster.ssh[node]
+        environ = session.exec(f"tr '\\0' '\\n' < /proc/$(cat {cluster.db.pid_file(node)})"
+                               "/environ").stdout.splitlines()
+        assert f"FAKETIME_TIMESTAMP_FILE={cluster.db.clock_offset_file(node)}" in environ
+        assert any(e.startswith("LD_PRELOAD=") and "libfaketime" in e for e in environ)
+        assert session.exec(f"cat {cluster.db.clock_offset_file(node)}").stdout.strip() == "+0"
+
+
+def test_rf3_topic_round_trip_with_acks_all(cluster):
+    topic = new_topic(cluster)
+    config = topic_config(cluster, topic)
+    assert config["min.insync.replicas"] == "2"
+    assert config["unclean.leader.election.enable"] == "false"
+    result = roundtrip(cluster.db.bootstrap_servers(), topic, count=200)
+    assert result.sent == 200 and result.read == 200 and result.missing == []
+
+
+def test_writes_survive_one_killed_broker(cluster):
+    topic = new_topic(cluster)
+    bootstrap = cluster.db.bootstrap_servers()
+    before = produce(bootstrap, topic, [f"before-{i}" for i in range(50)])
+    cluster.db.kill("n2")
+    try:
+        assert not cluster.db.is_running("n2")
+        with pytest.raises(ClusterNotHealed, match="node n2: .*broker is stopped"):
+            cluster.verify_healed()
+        during = produce(bootstrap, topic, [f"during-{i}" for i in range(50)], timeout=90)
+        assert len(during) == 50
+    finally:
+        actions = cluster.heal()
+    assert "n2: restarted broker" in actions
+    cluster.verify_healed()
+    assert set(consume_all(bootstrap, topic, 100)) == set(before) | set(during)
+
+
+def test_paused_broker_is_reported_and_resumed_by_heal(cluster):
+    cluster.db.pause("n3")
+    try:
+        with pytest.raises(ClusterNotHealed, match="node n3: .*broker is paused"):
+            cluster.verify_healed()
+    finally:
+        actions = cluster.heal()
+    assert "n3: resumed paused broker" in actions
+    cluster.verify_healed()
+
+
+def tcp_reachable(session, host: str, port: int) -> bool:
+    probe = f"timeout 3 bash -c {shlex.quote(f'</dev/tcp/{host}/{port}')}"
+    return session.exec(probe, check=False, timeout=20).exit_code == 0
+
+
+def test_iptables_in_a_node_namespace_isolates_it_until_heal(cluster):
+    n1 = cluster.inventory.node("n1")
+    peer = cluster.ssh["n2"]
+    assert tcp_reachable(peer, n1.host, CLIENT_PORT)
+    # everything but SSH, so the control node can still heal it
+    cluster.ssh["n1"].exec(
+        "iptables -A INPUT -p tcp --dport 22 -j ACCEPT && "
+        "iptables -A OUTPUT -p tcp --sport 22 -j ACCEPT && "
+        "iptables -A INPUT -j DROP && iptables -A OUTPUT -j DROP")
+    try:
+        assert not tcp_reachable(peer, n1.host, CLIENT_PORT)
+        assert not tcp_reachable(cluster.ssh["n1"], cluster.inventory.node("n3").host,
+                                 CLIENT_PORT)
+        # the rules live in n1's namespace only: n2 and n3 still talk
+        assert tcp_reachable(peer, cluster.inventory.node("n3").host, CLIENT_PORT)
+        with pytest.raises(ClusterNotHealed, match="node n1: iptables rules remain"):
+            cluster.verify_healed()
+    finally:
+        actions = cluster.heal()
+    assert "n1: flushed iptables" in actions
+    assert tcp_reachable(peer, n1.host, CLIENT_PORT)
+    cluster.verify_healed()
+
+
+def test_clock_offset_file_skews_the_broker_clock_and_heal_resets_it(cluster):
+    """The brokers' wall clock follows the offset file: LogAppendTime comes from it."""
+    from confluent_kafka import Consumer, TopicPartition, OFFSET_BEGINNING
+    from confluent_kafka.admin import AdminClient
+    topic = new_topic(cluster, config={"message.timestamp.type": "LogAppendTime"})
+    admin = AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers()})
+    leader = admin.list_topics(topic=topic, timeout=10).topics[topic].partitions[0].leader
+    node = cluster.nodes[leader - 1]
+    cluster.ssh[node].write_file(cluster.db.clock_offset_file(node), "+1d\n")
+    try:
+        time.sleep(3)  # libfaketime re-reads the file within FAKETIME_CACHE_DURATION (1 s)
+        produce(cluster.db.bootstrap_servers(), topic, ["skewed"])
+        consumer = Consumer({"bootstrap.servers": cluster.db.bootstrap_servers(),
+                             "group.id": f"g-{topic}"})
+        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        msg = None
+        for _ in range(30):
+            msg = consumer.poll(1.0)
+            if msg is not None and not msg.error():
+                break
+        consumer.close()
+        skew_hours = (msg.timestamp()[1] / 1000 - time.time()) / 3600
+        assert 23 < skew_hours < 25
+    finally:
+        actions = cluster.heal()
+    assert f"{node}: reset clock offset" in actions
+    cluster.verify_healed()
+
+
+def test_collect_logs(cluster, tmp_path):
+    cluster.db.collect_logs("n1", tmp_path / "n1")
+    assert "node.id=1" in (tmp_path / "n1" / "server.properties").read_text()
+    assert "Kafka Server started" in (tmp_path / "n1" / "server.log").read_text() or \
+        "BrokerServer id=1" in (tmp_path / "n1" / "server.log").read_text()
