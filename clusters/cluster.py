@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import shlex
+from pathlib import Path
 
 from clusters.inventory import Inventory, load_inventory
 from clusters.kafka import CLIENT_PORT, KafkaDB
@@ -71,61 +72,90 @@ class Cluster:
                                             self.db.setup(s.node.name)))
         self.db.start_all(stopped)
 
+    def reset_database(self) -> None:
+        """A clean slate for the next test: kill every broker, wipe its data, format
+        and start again (same settings)."""
+        self.ssh.run_on(self.nodes, lambda s: (self.db.wipe(s.node.name),
+                                                self.db.setup(s.node.name)))
+        self.db.start_all()
+
+    def collect_logs(self, dest_dir: str | os.PathLike) -> dict[str, str]:
+        """Copies every node's database logs into dest_dir/<node>/, in parallel. Best
+        effort: a node that cannot be reached gets an ERROR file instead, and the rest
+        are still collected. Returns {node: error} for the nodes that failed."""
+        def collect(session: NodeSession) -> str | None:
+            node_dir = Path(dest_dir) / session.node.name
+            try:
+                self.db.collect_logs(session.node.name, node_dir)
+                return None
+            except (SSHError, OSError) as e:
+                node_dir.mkdir(parents=True, exist_ok=True)
+                (node_dir / "ERROR").write_text(f"{e}\n")
+                return str(e)
+
+        results = self.ssh.run_on(self.nodes, collect)
+        return {node: error for node, error in results.items() if error}
+
     # -- heal -------------------------------------------------------------------------
     def heal(self) -> list[str]:
         """Undoes every fault on every node: network rules, paused and dead brokers,
         skewed clocks. Idempotent. Returns what it did, one line per action."""
-        actions = self.ssh.run_on(self.nodes, self._heal_node)
-        dead = [node for node in self.nodes if not self.db.is_running(node)]
+        healed = self.ssh.run_on(self.nodes, self._heal_node)
+        dead = [node for node in self.nodes if not healed[node][1]]
         if dead:
             self.db.start_all(dead)
-        done = [a for node in self.nodes for a in actions[node]]
+        done = [a for node in self.nodes for a in healed[node][0]]
         done += [f"{node}: restarted broker" for node in dead]
         return done
 
-    def _heal_node(self, session: NodeSession) -> list[str]:
+    def _heal_node(self, session: NodeSession) -> tuple[list[str], bool]:
+        """Heals one node; returns its actions and whether its broker process is alive."""
         node = session.node.name
         actions = []
-        if _has_rules(session):
+        # list and flush in one round trip: heal runs often and SSH is slow on a busy box
+        before = session.exec(f"{LIST_RULES}; {FLUSH_NETWORK}", timeout=30).stdout
+        if _rule_lines(before):
             actions.append(f"{node}: flushed iptables")
-        session.exec(FLUSH_NETWORK, timeout=30)
-        if self.db.is_paused(node):
+        state = self.db.state(node)
+        if state == "paused":
+            self.db.resume(node)
             actions.append(f"{node}: resumed paused broker")
-        self.db.resume(node)
         clock = self.db.clock_offset_file(node)
         if session.signal(clock_strobe_pid_file(clock), "TERM"):
             session.wait_exit(clock_strobe_pid_file(clock), 10)
             actions.append(f"{node}: stopped clock strobe")
-        if session.exec(f"cat {shlex.quote(clock)} 2>/dev/null", check=False,
-                        timeout=15).stdout.strip() not in ("+0", ""):
+        if self._clock_offset(session) != "+0":
+            self.db.reset_clock(node)
             actions.append(f"{node}: reset clock offset")
-        self.db.reset_clock(node)
-        return actions
+        return actions, state != "stopped"
+
+    def _clock_offset(self, session: NodeSession) -> str:
+        return session.exec(f"cat {shlex.quote(self.db.clock_offset_file(session.node.name))}",
+                            check=False, timeout=15).stdout.strip()
 
     def verify_healed(self) -> None:
         """Raises ClusterNotHealed naming each node and what is still wrong with it."""
-        problems: dict[str, list[str]] = {}
-        for node in self.nodes:
+        def check(session: NodeSession) -> list[str]:
             try:
-                found = self._node_problems(self.ssh[node])
+                return self._node_problems(session)
             except SSHError as e:
-                found = [f"unreachable over SSH ({e})"]
-            if found:
-                problems[node] = found
+                return [f"unreachable over SSH ({e})"]
+
+        found = self.ssh.run_on(self.nodes, check)
+        problems = {node: items for node, items in found.items() if items}
         if problems:
             raise ClusterNotHealed(problems)
 
     def _node_problems(self, session: NodeSession) -> list[str]:
         node = session.node.name
         found = []
-        rules = _extra_rules(session)
+        rules = _rule_lines(session.exec(LIST_RULES, timeout=30).stdout)
         if rules:
             found.append(f"iptables rules remain: {' | '.join(rules)}")
         state = self.db.state(node)
         if state != "running":
             found.append(f"broker is {state}")
-        clock = session.exec(f"cat {shlex.quote(self.db.clock_offset_file(node))}",
-                             check=False, timeout=15).stdout.strip()
+        clock = self._clock_offset(session)
         if clock != "+0":
             found.append(f"clock offset is {clock or 'missing'!r}, not +0")
         if session.pid_alive(clock_strobe_pid_file(self.db.clock_offset_file(node))):
@@ -144,12 +174,8 @@ class Cluster:
         self.close()
 
 
-def _extra_rules(session: NodeSession) -> list[str]:
-    out = session.exec(LIST_RULES, timeout=30).stdout
-    # "-P CHAIN ACCEPT" is the clean state; any rule, chain or DROP policy is a fault
-    return [line for line in out.splitlines()
+def _rule_lines(listing: str) -> list[str]:
+    """The lines of `iptables -S` output that are faults: any rule, chain or non-ACCEPT
+    policy ("-P CHAIN ACCEPT" is the clean state)."""
+    return [line for line in listing.splitlines()
             if line.strip() and not (line.startswith("-P ") and line.endswith(" ACCEPT"))]
-
-
-def _has_rules(session: NodeSession) -> bool:
-    return bool(_extra_rules(session))

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from clusters.db import DatabaseError
+from clusters.faketime import faketime_env, leftover_files
 from clusters.inventory import Inventory, Node
 from harness.ssh import NodeSession, SSHError, SSHPool
 
@@ -27,7 +28,6 @@ log = logging.getLogger(__name__)
 KAFKA_VERSION = "4.1.1"
 CLIENT_PORT = 9092
 CONTROLLER_PORT = 9093
-FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 LOG4J_CONFIG = Path(__file__).parent / "kafka" / "log4j2.properties"
 START_TIMEOUT = 240  # generous: the box is shared and a starved JVM starts slowly
 STOP_TIMEOUT = 30
@@ -165,7 +165,7 @@ class KafkaDB:
         if self._node(node).local:
             self._check_shared_cache(node)
         else:
-            self._upload_jars(node)
+            self.sync_jars(node)
         session.exec(f"mkdir -p {shlex.quote(self.logs_dir(node))} "
                      f"{shlex.quote(self.data_dir(node))}", timeout=30)
         session.upload(LOG4J_CONFIG, f"{self.kafka_dir(node)}/log4j2.properties")
@@ -177,10 +177,11 @@ class KafkaDB:
             raise DatabaseError(node, f"the node is marked local but {jar} is missing there; "
                                 "run `make kafka` (scripts/install-kafka.sh)")
 
-    def _upload_jars(self, node: str) -> None:
-        """Uploads only the jars whose sha256 differs on the node, then verifies them all."""
+    def sync_jars(self, node: str) -> list[str]:
+        """Uploads only the jars whose sha256 differs on the node, removes jars that do not
+        belong, then verifies them all. Returns the names uploaded."""
         session, libs = self._session(node), self.libs_dir(node)
-        wanted = local_jar_checksums()
+        wanted = local_jar_checksums(kafka_cache_dir() / "libs")
         session.exec(f"mkdir -p {shlex.quote(libs)}", timeout=30)
         present = parse_sha256sum(session.exec(
             f"cd {shlex.quote(libs)} && sha256sum -- *.jar 2>/dev/null", check=False,
@@ -202,6 +203,7 @@ class KafkaDB:
         if check.exit_code != 0:
             raise DatabaseError(node, f"jar checksums differ after upload: "
                                 f"{(check.stdout + check.stderr).strip()[-400:]}")
+        return stale
 
     # -- setup ------------------------------------------------------------------------
     def properties(self, node: str) -> dict[str, str]:
@@ -259,19 +261,7 @@ class KafkaDB:
                 f"-cp {classpath} {main_and_args}")
 
     def _faketime_env(self, node: str) -> dict[str, str]:
-        if not self.faketime:
-            return {}
-        return {"LD_PRELOAD": FAKETIME_LIB,
-                "FAKETIME_TIMESTAMP_FILE": self.clock_offset_file(node),
-                # re-read the offset file at most once a second: with FAKETIME_NO_CACHE every
-                # clock read costs a file read (measured 21.6 us vs 0.48 us per call), which
-                # starves 3 brokers on 2 cores; skew then takes effect within ~2 s
-                "FAKETIME_CACHE_DURATION": "1",
-                "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-                # libfaketime 0.9.10's "monotonic fix" breaks the JVM's timed waits on
-                # CLOCK_MONOTONIC condition variables: Object.wait(1) returned after 1 us,
-                # every parked thread spun and a 3-node quorum never formed
-                "FAKETIME_FORCE_MONOTONIC_FIX": "0"}
+        return faketime_env(self.clock_offset_file(node)) if self.faketime else {}
 
     # -- lifecycle --------------------------------------------------------------------
     def start(self, node: str) -> None:
@@ -286,6 +276,7 @@ class KafkaDB:
 
     def launch(self, node: str) -> int:
         """Starts the broker process without waiting for it to serve clients."""
+        self._forget_dead_process(node)
         command = self._java(self.jvm_opts, node,
                              f"kafka.Kafka {shlex.quote(self.config_file(node))}")
         return self._session(node).start_daemon(command, self.pid_file(node),
@@ -320,12 +311,22 @@ class KafkaDB:
         if not session.wait_exit(self.pid_file(node), STOP_TIMEOUT):
             log.warning("node %s: broker ignored SIGTERM for %ss, killing it", node, STOP_TIMEOUT)
             self.kill(node)
+        self._forget_dead_process(node)
 
     def kill(self, node: str) -> None:
         session = self._session(node)
         if session.signal(self.pid_file(node), "KILL"):
             if not session.wait_exit(self.pid_file(node), 10):
                 raise DatabaseError(node, "broker still alive 10 s after SIGKILL")
+        self._forget_dead_process(node)
+
+    def _forget_dead_process(self, node: str) -> None:
+        """Removes what a dead broker left in /dev/shm (libfaketime cleans up only on a
+        clean exit); never touches the files of a live process that reused the pid."""
+        session = self._session(node)
+        pid = session.exited_pid(self.pid_file(node))
+        if pid is not None:
+            session.exec("rm -f " + " ".join(leftover_files(pid)), timeout=15)
 
     def pause(self, node: str) -> None:
         if not self._session(node).signal(self.pid_file(node), "STOP"):
@@ -405,9 +406,8 @@ class KafkaDB:
         raise DatabaseError("-", f"topic {name!r} has partitions without a leader")
 
 
-@functools.lru_cache(maxsize=1)
-def local_jar_checksums() -> dict[str, str]:
-    libs = kafka_cache_dir() / "libs"
+@functools.lru_cache(maxsize=4)
+def local_jar_checksums(libs: Path) -> dict[str, str]:
     jars = sorted(libs.glob("*.jar"))
     if not jars:
         raise DatabaseError("control", f"no Kafka jars in {libs}; run `make kafka`")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from clusters.faketime import leftover_files
 from clusters.inventory import Inventory, Node, write_inventory
 
 STATE_ROOT = Path(os.environ.get("LOGTRIAL_STATE_DIR", "/var/lib/logtrial/clusters"))
@@ -177,6 +178,9 @@ class LocalCluster:
         client_key = self.keys_dir / "id_ed25519"
         for path, comment in ((host_key, f"logtrial-{self.name}-host"),
                               (client_key, f"logtrial-{self.name}-client")):
+            # fresh keys for every bring-up, also when `down --keep-data` left old ones
+            path.unlink(missing_ok=True)
+            path.with_suffix(".pub").unlink(missing_ok=True)
             run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)])
         return host_key, client_key
 
@@ -261,9 +265,10 @@ class LocalCluster:
         """Stops the daemons recorded in pid files (brokers, sshd), then anything else
         still inside the node's namespace (it is ours: nothing else runs there)."""
         removed = []
-        pid_files = list(self.home(node).glob("**/*.pid")) if self.home(node).exists() else []
+        home = self.home(node)
+        pid_files = list(home.glob("**/*.pid")) if home.exists() else []
         pid_files += [self.sshd_dir(node) / "sshd.pid"]
-        pids = [pid for pid in (read_pid(pf) for pf in pid_files) if pid]
+        pids = [pid for pid in (owned_pid(pf) for pf in pid_files) if pid]
         ns = self.netns(node)
         if ns in list_netns():
             pids += [int(p) for p in run(["ip", "netns", "pids", ns], check=False).stdout.split()]
@@ -273,6 +278,9 @@ class LocalCluster:
             wait_gone(pids, 15)
         signal_all(pids, signal.SIGKILL)
         wait_gone(pids, 5)
+        for pid in pids:  # what libfaketime leaves behind a killed process
+            for leftover in leftover_files(pid):
+                Path(leftover).unlink(missing_ok=True)
         removed += [f"process {pid} (node {node})" for pid in pids]
         return removed
 
@@ -286,7 +294,7 @@ class LocalCluster:
         for node, ip in state["nodes"].items():
             pid = read_pid(self.sshd_dir(node) / "sshd.pid")
             result.append(NodeStatus(name=node, ip=ip, netns=self.netns(node) in namespaces,
-                                     sshd=bool(pid and pid_exists(pid)),
+                                     sshd=bool(pid and pid_exists(pid) and not _is_zombie(pid)),
                                      reachable=port_open(ip, 22, 2)))
         return result
 
@@ -359,6 +367,21 @@ def read_pid(pid_file: Path) -> int | None:
         return int(Path(pid_file).read_text().strip())
     except (OSError, ValueError):
         return None
+
+
+def owned_pid(pid_file: Path) -> int | None:
+    """The pid in pid_file, unless that pid now belongs to a later process (its start
+    time differs from the one harness.ssh.start_daemon recorded beside the pid file)."""
+    pid = read_pid(pid_file)
+    recorded = Path(f"{pid_file}.start")
+    if pid is None or not recorded.exists():
+        return pid
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    started = stat.rsplit(")", 1)[1].split()[19]
+    return pid if started == recorded.read_text().strip() else None
 
 
 def pid_exists(pid: int) -> bool:

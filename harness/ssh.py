@@ -268,9 +268,12 @@ class NodeSession:
         if self.pid_alive(pid_file):
             raise SSHError(self.node.name, f"a daemon is already running with pid file "
                            f"{pid_file}", command)
-        inner = f"echo $$ > {shlex.quote(pid_file)}; {_env_prefix(env)}exec {command}"
+        pf = shlex.quote(pid_file)
+        # the start time beside the pid tells our process from a later one reusing its pid
+        inner = (f"echo $$ > {pf}; {_start_time('$$')} > {pf}.start; "
+                 f"{_env_prefix(env)}exec {command}")
         script = (f"mkdir -p {shlex.quote(str(Path(pid_file).parent))} "
-                  f"{shlex.quote(str(Path(log_file).parent))} && rm -f {shlex.quote(pid_file)} && "
+                  f"{shlex.quote(str(Path(log_file).parent))} && rm -f {pf} {pf}.start && "
                   f"(setsid nohup sh -c {shlex.quote(inner)} >> {shlex.quote(log_file)} 2>&1 "
                   f"< /dev/null &) && "
                   f"for i in $(seq 100); do [ -s {shlex.quote(pid_file)} ] && break; sleep 0.05; "
@@ -285,8 +288,7 @@ class NodeSession:
     def signal(self, pid_file: str, sig: str) -> bool:
         """Sends `sig` (e.g. "TERM", "KILL", "STOP", "CONT") to the pid in `pid_file`.
         False if there is no pid file or no such process."""
-        pf = shlex.quote(pid_file)
-        result = self.exec(f"[ -s {pf} ] && kill -s {shlex.quote(sig)} \"$(cat {pf})\" "
+        result = self.exec(f"{_our_pid(pid_file)} && kill -s {shlex.quote(sig)} $pid "
                            "2>/dev/null", timeout=15, check=False)
         return result.exit_code == 0
 
@@ -296,11 +298,23 @@ class NodeSession:
 
     def process_state(self, pid_file: str) -> str | None:
         """The process's state letter from /proc (R, S, D, T = stopped, Z, ...), or None."""
-        pf = shlex.quote(pid_file)
-        result = self.exec(f"[ -s {pf} ] && awk '/^State:/ {{print $2}}' "
-                           f"\"/proc/$(cat {pf})/status\" 2>/dev/null", timeout=15, check=False)
+        result = self.exec(f"{_our_pid(pid_file)} && awk '/^State:/ {{print $2}}' "
+                           "/proc/$pid/status 2>/dev/null", timeout=15, check=False)
         state = result.stdout.strip()
         return state or None
+
+    def exited_pid(self, pid_file: str) -> int | None:
+        """The pid in `pid_file` if that process has exited (gone, or a zombie with the
+        recorded start time); None if it runs, or if its pid now belongs to another."""
+        pf = shlex.quote(pid_file)
+        ours_dead = (f"[ \"$(awk '/^State:/ {{print $2}}' /proc/$pid/status)\" = Z ] && "
+                     f"{{ [ ! -s {pf}.start ] || [ \"$({_start_time('$pid')})\" = "
+                     f"\"$(cat {pf}.start)\" ]; }}")
+        result = self.exec(f"pid=$(cat {pf} 2>/dev/null) && [ -n \"$pid\" ] && "
+                           f"{{ [ ! -e /proc/$pid ] || {{ {ours_dead}; }}; }} && echo $pid",
+                           timeout=15, check=False)
+        out = result.stdout.strip()
+        return int(out) if result.exit_code == 0 and out.isdigit() else None
 
     def wait_exit(self, pid_file: str, timeout: float) -> bool:
         """Polls until the process in `pid_file` is gone; True if it exited in time."""
@@ -355,6 +369,23 @@ class SSHPool:
     def close(self) -> None:
         for session in self._sessions.values():
             session.close()
+
+
+def _start_time(pid: str) -> str:
+    """Shell printing a process's start time (field 22 of /proc/<pid>/stat; the command
+    name before it may contain spaces, so count from its closing parenthesis)."""
+    return f"awk '{{sub(/.*\\) /, \"\"); print $20}}' /proc/{pid}/stat"
+
+
+def _our_pid(pid_file: str) -> str:
+    """Shell setting $pid to the process in pid_file, failing if there is none or if
+    the pid now belongs to another process (start time differs from the one recorded), or
+    the process has exited and only its zombie is left."""
+    pf = shlex.quote(pid_file)
+    same_process = f"[ \"$({_start_time('$pid')})\" = \"$(cat {pf}.start)\" ]"
+    not_zombie = "[ \"$(awk '/^State:/ {print $2}' /proc/$pid/status)\" != Z ]"
+    return (f"pid=$(cat {pf} 2>/dev/null) && [ -n \"$pid\" ] && [ -r /proc/$pid/stat ] && "
+            f"{not_zombie} && {{ [ ! -s {pf}.start ] || {same_process}; }}")
 
 
 def _env_prefix(env: dict | None) -> str:

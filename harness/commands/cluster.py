@@ -69,12 +69,11 @@ def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
         if local:
             inventory = local.up(nodes=nodes, subnet=subnet)
             inventory_path = str(local.inventory_path)
-        else:
-            inventory = load_inventory(inventory_path)
-        # the settings travel with the inventory, so heal/restarts use the same config
-        write_inventory(dataclasses.replace(inventory, settings={**inventory.settings,
-                                                                 **overrides}), inventory_path)
-        with Cluster.open(inventory_path, insecure_host_keys=insecure_host_keys):
+            # the settings travel with the inventory, so later set-ups use the same config
+            write_inventory(dataclasses.replace(inventory, settings=overrides), inventory_path)
+        # a user's inventory is not rewritten: the settings land in each server.properties
+        with Cluster.open(inventory_path, insecure_host_keys=insecure_host_keys,
+                          db_settings=overrides):
             pass
     except InventoryError as e:
         fail(str(e), exit_codes.BAD_INPUT)
@@ -130,6 +129,8 @@ def status(name: str, inventory_path: str | None, insecure_host_keys: bool) -> N
     from harness.ssh import SSHPool
     ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys, connect_timeout=5)
     db = KafkaDB(inventory, ssh)
+    # for a local cluster, say why a node is unreachable (namespace or sshd gone)
+    local = {} if inventory_path else {n.name: n for n in LocalCluster(name).status()}
     healthy = True
     click.echo(f"cluster {inventory.name} ({path})")
     click.echo(f"  {'node':6} {'address':16} {'ssh':12} broker")
@@ -141,6 +142,10 @@ def status(name: str, inventory_path: str | None, insecure_host_keys: bool) -> N
                 state = "running, not serving metadata"
         except SSHError as e:
             reach, state = "UNREACHABLE", str(e).splitlines()[0]
+            if node.name in local:
+                ns = local[node.name]
+                state += (f" (netns {'present' if ns.netns else 'MISSING'}, "
+                          f"sshd {'running' if ns.sshd else 'NOT RUNNING'})")
         healthy &= reach == "reachable" and state == "running"
         click.echo(f"  {node.name:6} {node.host:16} {reach:12} {state}")
     ssh.close()

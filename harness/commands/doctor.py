@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 import click
 
-from clusters.kafka import FAKETIME_LIB, KAFKA_VERSION, kafka_cache_dir
+from clusters.faketime import LIBRARY as FAKETIME_LIB
+from clusters.faketime import faketime_env
+from clusters.kafka import KAFKA_VERSION, kafka_cache_dir
 from harness import exit_codes
 
 # command -> Debian package that provides it
@@ -64,8 +66,7 @@ def check_faketime_jvm() -> Check:
     with tempfile.NamedTemporaryFile("w", suffix=".rc") as rc:
         rc.write("+0\n")
         rc.flush()
-        env = {**os.environ, "LD_PRELOAD": FAKETIME_LIB, "FAKETIME_TIMESTAMP_FILE": rc.name,
-               "FAKETIME_DONT_FAKE_MONOTONIC": "1", "FAKETIME_FORCE_MONOTONIC_FIX": "0"}
+        env = {**os.environ, **faketime_env(rc.name)}
         try:
             proc = subprocess.run(["java", "-Xmx32m", "-version"], env=env, capture_output=True,
                                   text=True, timeout=60)

@@ -1,6 +1,9 @@
 """`logtrial cluster ...` and `logtrial doctor` through the real CLI entry point."""
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 from click.testing import CliRunner
 
@@ -21,6 +24,16 @@ def test_status_shows_every_node_reachable_and_running(cluster, local_cluster):
     for node in cluster.inventory.nodes:
         line = next(l for l in result.output.splitlines() if l.strip().startswith(node.name))
         assert node.host in line and "reachable" in line and line.rstrip().endswith("running")
+
+
+def test_status_explains_an_unreachable_local_node(fresh_cluster):
+    local = fresh_cluster(nodes=1, suffix="st")
+    sshd_pid = int((local.sshd_dir("n1") / "sshd.pid").read_text())
+    os.kill(sshd_pid, signal.SIGKILL)
+    result = run("cluster", "status", "--name", local.name)
+    assert result.exit_code == exit_codes.HARNESS_ERROR
+    line = next(l for l in result.output.splitlines() if l.strip().startswith("n1"))
+    assert "UNREACHABLE" in line and "netns present, sshd NOT RUNNING" in line
 
 
 def test_heal_on_a_healthy_cluster_does_nothing(cluster, local_cluster):

@@ -2,6 +2,7 @@
 node, and heal() undoes every fault."""
 from __future__ import annotations
 
+import os
 import shlex
 import time
 import uuid
@@ -9,6 +10,7 @@ import uuid
 import pytest
 
 from clusters.cluster import ClusterNotHealed
+from clusters.faketime import leftover_files
 from clusters.kafka import CLIENT_PORT
 from clusters.smoke import consume_all, produce, roundtrip
 
@@ -60,9 +62,12 @@ def test_writes_survive_one_killed_broker(cluster):
     topic = new_topic(cluster)
     bootstrap = cluster.db.bootstrap_servers()
     before = produce(bootstrap, topic, [f"before-{i}" for i in range(50)])
+    killed_pid = int(cluster.ssh["n2"].read_file(cluster.db.pid_file("n2")))
+    assert all(os.path.exists(f) for f in leftover_files(killed_pid))  # libfaketime's shm
     cluster.db.kill("n2")
     try:
         assert not cluster.db.is_running("n2")
+        assert not any(os.path.exists(f) for f in leftover_files(killed_pid))
         with pytest.raises(ClusterNotHealed, match="node n2: .*broker is stopped"):
             cluster.verify_healed()
         during = produce(bootstrap, topic, [f"during-{i}" for i in range(50)], timeout=90)
@@ -74,14 +79,12 @@ def test_writes_survive_one_killed_broker(cluster):
     assert set(consume_all(bootstrap, topic, 100)) == set(before) | set(during)
 
 
-def test_paused_broker_is_reported_and_resumed_by_heal(cluster):
+def test_paused_broker_is_reported_and_resumed_by_heal(healed_cluster):
+    cluster = healed_cluster
     cluster.db.pause("n3")
-    try:
-        with pytest.raises(ClusterNotHealed, match="node n3: .*broker is paused"):
-            cluster.verify_healed()
-    finally:
-        actions = cluster.heal()
-    assert "n3: resumed paused broker" in actions
+    with pytest.raises(ClusterNotHealed, match="node n3: .*broker is paused"):
+        cluster.verify_healed()
+    assert "n3: resumed paused broker" in cluster.heal()
     cluster.verify_healed()
 
 
@@ -143,8 +146,44 @@ def test_clock_offset_file_skews_the_broker_clock_and_heal_resets_it(cluster):
     cluster.verify_healed()
 
 
-def test_collect_logs(cluster, tmp_path):
-    cluster.db.collect_logs("n1", tmp_path / "n1")
-    assert "node.id=1" in (tmp_path / "n1" / "server.properties").read_text()
-    assert "Kafka Server started" in (tmp_path / "n1" / "server.log").read_text() or \
-        "BrokerServer id=1" in (tmp_path / "n1" / "server.log").read_text()
+def test_collect_logs_from_every_node(cluster, tmp_path):
+    assert cluster.collect_logs(tmp_path) == {}
+    for i, node in enumerate(cluster.nodes, start=1):
+        assert f"node.id={i}" in (tmp_path / node / "server.properties").read_text()
+        assert f"[BrokerServer id={i}] Transition from STARTING to STARTED" in \
+            (tmp_path / node / "server.log").read_text()
+
+
+def test_remote_install_uploads_only_jars_whose_checksum_differs(cluster, tmp_path,
+                                                                  monkeypatch):
+    """A node that does not share our filesystem gets the jars over SFTP, once. (A cache
+    of four real jars stands in for all 93, to keep the test fast.)"""
+    import dataclasses
+    import shutil
+
+    from clusters.inventory import Inventory
+    from clusters.kafka import KafkaDB, kafka_cache_dir
+    from harness.ssh import SSHPool
+
+    small = sorted((kafka_cache_dir() / "libs").glob("*.jar"), key=lambda p: p.stat().st_size)
+    stand_in = tmp_path / kafka_cache_dir().name / "libs"
+    stand_in.mkdir(parents=True)
+    for jar in small[:4]:
+        shutil.copy(jar, stand_in)
+    monkeypatch.setenv("LOGTRIAL_CACHE", str(tmp_path))
+    n1 = cluster.inventory.node("n1")
+    remote = dataclasses.replace(n1, local=False, home=f"{n1.home}/remote-install")
+    pool = SSHPool(Inventory("remote", (remote,)))
+    db = KafkaDB(Inventory("remote", (remote,)), pool)
+    jars = sorted(p.name for p in (kafka_cache_dir() / "libs").glob("*.jar"))
+    try:
+        assert sorted(db.sync_jars("n1")) == jars
+        assert db.sync_jars("n1") == []  # nothing changed, nothing sent
+        libs = db.libs_dir("n1")
+        pool["n1"].exec(f"echo corrupt >> {libs}/{jars[0]} && touch {libs}/stray.jar")
+        assert db.sync_jars("n1") == [jars[0]]
+        listing = pool["n1"].exec(f"ls {libs}").stdout.split()
+        assert "stray.jar" not in listing and len(listing) == len(jars) + 1  # + SHA256SUMS
+    finally:
+        pool["n1"].exec(f"rm -rf {remote.home}")
+        pool.close()

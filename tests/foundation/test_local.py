@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from clusters.cluster import Cluster
+from clusters.faketime import leftover_files
 from clusters.local import LocalCluster, LocalClusterError, link_exists, list_netns
 
 pytestmark = pytest.mark.cluster
@@ -46,19 +47,30 @@ def processes_in(pids: list[int]) -> list[int]:
 def test_down_removes_every_trace(fresh_cluster):
     local = fresh_cluster(nodes=1, suffix="down")
     with Cluster.open(local.inventory_path) as opened:
+        opened.db.create_topic("before-reset", replication_factor=1, min_insync_replicas=1)
+        opened.reset_database()
+        from confluent_kafka.admin import AdminClient
+        admin = AdminClient({"bootstrap.servers": opened.db.bootstrap_servers()})
+        assert "before-reset" not in admin.list_topics(timeout=30).topics  # wiped
+        opened.verify_healed()
         broker_pid = int(opened.ssh["n1"].exec(f"cat {opened.db.pid_file('n1')}").stdout)
     sshd_pid = int((local.sshd_dir("n1") / "sshd.pid").read_text())
     namespaces, interfaces = list_netns_with(local), [local.bridge, local.veth("n1")]
     assert namespaces == [local.netns("n1")]
     assert all(link_exists(i) for i in interfaces)
     assert processes_in([broker_pid, sshd_pid]) == [broker_pid, sshd_pid]
+    assert all(os.path.exists(f) for f in leftover_files(broker_pid))
 
-    removed = local.down()
+    removed = local.down(keep_data=True)
 
     assert f"netns {local.netns('n1')}" in removed
     assert list_netns_with(local) == []
     assert not any(link_exists(i) for i in interfaces)
     assert processes_in([broker_pid, sshd_pid]) == []
+    assert not any(os.path.exists(f) for f in leftover_files(broker_pid))
+    assert (local.home("n1") / "kafka" / "data" / "meta.properties").exists()  # data kept
+
+    local.down()
     assert not local.dir.exists()
     assert local.down() == []  # twice is fine
     ip_addrs = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True).stdout

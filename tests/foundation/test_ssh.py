@@ -87,6 +87,19 @@ def test_daemon_pid_file_and_signals(n1, scratch):
     assert n1.exec(f"cat {log_file}").stdout.split() == ["started", "from-env"]
 
 
+def test_a_reused_pid_is_not_signalled(n1, scratch):
+    """A pid file whose process died must not reach whichever process reuses the pid."""
+    old, other = f"{scratch}/old.pid", f"{scratch}/other.pid"
+    n1.start_daemon("sleep 300", old, f"{scratch}/old.log")
+    assert n1.signal(old, "KILL") and n1.wait_exit(old, 10)
+    other_pid = n1.start_daemon("sleep 300", other, f"{scratch}/other.log")
+    n1.exec(f"echo {other_pid} > {old}")  # as if the pid had been reused
+    assert not n1.signal(old, "KILL")
+    assert not n1.pid_alive(old)
+    assert n1.pid_alive(other)
+    assert n1.signal(other, "KILL")
+
+
 def test_reconnects_after_the_connection_drops(n1):
     n1.exec("true")
     n1._client.get_transport().close()  # as a partition or sshd restart would
