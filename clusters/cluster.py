@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import shlex
+import time
 from pathlib import Path
 
 from clusters.inventory import Inventory, load_inventory
@@ -21,6 +22,10 @@ FLUSH_NETWORK = ("iptables -w 10 -P INPUT ACCEPT && iptables -w 10 -P OUTPUT ACC
                  "exit $rc")
 # any rule beyond the default ACCEPT policies
 LIST_RULES = "iptables -w 10 -S; iptables -w 10 -t nat -S; iptables -w 10 -t mangle -S"
+
+
+# how long a broker may take to rejoin after the faults are undone before heal restarts it
+HEAL_SETTLE_TIMEOUT = 30.0
 
 
 def clock_strobe_pid_file(offset_file: str) -> str:
@@ -106,7 +111,27 @@ class Cluster:
             self.db.start_all(dead)
         done = [a for node in self.nodes for a in healed[node][0]]
         done += [f"{node}: restarted broker" for node in dead]
+        # A broker can survive a fault yet never serve again (seen after a partition plus
+        # clock jumps: its heartbeats to the controller "time out before being sent"
+        # forever). Give each a while to rejoin, then restart it, and say so.
+        stuck = self._not_serving([n for n in self.nodes if n not in dead], HEAL_SETTLE_TIMEOUT)
+        if stuck:
+            self.ssh.run_on(stuck, lambda s: self.db.stop(s.node.name))
+            self.db.start_all(stuck)
+            done += [f"{node}: restarted broker (not serving {HEAL_SETTLE_TIMEOUT:g} s "
+                     "after the heal)" for node in stuck]
         return done
+
+    def _not_serving(self, nodes: list[str], timeout: float) -> list[str]:
+        """The nodes whose broker still does not serve metadata after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        waiting = list(nodes)
+        while waiting:
+            waiting = [n for n in waiting if not self.db.serves_metadata(n)]
+            if not waiting or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        return waiting
 
     def _heal_node(self, session: NodeSession) -> tuple[list[str], bool]:
         """Heals one node; returns its actions and whether its broker process is alive."""

@@ -3,6 +3,10 @@ from __future__ import annotations
 
 from nemesis.fault import ProcessFault
 
+# how long the restart waits for the broker to serve again before the schedule goes on
+# (other faults may keep it from rejoining: it is reported, and the final heal checks it)
+RESTART_WAIT_S = 30.0
+
 
 class KillFault(ProcessFault):
     name = "kill"
@@ -12,6 +16,10 @@ class KillFault(ProcessFault):
         return self.start_on_nodes(cluster, params, cluster.db.kill)
 
     def stop(self, cluster) -> dict:
-        # start() returns once the broker serves again; a broker that cannot (say, it is
-        # still partitioned away) is reported, and restarted by the final heal
-        return self.stop_on_struck(cluster.db.start)
+        return self.stop_on_struck(lambda node: self._restart(cluster, node))
+
+    @staticmethod
+    def _restart(cluster, node: str) -> None:
+        if not cluster.db.is_running(node):  # another fault may have restarted it already
+            cluster.db.launch(node)
+        cluster.db.wait_ready(node, timeout=RESTART_WAIT_S)

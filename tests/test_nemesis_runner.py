@@ -49,9 +49,11 @@ def test_all_faults_run_overlap_get_recorded_and_heal(cluster, tmp_path):
             assert set(e["value"]["nodes"]) <= set(cluster.nodes)
     assert events[-1]["f"] == "heal"
     cluster.verify_healed()
-    # the recorded schedule reads back, fault for fault
+    # the recorded schedule reads back, fault for fault, in scheduled order
     replayed = load_schedule(path)
-    assert [(s.fault, s.action) for s in replayed] == [F_NAMES[e["f"]] for e in faults]
+    scheduled = sorted(faults, key=lambda e: e["value"]["at"])
+    assert [(s.fault, s.action, s.at) for s in replayed] == \
+        [(*F_NAMES[e["f"]], e["value"]["at"]) for e in scheduled]
 
 
 def test_replayed_schedule_strikes_the_recorded_nodes_and_reports_failures(cluster, tmp_path):

@@ -1,0 +1,36 @@
+"""A whole `logtrial test` run with every fault: it completes, the cluster ends healed,
+and the checker reads the history it leaves."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.history import read_history
+from harness.runner import TestOptions, run_test
+from harness.wellformed import wellformedness_problems
+from nemesis.registry import F_NAMES, FAULT_NAMES
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+
+def test_sixty_seconds_of_all_faults_end_healed_and_checkable(cluster, spark, tmp_path):
+    # `spark`: the checker reuses the session's SparkSession instead of starting its own
+    options = TestOptions(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
+                          leave_db_running=True, time_limit=60, rate=50, concurrency=4,
+                          nemesis=tuple(FAULT_NAMES), nemesis_interval=8, seed=11,
+                          nemesis_options={"db_targets": ["one", "majority", "controller",
+                                                          "leader"]},
+                          recovery_time=5, final_time_limit=60, check=True, report=False)
+    result = run_test(options)
+    assert result.status == "complete"
+    events = list(read_history(result.run_dir / "history.jsonl"))
+    assert wellformedness_problems(events, "queue") == []
+    struck = {F_NAMES[e["f"]][0] for e in events if e["process"] == "nemesis"
+              and e["f"] in F_NAMES}
+    assert struck == set(FAULT_NAMES)
+    assert [e for e in events if e["process"] == "nemesis"][-1]["f"] == "heal"
+    results = json.loads((result.run_dir / "results.json").read_text())
+    assert results["valid"] in (True, False, "unknown")
+    assert "anomaly_types" in results
+    cluster.verify_healed()
