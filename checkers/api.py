@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from checkers.history_io import load_history, pair_operations
-from checkers.spark import get_spark
+from checkers.spark import get_spark, tune_for_input
 
 WORKLOADS = ("queue", "list-append")
 RESULTS_FILE = "results.json"
@@ -26,6 +26,12 @@ def _run_checker(spark, ops, workload: str, allow, forbid, consistency_model: st
         from checkers.list_append import check_list_append
         return check_list_append(spark, ops, consistency_model, allow=allow, forbid=forbid)
     raise CheckOptionError(f"unknown workload {workload!r}: expected one of {', '.join(WORKLOADS)}")
+
+
+def _input_bytes(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size if path.exists() else 0
 
 
 def write_results(results: dict, out_dir: Path) -> Path:
@@ -52,6 +58,7 @@ def check_history(history_path, workload: str = "queue", out_dir=None, spark_mas
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
+    tune_for_input(spark, _input_bytes(history_path))
     ops = pair_operations(load_history(spark, history_path))
     results = _run_checker(spark, ops, workload, tuple(allow), tuple(forbid), consistency_model)
     if workload == "queue":  # producer errors, spurious OUT_OF_ORDER_SEQUENCE_NUMBER, idempotent duplicates

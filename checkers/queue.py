@@ -13,7 +13,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from checkers import queue_mops, queue_order, queue_versions, queue_writes
+from checkers import queue_cycles, queue_mops, queue_order, queue_versions, queue_writes
 from checkers.anomalies import DEFAULT_EXAMPLES, collect_anomalies, union_all
 from checkers.queue_explain import EXPLAIN
 from checkers.queue_series import unseen_series
@@ -53,18 +53,11 @@ def _final_reads(sends: DataFrame, ops: DataFrame) -> bool:
     return bool(polls.limit(1).count())
 
 
-def _cycle_results(spark: SparkSession, sends: DataFrame, reads: DataFrame, ops: DataFrame,
-                   limit: int) -> tuple[dict, dict]:
-    """G0/G1c and variants via the shared cycle machinery, when present."""
-    try:
-        from checkers import queue_cycles
-    except ImportError:  # pragma: no cover - until the cycle modules are merged
-        return {}, {"skipped": "cycle machinery (checkers/cycles.py, graph_shrink.py) not available"}
-    return queue_cycles.find_cycles(spark, sends, reads, ops, limit)
-
-
 def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
-                limit: int = DEFAULT_EXAMPLES, cycles: bool = True) -> dict:
+                limit: int = DEFAULT_EXAMPLES, cycles: bool = True, realtime: bool = True) -> dict:
+    """Results (shared/history-format.md) for the queue operations in `ops`.
+    `cycles` off skips G0/G1c; `realtime` off leaves out process/realtime
+    edges (so no -process/-realtime variants)."""
     keep: list[DataFrame] = []
     try:
         ops = _persisted(ops.filter(F.col("f").isin(*QUEUE_OPS)), keep)
@@ -84,7 +77,10 @@ def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
             queue_order.send_order(obs),
         ])
         anomalies = collect_anomalies(rows, limit, EXPLAIN)
-        cycle_anomalies, cycle_stats = _cycle_results(spark, sends, reads, ops, limit) if cycles else ({}, {})
+        cycle_anomalies, cycle_stats = ({}, {})
+        if cycles:
+            cycle_anomalies, cycle_stats = queue_cycles.find_cycles_queue(spark, obs, sends, reads, ops,
+                                                                          limit, realtime)
         anomalies.update(cycle_anomalies)
         evidence = Evidence(
             used_subscribe=bool(resets.filter(F.col("f") == "subscribe").limit(1).count()),

@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from checkers.anomalies import anomaly_rows, op_struct
+from checkers.queue_mops import OP_FIELDS
 
 
 def _prefixed(df: DataFrame, prefix: str, keep: tuple[str, ...] = ("key", "value")) -> DataFrame:
@@ -46,7 +47,7 @@ def lost_and_unseen(sends: DataFrame, reads: DataFrame) -> tuple[DataFrame, Data
 def _reads_of_sends(sends: DataFrame, reads: DataFrame) -> DataFrame:
     """Each (reading op, key, value) once, joined to the send of that value;
     columns w_* for the writer and r_* for the reader."""
-    readers = reads.dropDuplicates(["op_id", "key", "value"])
+    readers = reads.groupBy("op_id", *OP_FIELDS, "key", "value").agg(F.min("offset").alias("offset"))
     return _prefixed(sends, "w_").join(_prefixed(readers, "r_"), ["key", "value"])
 
 

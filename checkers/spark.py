@@ -115,3 +115,22 @@ def get_spark(master: str | None = None, extra: dict[str, str] | None = None,
         spark = builder.getOrCreate()
     quiet_logging(spark)
     return spark
+
+
+SMALL_INPUT_BYTES = 64 << 20
+SMALL_INPUT_SETTINGS = {
+    # On small inputs Spark's fixed costs dominate: compiling whole-stage code
+    # for each of the checker's ~100 stages, and the extra jobs adaptive
+    # execution splits each query into. Both pay off only on big inputs.
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.shuffle.partitions": "2",
+}
+
+
+def tune_for_input(spark: SparkSession, input_bytes: int) -> None:
+    """Per-check runtime settings by input size (SQL confs, settable on a live session)."""
+    large = {"spark.sql.codegen.wholeStage": "true", "spark.sql.adaptive.enabled": "true",
+             "spark.sql.shuffle.partitions": str(max(4, _cores() * 2))}
+    for key, value in (SMALL_INPUT_SETTINGS if input_bytes < SMALL_INPUT_BYTES else large).items():
+        spark.conf.set(key, value)

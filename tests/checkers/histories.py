@@ -20,3 +20,40 @@ def op(process, f, invoke_value, type_, complete_value, error=None) -> list[dict
     if error is not None:
         done["error"] = error
     return [{"type": "invoke", "process": process, "f": f, "value": invoke_value}, done]
+
+
+class Builder:
+    """A history built event by event; `op` returns the history indices of
+    its invoke and completion so tests can assert locations."""
+
+    def __init__(self) -> None:
+        self.events: list[dict] = []
+
+    def invoke(self, process, f, value) -> int:
+        self.events.append({"type": "invoke", "process": process, "f": f, "value": value})
+        return len(self.events) - 1
+
+    def complete(self, process, f, type_, value, error=None) -> int:
+        event = {"type": type_, "process": process, "f": f, "value": value}
+        if error is not None:
+            event["error"] = error
+        self.events.append(event)
+        return len(self.events) - 1
+
+    def op(self, process, f, invoke_value, type_, complete_value, error=None) -> tuple[int, int]:
+        return (self.invoke(process, f, invoke_value),
+                self.complete(process, f, type_, complete_value, error))
+
+    def send(self, process, key_offset_values, type_="ok") -> tuple[int, int]:
+        """One send op of several (key, offset, value) micro-ops."""
+        inv = [["send", k, v] for k, _, v in key_offset_values]
+        done = [["send", k, [o, v]] for k, o, v in key_offset_values] if type_ == "ok" else None
+        return self.op(process, "send", inv, type_, done)
+
+    def poll(self, process, *results: dict) -> tuple[int, int]:
+        """One poll op; each result is {key: [(offset, value), ...]}."""
+        done = [["poll", {str(k): [list(p) for p in pairs] for k, pairs in r.items()}] for r in results]
+        return self.op(process, "poll", [["poll"] for _ in results], "ok", done)
+
+    def write(self, path: Path) -> Path:
+        return write_history(path, self.events)
