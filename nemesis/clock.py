@@ -22,7 +22,7 @@ import shlex
 from typing import Sequence
 
 from clusters.cluster import clock_strobe_pid_file
-from clusters.kafka import FAKETIME_LIB
+from clusters.faketime import LIBRARY as FAKETIME_LIB
 from nemesis.fault import ProcessFault
 
 
