@@ -3,14 +3,10 @@ duplicates, on hand-written histories (lost writes and duplicates found by the
 queue checker's own detectors from the polls)."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from checkers.api import check_history
 from checkers.history_io import load_history, pair_operations
-from checkers.producer_errors import IDEMPOTENT_DUPLICATE, SPURIOUS_OOS, analyze
+from checkers.producer_errors import IDEMPOTENT_DUPLICATE, SPURIOUS_OOS, analyze, merge_into
 from tests.checkers.histories import write_history
 
 S = 1_000_000_000  # ns per second
@@ -37,8 +33,8 @@ def poll(process, t0, t1, polled: dict):
             {"type": "ok", "process": process, "f": "poll", "value": [["poll", polled]], "time": int(t1 * S)}]
 
 
-# One history with every case (processes and keys kept apart), checked once through
-# check_history (the queue checker finds the lost writes and duplicates) for all tests.
+# One history with every case (processes and keys kept apart), analyzed once for all
+# tests (the queue checker's own detectors find the lost writes and duplicates).
 SPURIOUS = (send(0, 1, 10, 10, 11, offset=0)               # 0, 1: lost (offset 1 is read, 0 is not)
             + send(1, 1, 11, 12, 13, "info", OOS)          # 2, 3: the loss is 1 s before: explained
             + send(2, 2, 20, 14, 15, "info", OOS)          # 4, 5: nothing of key 2 lost: spurious
@@ -71,7 +67,7 @@ OTHER_ERRORS = (send(30, 3, 30, 80, 81, "info", "NOT_LEADER_FOR_PARTITION")
 def checked(spark, tmp_path_factory):
     path = write_history(tmp_path_factory.mktemp("producer") / "history.jsonl",
                          SPURIOUS + IN_WINDOW + DUPLICATES + OTHER_ERRORS)
-    return check_history(path, workload="queue")  # default window: OOS_WINDOW_S = 10 s
+    return analyze(spark, path, pair_operations(load_history(spark, path)))  # window: OOS_WINDOW_S = 10 s
 
 
 def test_error_table_counts_each_name_over_send_operations(checked):
@@ -90,19 +86,26 @@ def test_out_of_order_sequence_without_nearby_loss_is_spurious(checked):
 
 
 def test_duplicates_on_keys_only_idempotent_producers_wrote(checked):
+    # the queue checker sees three duplicates: (5, 51), (6, 60), (8, 80); only key 5 was
+    # written by idempotent producers alone
     found = checked["anomalies"][IDEMPOTENT_DUPLICATE]
     assert found["count"] == 1
     assert [(e["key"], e["value"]) for e in found["examples"]] == [(5, 51)]
-    assert checked["anomalies"]["duplicate"]["count"] == 3  # (5, 51), (6, 60), (8, 80)
 
 
-def test_verdict_and_results_file(checked, tmp_path_factory):
-    assert checked["valid"] is False
-    assert {"duplicate", IDEMPOTENT_DUPLICATE, "lost-write"} <= set(checked["bad_anomaly_types"])
-    assert SPURIOUS_OOS in checked["anomaly_types"]
-    assert SPURIOUS_OOS not in checked["bad_anomaly_types"]  # reported, allowed unless forbidden
-    written = json.loads((Path(checked["checker"]["history"]).parent / "results.json").read_text())
-    assert written["anomalies"][IDEMPOTENT_DUPLICATE]["count"] == 1
+def test_merged_verdict_idempotent_duplicate_is_bad_spurious_error_allowed_unless_forbidden(checked):
+    def queue_results() -> dict:  # what the queue checker says about the same history
+        return {"valid": False, "anomaly_types": ["duplicate", "lost-write"], "anomalies": {},
+                "bad_anomaly_types": ["duplicate", "lost-write"], "stats": {"ops": 21}}
+    merged = merge_into(queue_results(), checked)
+    assert merged["valid"] is False
+    assert merged["bad_anomaly_types"] == ["duplicate", IDEMPOTENT_DUPLICATE, "lost-write"]
+    assert merged["anomaly_types"] == [IDEMPOTENT_DUPLICATE, SPURIOUS_OOS]
+    assert merged["stats"]["ops"] == 21 and merged["stats"]["producer_errors"][OOS] == 4
+    forbidding = merge_into(queue_results(), checked, forbid=[SPURIOUS_OOS])
+    assert SPURIOUS_OOS in forbidding["bad_anomaly_types"]
+    only_spurious = {"stats": {}, "anomalies": {SPURIOUS_OOS: checked["anomalies"][SPURIOUS_OOS]}}
+    assert merge_into({"valid": True, "anomalies": {}, "bad_anomaly_types": []}, only_spurious)["valid"] is True
 
 
 def test_clean_history_reports_nothing(spark, tmp_path):
