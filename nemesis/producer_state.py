@@ -136,7 +136,13 @@ class ProducerStateFault(Fault):
         return self._restore_all(self._admin(cluster))
 
     def heal(self, cluster) -> None:
-        if self._restore:
+        """Restores every config still overridden. A broker that is down (killed,
+        partitioned away) cannot take its config back: then the cluster is healed
+        first (Cluster.heal is idempotent) and the restore tried again."""
+        if not self._restore:
+            return
+        if self._restore_all(self._admin(cluster)).get("errors"):
+            cluster.heal()
             result = self._restore_all(self._admin(cluster))
             if result.get("errors"):
                 raise RuntimeError(f"producer-state: could not restore configs: {result['errors']}")
