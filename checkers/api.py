@@ -66,6 +66,9 @@ def check_history(history_path, workload: str = "queue", out_dir=None, spark_mas
     ops = pair_operations(load_history(spark, history_path))
     results = _run_checker(spark, ops, workload, tuple(allow), tuple(forbid), consistency_model,
                            realtime_cycles)
+    if workload == "queue":  # producer errors, spurious OUT_OF_ORDER_SEQUENCE_NUMBER, idempotent duplicates
+        from checkers import producer_errors
+        producer_errors.merge_into(results, producer_errors.analyze(spark, history_path, ops), allow, forbid)
     results["workload"] = workload
     results["checker"] = {"history": str(history_path), "spark_master": spark.sparkContext.master,
                           "seconds": round(time.monotonic() - started, 3),

@@ -18,8 +18,9 @@ Three results, all computed in Spark so they scale with the history:
   `"producer": {"idempotent": true, "transactional": false}`; a send without it
   counts as not idempotent, so such a key is never reported.
 
-The lost writes and duplicates come from the queue checker, as DataFrames of
-(key, value); this module only relates them to producer errors.
+Lost writes and duplicates are the queue checker's own (checkers/queue_writes.py,
+checkers/queue_versions.py), recomputed here from the same operations; this
+module only relates them to producer errors and producers.
 """
 from __future__ import annotations
 
@@ -29,11 +30,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from checkers import queue_mops, queue_versions, queue_writes
+
 PRODUCER_OPS = ("send", "txn")
 OUT_OF_ORDER = "OUT_OF_ORDER_SEQUENCE_NUMBER"
 SPURIOUS_OOS = "spurious-out-of-order-sequence"
 IDEMPOTENT_DUPLICATE = "idempotent-duplicate"
 OOS_WINDOW_S = 10.0
+ALLOWED_BY_DEFAULT = (SPURIOUS_OOS,)
 MAX_EXAMPLES = 8
 
 PRODUCER_SCHEMA = T.StructType([
@@ -45,7 +49,6 @@ _FLAGS_SCHEMA = T.StructType([
     T.StructField("type", T.StringType()),
     T.StructField("producer", PRODUCER_SCHEMA),
 ])
-_MOPS = T.ArrayType(T.ArrayType(T.StringType()))
 
 
 # ---------------------------------------------------------------- inputs
@@ -69,20 +72,29 @@ def producer_flags(spark: SparkSession, history_path: str | Path) -> DataFrame:
 
 
 def producer_sends(ops: DataFrame, flags: DataFrame) -> DataFrame:
-    """One row per send micro-op of a send/txn operation (paired by
-    history_io.pair_operations), with its operation's times, outcome, error
-    and producer flags. An operation with no completion ends at +infinity."""
-    mops = F.explode(F.from_json("invoke_value", _MOPS)).alias("mop")
-    sends = (ops.filter(F.col("f").isin(*PRODUCER_OPS))
-                .select("process", "f", "invoke_index", "invoke_time", "complete_index",
-                        "complete_time", "type", "error_name", "error_message", mops)
-                .filter(F.col("mop").getItem(0) == "send")
-                .withColumn("key", F.col("mop").getItem(1).cast("long"))
-                .withColumn("value", F.col("mop").getItem(2).cast("long"))
-                .drop("mop"))
-    return (sends.join(flags, "invoke_index", "left")
-                 .withColumn("idempotent", F.coalesce("idempotent", F.lit(False)))
-                 .withColumn("end_time", F.coalesce("complete_time", F.lit(2 ** 62).cast("long"))))
+    """queue_mops.sends (one row per send micro-op of a send/txn operation) with
+    the operation's error name and producer flags. An operation with no
+    completion ends at +infinity (`end_time`)."""
+    errors = ops.select(F.col("invoke_index").alias("op_id"), "error_name", "error_message")
+    return (queue_mops.sends(ops).join(errors, "op_id", "left")
+            .join(flags.withColumnRenamed("invoke_index", "op_id"), "op_id", "left")
+            .withColumn("idempotent", F.coalesce("idempotent", F.lit(False)))
+            .withColumn("end_time", F.coalesce("complete_time", F.lit(2 ** 62).cast("long"))))
+
+
+def _key_values(rows: DataFrame) -> DataFrame:
+    """(key, value) pairs named by anomaly rows (checkers/anomalies.py)."""
+    example = F.from_json("example", "key long, values array<long>")
+    return (rows.select(example.alias("e"))
+                .select(F.col("e.key").alias("key"), F.explode("e.values").alias("value")).distinct())
+
+
+def lost_and_duplicated(sends: DataFrame, ops: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(key, value) of the queue checker's lost writes and duplicates."""
+    reads = queue_mops.reads(ops)
+    lost, _unseen = queue_writes.lost_and_unseen(sends, reads)
+    duplicates = queue_versions.duplicates(queue_versions.observations(sends, reads))
+    return _key_values(lost), _key_values(duplicates)
 
 
 # ---------------------------------------------------------------- results
@@ -109,7 +121,7 @@ def out_of_order_without_loss(sends: DataFrame, lost_writes: DataFrame,
             & (F.col("lost_end") >= F.col("invoke_time") - window_ns)
             & (F.col("lost_start") <= F.col("end_time") + window_ns))
     return (oos.join(lost, near, "left")
-               .groupBy("process", "f", "invoke_index", "invoke_time", "complete_index",
+               .groupBy("process", "f", "type", "invoke_index", "invoke_time", "complete_index",
                         "complete_time", "error_message")
                .agg(F.sort_array(F.collect_set("key")).alias("keys"),
                     F.count("lost_key").alias("near_lost")))
@@ -125,32 +137,32 @@ def idempotent_duplicates(sends: DataFrame, duplicates: DataFrame) -> DataFrame:
 
 
 def _oos_example(row) -> dict:
-    return {"op": row["complete_index"], "invoke": row["invoke_index"], "process": row["process"],
-            "f": row["f"], "keys": list(row["keys"]), "time": row["complete_time"],
-            "time_s": round(row["complete_time"] / 1e9, 3), "error": row["error_message"],
-            "explanation": (f"process {row['process']}'s {row['f']} (op {row['complete_index']}) failed with "
-                            f"{OUT_OF_ORDER}, but no write to key(s) {list(row['keys'])} was lost within "
-                            f"the window around it")}
+    keys = list(row["keys"])
+    return {"keys": keys, "op": row["complete_index"], "time_s": round(row["complete_time"] / 1e9, 3),
+            "error": row["error_message"],
+            "ops": [{"index": row["complete_index"], "process": row["process"], "time": row["complete_time"],
+                     "f": row["f"], "type": row["type"], "invoke_index": row["invoke_index"]}],
+            "explanation": (f"process {row['process']}'s {row['f']} (op {row['complete_index']}, "
+                            f"{row['complete_time'] / 1e9:.3f} s) ended with {OUT_OF_ORDER}, but no write to "
+                            f"key{'s' if len(keys) > 1 else ''} {', '.join(map(str, keys))} was lost near it")}
 
 
 def _duplicate_example(row) -> dict:
-    example = row.asDict()
-    example["explanation"] = (f"value {row['value']} of key {row['key']} appears more than once, and "
-                              f"every send to key {row['key']} came from an idempotent producer")
-    return example
+    return {"key": row["key"], "value": row["value"], "values": [row["value"]],
+            "explanation": (f"value {row['value']} appears more than once in key {row['key']}, which only "
+                            f"idempotent producers wrote")}
 
 
-def analyze(spark: SparkSession, history_path: str | Path, ops: DataFrame, lost_writes: DataFrame,
-            duplicates: DataFrame, window_s: float = OOS_WINDOW_S,
+def analyze(spark: SparkSession, history_path: str | Path, ops: DataFrame, window_s: float = OOS_WINDOW_S,
             max_examples: int = MAX_EXAMPLES) -> dict:
-    """The producer-error part of results.json: {"stats": {...}, "anomalies": {...}}.
-
-    `ops`: history_io.pair_operations of the history; `lost_writes` and
-    `duplicates`: (key, value) DataFrames from the queue checker (extra
-    columns of `duplicates` are kept in the examples)."""
-    sends = producer_sends(ops, producer_flags(spark, history_path)).cache()
+    """The producer part of a queue history's results:
+    {"stats": {"producer_errors": ..., "out_of_order_sequence": ...}, "anomalies": {...}}.
+    `ops`: history_io.pair_operations of the history at `history_path`."""
+    sends = producer_sends(ops, producer_flags(spark, history_path)).persist()
+    oos = None
     try:
-        oos = out_of_order_without_loss(sends, lost_writes, window_s).cache()
+        lost, duplicates = lost_and_duplicated(sends, ops)
+        oos = out_of_order_without_loss(sends, lost, window_s).persist()
         spurious = oos.filter(F.col("near_lost") == 0).orderBy("complete_index")
         oos_total, spurious_total = oos.count(), spurious.count()
         dups = idempotent_duplicates(sends, duplicates).orderBy("key", "value")
@@ -169,3 +181,20 @@ def analyze(spark: SparkSession, history_path: str | Path, ops: DataFrame, lost_
         return {"stats": stats, "anomalies": anomalies}
     finally:
         sends.unpersist()
+        if oos is not None:
+            oos.unpersist()
+
+
+def merge_into(results: dict, producer: dict, allow=(), forbid=()) -> dict:
+    """Adds analyze()'s stats and anomalies to a queue checker's results.
+    idempotent-duplicate is bad (it is a duplicate); spurious-out-of-order-sequence
+    is reported but allowed (no data was harmed) unless forbidden."""
+    results.setdefault("stats", {}).update(producer["stats"])
+    results.setdefault("anomalies", {}).update(producer["anomalies"])
+    results["anomaly_types"] = sorted(results["anomalies"])
+    allowed = (set(ALLOWED_BY_DEFAULT) | set(allow)) - set(forbid)
+    new_bad = [t for t in producer["anomalies"] if t not in allowed]
+    results["bad_anomaly_types"] = sorted(set(results.get("bad_anomaly_types", [])) | set(new_bad))
+    if new_bad:
+        results["valid"] = False
+    return results

@@ -263,7 +263,7 @@ class Run:
 
     def _main_phase(self) -> None:
         self._enter("main")
-        generator = with_idle(self.workload.generator(), self.workload.settings, self.seed)
+        generator = with_idle(self.workload.generator(), getattr(self.workload, "settings", None), self.seed)
         nemesis_thread = self._start_nemesis()
         interval = self.options.concurrency / self.options.rate
         for slot in range(self.options.concurrency):
@@ -304,7 +304,7 @@ class Run:
 
     def record(self, process: int, client: Client, op: Op) -> Completion:
         """Runs one op on a client, recording its invocation and completion."""
-        self.history.invoke(process, op.f, op.value, **invoke_extra(op.f, self.workload.settings))
+        self.history.invoke(process, op.f, op.value, **invoke_extra(op.f, getattr(self.workload, "settings", None)))
         try:
             completion = client.invoke(op)
         except Exception as e:  # a bug or an unexpected client error: we cannot know what happened

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 from typing import Sequence
 
 from confluent_kafka import KafkaException, TopicPartition
@@ -44,6 +45,7 @@ SEGMENT_MS = 1000
 EXPIRATION_MS = 2000
 EXPIRATION_KEY = "producer.id.expiration.ms"
 ADMIN_TIMEOUT_S = 10.0
+HEAL_TIMEOUT_S = 90.0  # a restarted broker may take this long to take configs again
 # static broker settings without which `retention` and `expire` act only after minutes
 # (logtrial's clusters have them by default; a preset adds them to other inventories)
 BROKER_SETTINGS = PRODUCER_STATE_SETTINGS
@@ -136,10 +138,21 @@ class ProducerStateFault(Fault):
         return self._restore_all(self._admin(cluster))
 
     def heal(self, cluster) -> None:
-        if self._restore:
-            result = self._restore_all(self._admin(cluster))
-            if result.get("errors"):
-                raise RuntimeError(f"producer-state: could not restore configs: {result['errors']}")
+        """Restores every config still overridden. A broker that is down (killed,
+        partitioned away) cannot take its config back: then the cluster is healed
+        first (Cluster.heal is idempotent) and the restore tried again."""
+        if not self._restore or not self._restore_all(self._admin(cluster)).get("errors"):
+            return
+        cluster.heal()
+        deadline = time.monotonic() + HEAL_TIMEOUT_S
+        while True:
+            self._admin_client = None  # a fresh client: the old one may still wait on a dead connection
+            errors = self._restore_all(self._admin(cluster)).get("errors")
+            if not errors:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"producer-state: could not restore configs: {errors}")
+            time.sleep(2)
 
     # -- the three ways ----------------------------------------------------------------------
     def topics(self, admin: AdminClient) -> list[str]:

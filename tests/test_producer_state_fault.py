@@ -144,3 +144,19 @@ def test_retention_deletes_segments_and_stop_restores_the_topic_config(cluster):
 class _Silent:
     def log(self, *args, **kwargs) -> None:
         pass
+
+
+def test_heal_restores_the_config_of_a_broker_that_was_down(healed_cluster):
+    cluster = healed_cluster
+    admin = AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers()})
+    fault = ProducerStateFault(expiration_ms=1500)
+    down = cluster.nodes[-1]
+    down_id = str(cluster.db.node_id(down))
+    assert "errors" not in fault.start(cluster, {"mode": "expire"})
+    cluster.db.kill(down)
+    stopped = fault.stop(cluster)
+    assert set(stopped["errors"]) == {f"broker {down_id}"}  # the others are restored already
+    fault.heal(cluster)  # restarts the killed broker, then restores its config
+    assert cluster.db.is_running(down)
+    _wait_for(lambda: all(_override(admin, ConfigResource("BROKER", b), EXPIRATION_KEY) is None
+                          for b in broker_ids(cluster)), "every broker's expiry override removed")

@@ -49,8 +49,9 @@ def producer_flags(settings) -> dict[str, bool]:
 
 
 def invoke_extra(f: str, settings) -> dict:
-    """Optional history fields for an invoke of `f`."""
-    return {"producer": producer_flags(settings)} if f in PRODUCER_OPS else {}
+    """Optional history fields for an invoke of `f` (none for a workload
+    without Kafka producer settings)."""
+    return {"producer": producer_flags(settings)} if f in PRODUCER_OPS and settings is not None else {}
 
 
 class IdleGenerator:

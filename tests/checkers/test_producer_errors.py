@@ -1,96 +1,118 @@
-"""Producer-error table, spurious OUT_OF_ORDER_SEQUENCE_NUMBER and
-idempotent duplicates, on hand-written histories."""
+"""Producer-error table, spurious OUT_OF_ORDER_SEQUENCE_NUMBER and idempotent
+duplicates, on hand-written histories (lost writes and duplicates found by the
+queue checker's own detectors from the polls)."""
 from __future__ import annotations
 
 import pytest
 
 from checkers.history_io import load_history, pair_operations
-from checkers.producer_errors import IDEMPOTENT_DUPLICATE, SPURIOUS_OOS, analyze
+from checkers.producer_errors import IDEMPOTENT_DUPLICATE, SPURIOUS_OOS, analyze, merge_into
 from tests.checkers.histories import write_history
 
 S = 1_000_000_000  # ns per second
 IDEMPOTENT = {"idempotent": True, "transactional": False}
 PLAIN = {"idempotent": False, "transactional": False}
-KV = "key long, value long"
+OOS = "OUT_OF_ORDER_SEQUENCE_NUMBER"
 
 
 def send(process, key, value, t0, t1, type_="ok", error=None, offset=None, producer=IDEMPOTENT):
-    """A single-send operation invoked at t0 s and completed at t1 s."""
+    """A one-send operation invoked at t0 s and completed at t1 s."""
     invoke = {"type": "invoke", "process": process, "f": "send", "value": [["send", key, value]],
               "time": int(t0 * S)}
     if producer is not None:
         invoke["producer"] = producer
-    done_value = [["send", key, [offset, value]]] if type_ == "ok" else [["send", key, value]]
-    done = {"type": type_, "process": process, "f": "send", "value": done_value, "time": int(t1 * S)}
+    result = [offset, value] if type_ == "ok" else value
+    done = {"type": type_, "process": process, "f": "send", "value": [["send", key, result]], "time": int(t1 * S)}
     if error:
-        done["error"] = [error, f"{error} from the broker"]
+        done["error"] = [error, f"Broker: {error}"]
     return [invoke, done]
 
 
-def _check(spark, tmp_path, events, lost=(), duplicates=()):
-    path = write_history(tmp_path / "history.jsonl", events)
-    ops = pair_operations(load_history(spark, path))
-    return analyze(spark, path, ops, spark.createDataFrame(list(lost), KV),
-                   spark.createDataFrame(list(duplicates), KV), window_s=5.0)
+def poll(process, t0, t1, polled: dict):
+    return [{"type": "invoke", "process": process, "f": "poll", "value": [["poll"]], "time": int(t0 * S)},
+            {"type": "ok", "process": process, "f": "poll", "value": [["poll", polled]], "time": int(t1 * S)}]
 
 
-def test_error_table_counts_each_name_over_send_operations(spark, tmp_path):
-    events = (send(0, 1, 10, 0, 1, offset=0)
-              + send(1, 1, 11, 1, 2, "info", "OUT_OF_ORDER_SEQUENCE_NUMBER")
-              + send(2, 2, 20, 2, 3, "info", "NOT_LEADER_FOR_PARTITION")
-              + send(3, 2, 21, 3, 4, "info", "OUT_OF_ORDER_SEQUENCE_NUMBER")
-              + send(4, 3, 30, 4, 5, "info", "UNKNOWN_PRODUCER_ID")
-              + send(5, 3, 31, 5, 6, "fail", "INVALID_PRODUCER_EPOCH")
-              # a poll's error is not a producer error
-              + [{"type": "invoke", "process": 6, "f": "poll", "value": [["poll"]], "time": 7 * S},
-                 {"type": "fail", "process": 6, "f": "poll", "value": None, "time": 8 * S,
-                  "error": ["UNKNOWN_PRODUCER_ID", "not counted"]}])
-    stats = _check(spark, tmp_path, events)["stats"]
-    assert stats["producer_errors"] == {"OUT_OF_ORDER_SEQUENCE_NUMBER": 2, "INVALID_PRODUCER_EPOCH": 1,
-                                        "NOT_LEADER_FOR_PARTITION": 1, "UNKNOWN_PRODUCER_ID": 1}
+# One history with every case (processes and keys kept apart), analyzed once for all
+# tests (the queue checker's own detectors find the lost writes and duplicates).
+SPURIOUS = (send(0, 1, 10, 10, 11, offset=0)               # 0, 1: lost (offset 1 is read, 0 is not)
+            + send(1, 1, 11, 12, 13, "info", OOS)          # 2, 3: the loss is 1 s before: explained
+            + send(2, 2, 20, 14, 15, "info", OOS)          # 4, 5: nothing of key 2 lost: spurious
+            + send(3, 1, 12, 30, 31, "info", OOS)          # 6, 7: the loss is 19 s before: spurious
+            + send(4, 2, 21, 32, 33, offset=0)             # 8, 9
+            + send(5, 1, 13, 34, 35, offset=1)             # 10, 11
+            + poll(6, 40, 41, {"1": [[1, 13]], "2": [[0, 21]]}))  # 12, 13
+# the lost write's send ends 4 s before the error's invoke: inside the window
+IN_WINDOW = (send(10, 7, 70, 50, 51, offset=3)
+             + send(11, 7, 71, 55, 56, "info", OOS)
+             + send(12, 7, 72, 57, 58, offset=4)
+             + poll(13, 59, 60, {"7": [[4, 72]]}))
+DUPLICATES = (send(20, 5, 50, 70, 71, offset=0)
+              + send(21, 5, 51, 71, 72, offset=1)
+              + send(22, 6, 60, 72, 73, offset=0)
+              + send(23, 6, 61, 73, 74, offset=1, producer=PLAIN)
+              + send(24, 8, 80, 74, 75, offset=0, producer=None)  # no flag: not known to be idempotent
+              + poll(25, 76, 77, {"5": [[0, 50], [1, 51], [2, 51]], "6": [[0, 60], [1, 61], [2, 60]],
+                                  "8": [[0, 80], [1, 80]]}))
+OTHER_ERRORS = (send(30, 3, 30, 80, 81, "info", "NOT_LEADER_FOR_PARTITION")
+                + send(31, 3, 31, 82, 83, "info", "UNKNOWN_PRODUCER_ID")
+                + send(32, 3, 32, 84, 85, "fail", "INVALID_PRODUCER_EPOCH")
+                # a poll's error is not a producer error
+                + [{"type": "invoke", "process": 33, "f": "poll", "value": [["poll"]], "time": 86 * S},
+                   {"type": "fail", "process": 33, "f": "poll", "value": None, "time": 87 * S,
+                    "error": ["UNKNOWN_PRODUCER_ID", "not counted"]}])
 
 
-def test_out_of_order_sequence_without_nearby_loss_is_spurious(spark, tmp_path):
-    events = (send(0, 1, 10, 10, 11, offset=0)                                   # 0, 1: lost later
-              + send(1, 1, 11, 12, 13, "info", "OUT_OF_ORDER_SEQUENCE_NUMBER")  # 2, 3: loss 1 s before
-              + send(2, 2, 20, 14, 15, "info", "OUT_OF_ORDER_SEQUENCE_NUMBER")  # 4, 5: key 2 lost nothing
-              + send(3, 1, 12, 30, 31, "info", "OUT_OF_ORDER_SEQUENCE_NUMBER")  # 6, 7: loss 19 s before
-              + send(4, 2, 21, 32, 33, offset=0))
-    result = _check(spark, tmp_path, events, lost=[(1, 10)])
-    assert result["stats"]["out_of_order_sequence"] == {"total": 3, "with_lost_write": 1, "spurious": 2,
-                                                        "window_s": 5.0}
-    found = result["anomalies"][SPURIOUS_OOS]
+@pytest.fixture(scope="module")
+def checked(spark, tmp_path_factory):
+    path = write_history(tmp_path_factory.mktemp("producer") / "history.jsonl",
+                         SPURIOUS + IN_WINDOW + DUPLICATES + OTHER_ERRORS)
+    return analyze(spark, path, pair_operations(load_history(spark, path)))  # window: OOS_WINDOW_S = 10 s
+
+
+def test_error_table_counts_each_name_over_send_operations(checked):
+    assert checked["stats"]["producer_errors"] == {OOS: 4, "INVALID_PRODUCER_EPOCH": 1,
+                                                   "NOT_LEADER_FOR_PARTITION": 1, "UNKNOWN_PRODUCER_ID": 1}
+
+
+def test_out_of_order_sequence_without_nearby_loss_is_spurious(checked):
+    # of the four, the ones at ops 3 (loss 1 s before) and 17 (loss 4 s before) are explained
+    assert checked["stats"]["out_of_order_sequence"] == {"total": 4, "with_lost_write": 2, "spurious": 2,
+                                                         "window_s": 10.0}
+    found = checked["anomalies"][SPURIOUS_OOS]
     assert found["count"] == 2
-    assert [(e["op"], e["invoke"], e["process"], e["keys"], e["time_s"]) for e in found["examples"]] == [
-        (5, 4, 2, [2], 15.0), (7, 6, 3, [1], 31.0)]
-    assert IDEMPOTENT_DUPLICATE not in result["anomalies"]
+    assert [(e["op"], e["ops"][0]["invoke_index"], e["ops"][0]["process"], e["keys"], e["time_s"])
+            for e in found["examples"]] == [(5, 4, 2, [2], 15.0), (7, 6, 3, [1], 31.0)]
 
 
-def test_out_of_order_sequence_with_loss_in_window_is_not_reported(spark, tmp_path):
-    # the lost write's send ends 4 s before the error's invoke: inside the 5 s window
-    events = (send(0, 7, 70, 0, 1, offset=3)
-              + send(1, 7, 71, 5, 6, "info", "OUT_OF_ORDER_SEQUENCE_NUMBER"))
-    result = _check(spark, tmp_path, events, lost=[(7, 70)])
-    assert result["anomalies"] == {}
-    assert result["stats"]["out_of_order_sequence"]["with_lost_write"] == 1
-
-
-def test_duplicates_on_keys_only_idempotent_producers_wrote(spark, tmp_path):
-    events = (send(0, 5, 50, 0, 1, offset=0)
-              + send(1, 5, 51, 1, 2, offset=1)
-              + send(2, 6, 60, 2, 3, offset=0)
-              + send(3, 6, 61, 3, 4, offset=1, producer=PLAIN)
-              + send(4, 8, 80, 4, 5, offset=0, producer=None))  # no flag: not known to be idempotent
-    result = _check(spark, tmp_path, events, duplicates=[(5, 51), (6, 60), (8, 80)])
-    found = result["anomalies"][IDEMPOTENT_DUPLICATE]
+def test_duplicates_on_keys_only_idempotent_producers_wrote(checked):
+    # the queue checker sees three duplicates: (5, 51), (6, 60), (8, 80); only key 5 was
+    # written by idempotent producers alone
+    found = checked["anomalies"][IDEMPOTENT_DUPLICATE]
     assert found["count"] == 1
     assert [(e["key"], e["value"]) for e in found["examples"]] == [(5, 51)]
-    assert SPURIOUS_OOS not in result["anomalies"]
+
+
+def test_merged_verdict_idempotent_duplicate_is_bad_spurious_error_allowed_unless_forbidden(checked):
+    def queue_results() -> dict:  # what the queue checker says about the same history
+        return {"valid": False, "anomaly_types": ["duplicate", "lost-write"], "anomalies": {},
+                "bad_anomaly_types": ["duplicate", "lost-write"], "stats": {"ops": 21}}
+    merged = merge_into(queue_results(), checked)
+    assert merged["valid"] is False
+    assert merged["bad_anomaly_types"] == ["duplicate", IDEMPOTENT_DUPLICATE, "lost-write"]
+    assert merged["anomaly_types"] == [IDEMPOTENT_DUPLICATE, SPURIOUS_OOS]
+    assert merged["stats"]["ops"] == 21 and merged["stats"]["producer_errors"][OOS] == 4
+    forbidding = merge_into(queue_results(), checked, forbid=[SPURIOUS_OOS])
+    assert SPURIOUS_OOS in forbidding["bad_anomaly_types"]
+    only_spurious = {"stats": {}, "anomalies": {SPURIOUS_OOS: checked["anomalies"][SPURIOUS_OOS]}}
+    assert merge_into({"valid": True, "anomalies": {}, "bad_anomaly_types": []}, only_spurious)["valid"] is True
 
 
 def test_clean_history_reports_nothing(spark, tmp_path):
-    events = send(0, 1, 10, 0, 1, offset=0) + send(1, 1, 11, 1, 2, offset=1)
-    result = _check(spark, tmp_path, events)
+    events = (send(0, 1, 10, 0, 1, offset=0) + send(1, 1, 11, 1, 2, offset=1)
+              + poll(2, 3, 4, {"1": [[0, 10], [1, 11]]}))
+    path = write_history(tmp_path / "history.jsonl", events)
+    result = analyze(spark, path, pair_operations(load_history(spark, path)), window_s=5.0)
     assert result == {"stats": {"producer_errors": {},
                                 "out_of_order_sequence": {"total": 0, "with_lost_write": 0, "spurious": 0,
                                                           "window_s": 5.0}},
