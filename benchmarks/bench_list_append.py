@@ -67,9 +67,6 @@ def main(argv=None) -> None:
                     help="graph_shrink collect limit (small values force shrinking)")
     args = ap.parse_args(argv)
 
-    import os
-    import sys
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from checkers.spark import get_spark
     spark = get_spark("local[2]")
     out = Path(args.out)
