@@ -8,10 +8,7 @@ cd "$here"
 py=.venv/bin/python
 store=${DEMO_STORE:-store}
 
-nemesis=none
-if $py -c 'import nemesis.options' 2>/dev/null; then
-  nemesis=partition,pause
-fi
+nemesis=partition,pause
 keep=()
 [ "${DEMO_KEEP:-0}" = 1 ] && keep=(--leave-db-running)
 
