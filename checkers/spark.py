@@ -44,6 +44,9 @@ def local_settings() -> dict[str, str]:
     cores = _cores()
     return {
         "spark.driver.extraJavaOptions": _quiet_jvm_option(),
+        # the few pandas steps (graph_shrink's SCC fallback) need this venv's
+        # numpy/scipy in the Python workers, not whatever python3 is on PATH
+        "spark.pyspark.python": os.environ.get("PYSPARK_PYTHON", sys.executable),
         "spark.driver.memory": os.environ.get("LOGTRIAL_SPARK_DRIVER_MEMORY", _driver_memory()),
         "spark.sql.shuffle.partitions": str(max(4, cores * 2)),
         "spark.default.parallelism": str(max(4, cores * 2)),
