@@ -109,6 +109,10 @@ def get_spark(master: str | None = None, extra: dict[str, str] | None = None,
         return active
     if active is not None:
         active.stop()
+    if master is None or master.startswith("local"):
+        # PySpark starts Python workers with $PYSPARK_PYTHON (default: python3
+        # on PATH, without this venv's numpy/scipy for graph_shrink's SCC step)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(APP_NAME)
     settings = local_settings() if master is None or master.startswith("local") else remote_settings()
     builder = builder.master(master or "local[*]")
