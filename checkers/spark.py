@@ -44,6 +44,9 @@ def local_settings() -> dict[str, str]:
     cores = _cores()
     return {
         "spark.driver.extraJavaOptions": _quiet_jvm_option(),
+        # the few pandas steps (graph_shrink's SCC fallback) need this venv's
+        # numpy/scipy in the Python workers, not whatever python3 is on PATH
+        "spark.pyspark.python": os.environ.get("PYSPARK_PYTHON", sys.executable),
         "spark.driver.memory": os.environ.get("LOGTRIAL_SPARK_DRIVER_MEMORY", _driver_memory()),
         "spark.sql.shuffle.partitions": str(max(4, cores * 2)),
         "spark.default.parallelism": str(max(4, cores * 2)),
@@ -109,6 +112,10 @@ def get_spark(master: str | None = None, extra: dict[str, str] | None = None,
         return active
     if active is not None:
         active.stop()
+    if master is None or master.startswith("local"):
+        # PySpark starts Python workers with $PYSPARK_PYTHON (default: python3
+        # on PATH, without this venv's numpy/scipy for graph_shrink's SCC step)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(APP_NAME)
     settings = local_settings() if master is None or master.startswith("local") else remote_settings()
     builder = builder.master(master or "local[*]")

@@ -76,5 +76,8 @@ def check(target: Path, workload, out_dir, spark_master, allow, forbid, consiste
     except (HistoryError, click.BadParameter, CheckOptionError) as e:
         click.echo(f"logtrial check: {e}", err=True)
         sys.exit(exit_codes.BAD_INPUT)
+    except Exception as e:  # noqa: BLE001 - a crash must not read as "invalid" (exit 1)
+        click.echo(f"logtrial check: checker failed: {type(e).__name__}: {e}", err=True)
+        sys.exit(exit_codes.HARNESS_ERROR)
     click.echo(summary(results, Path(out_dir or history.parent) / "results.json"))
     sys.exit(exit_code_for(results["valid"]))
