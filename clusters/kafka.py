@@ -95,6 +95,14 @@ def cluster_id(name: str) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(name.encode()).digest()[:16]).decode()[:22]
 
 
+def format_storage_args(cluster_name: str, config_file: str) -> str:
+    """StorageTool's main class and arguments that format a node's storage. The id is
+    attached with `=`: a base64 id may begin with '-', which argparse would take for
+    an option."""
+    return ("kafka.tools.StorageTool format --ignore-formatted "
+            f"--cluster-id={cluster_id(cluster_name)} --config {shlex.quote(config_file)}")
+
+
 def parse_settings(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
     """`key=value` strings (from repeated --set) into a dict; ValueError names the bad one."""
     settings = {}
@@ -245,9 +253,7 @@ class KafkaDB:
                            + text)
         self.reset_clock(node)
         session.exec(self._java("-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC", node,
-                                "kafka.tools.StorageTool format --ignore-formatted "
-                                f"--cluster-id {cluster_id(self.inventory.name)} "
-                                f"--config {shlex.quote(self.config_file(node))}"),
+                                format_storage_args(self.inventory.name, self.config_file(node))),
                      timeout=180)
 
     def reset_clock(self, node: str) -> None:
