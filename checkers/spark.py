@@ -104,9 +104,6 @@ def get_spark(master: str | None = None, extra: dict[str, str] | None = None,
     JVM start-up once per process. With `jvm_log`, the JVM's own stderr goes
     to that file instead of the console.
     """
-    # Python workers must run this interpreter (the venv's), not whatever
-    # `python3` is first on PATH, which may lack numpy/scipy
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     active = SparkSession.getActiveSession()
     if active is not None and (master is None or active.sparkContext.master == master):
         return active
