@@ -22,6 +22,7 @@ from typing import Callable
 import click
 from click.core import ParameterSource
 
+from clusters.kafka import parse_settings
 from nemesis.producer_state import BROKER_SETTINGS as PRODUCER_STATE_BROKER_SETTINGS
 
 
@@ -48,17 +49,6 @@ PRESETS: dict[str, Preset] = {
         db=PRODUCER_STATE_BROKER_SETTINGS,
         options={"acks": "all", "idempotence": True, "max_in_flight": 5, "idle_p": 0.05, "idle_ms": 4000}),
 }
-
-
-def parse_settings(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
-    """`key=value` strings -> dict; ValueError names the bad one."""
-    settings = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--set expects key=value, not {pair!r}")
-        settings[key.strip()] = value.strip()
-    return settings
 
 
 def apply_preset(values: dict, explicit: set[str]) -> dict:
