@@ -10,7 +10,6 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,42 +62,3 @@ def write_test_json(run_dir: str | Path, data: dict[str, Any]) -> None:
 
 def read_test_json(run_dir: str | Path) -> dict[str, Any]:
     return json.loads((Path(run_dir) / TEST_JSON).read_text())
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    name: str         # test name (the directory under the store)
-    timestamp: str    # run directory name
-    path: Path
-    test: dict        # test.json ({} when unreadable)
-    results: dict | None  # results.json when present
-
-    @property
-    def status(self) -> str:
-        return self.test.get("status", "unknown")
-
-    @property
-    def valid(self) -> Any:
-        return None if self.results is None else self.results.get("valid")
-
-
-def list_runs(store_root: str | Path) -> list[RunInfo]:
-    """Every run under the store, newest first."""
-    root = Path(store_root)
-    runs: list[RunInfo] = []
-    if not root.is_dir():
-        return runs
-    for test_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
-        for run_dir in test_dir.iterdir():
-            if run_dir.is_dir() and (run_dir / TEST_JSON).exists():
-                runs.append(RunInfo(test_dir.name, run_dir.name, run_dir,
-                                    _read_json(run_dir / TEST_JSON) or {}, _read_json(run_dir / "results.json")))
-    runs.sort(key=lambda r: (r.test.get("start_time", ""), r.timestamp), reverse=True)
-    return runs
-
-
-def _read_json(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None

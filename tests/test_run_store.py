@@ -10,6 +10,7 @@ from harness import runner
 from harness.runner import TestOptions
 from harness.wellformed import wellformedness_problems
 from results import store
+from results.runs import list_runs
 
 
 def test_run_dirs_are_per_test_and_timestamp_and_latest_follows(tmp_path):
@@ -21,8 +22,8 @@ def test_run_dirs_are_per_test_and_timestamp_and_latest_follows(tmp_path):
     assert os.path.realpath(tmp_path / "latest") == str(second)
     store.write_test_json(first, {"status": "complete", "start_time": "2026-01-01T00:00:00"})
     store.write_test_json(second, {"status": "incomplete", "start_time": "2026-01-01T00:00:01"})
-    runs = store.list_runs(tmp_path)
-    assert [(r.path, r.status) for r in runs] == [(second, "incomplete"), (first, "complete")]
+    runs = list_runs(tmp_path)
+    assert [(tmp_path / r.rel, r.status) for r in runs] == [(second, "incomplete"), (first, "complete")]
 
 
 def test_test_names_say_workload_faults_and_settings():
