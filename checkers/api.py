@@ -18,11 +18,13 @@ class CheckOptionError(ValueError):
     """A bad option to check_history (unknown workload, ...)."""
 
 
-def _run_checker(spark, ops, workload: str, allow, forbid, consistency_model: str,
+def _run_checker(spark, ops, history_path: Path, workload: str, allow, forbid, consistency_model: str,
                  realtime_cycles: bool) -> dict:
     if workload == "queue":
+        from checkers.producer_errors import ProducerChecks, producer_flags
         from checkers.queue import check_queue
-        return check_queue(spark, ops, allow=allow, forbid=forbid, realtime=realtime_cycles)
+        return check_queue(spark, ops, allow=allow, forbid=forbid, realtime=realtime_cycles,
+                           producer=ProducerChecks(producer_flags(spark, history_path)))
     if workload == "list-append":
         from checkers.list_append import check_list_append
         from checkers.validity import apply_overrides
@@ -64,11 +66,8 @@ def check_history(history_path, workload: str = "queue", out_dir=None, spark_mas
     spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
     tune_for_input(spark, _input_bytes(history_path))
     ops = pair_operations(load_history(spark, history_path))
-    results = _run_checker(spark, ops, workload, tuple(allow), tuple(forbid), consistency_model,
+    results = _run_checker(spark, ops, history_path, workload, tuple(allow), tuple(forbid), consistency_model,
                            realtime_cycles)
-    if workload == "queue":  # producer errors, spurious OUT_OF_ORDER_SEQUENCE_NUMBER, idempotent duplicates
-        from checkers import producer_errors
-        producer_errors.merge_into(results, producer_errors.analyze(spark, history_path, ops), allow, forbid)
     results["workload"] = workload
     results["checker"] = {"history": str(history_path), "spark_master": spark.sparkContext.master,
                           "seconds": round(time.monotonic() - started, 3),

@@ -18,19 +18,22 @@ Three results, all computed in Spark so they scale with the history:
   `"producer": {"idempotent": true, "transactional": false}`; a send without it
   counts as not idempotent, so such a key is never reported.
 
-Lost writes and duplicates are the queue checker's own (checkers/queue_writes.py,
-checkers/queue_versions.py), recomputed here from the same operations; this
-module only relates them to producer errors and producers.
+Lost writes and duplicates are the queue checker's own (its bucket pass,
+checkers/queue_bucket.py, hands their (key, value) pairs over as DataFrames);
+this module only relates them to producer errors and producers, and reads
+the sends again only when there is an OUT_OF_ORDER_SEQUENCE_NUMBER error or a
+duplicate to explain.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from checkers import queue_mops, queue_versions, queue_writes
+from checkers import queue_mops
 
 PRODUCER_OPS = ("send", "txn")
 OUT_OF_ORDER = "OUT_OF_ORDER_SEQUENCE_NUMBER"
@@ -80,21 +83,6 @@ def producer_sends(ops: DataFrame, flags: DataFrame) -> DataFrame:
             .join(flags.withColumnRenamed("invoke_index", "op_id"), "op_id", "left")
             .withColumn("idempotent", F.coalesce("idempotent", F.lit(False)))
             .withColumn("end_time", F.coalesce("complete_time", F.lit(2 ** 62).cast("long"))))
-
-
-def _key_values(rows: DataFrame) -> DataFrame:
-    """(key, value) pairs named by anomaly rows (checkers/anomalies.py)."""
-    example = F.from_json("example", "key long, values array<long>")
-    return (rows.select(example.alias("e"))
-                .select(F.col("e.key").alias("key"), F.explode("e.values").alias("value")).distinct())
-
-
-def lost_and_duplicated(sends: DataFrame, ops: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(key, value) of the queue checker's lost writes and duplicates."""
-    reads = queue_mops.reads(ops)
-    lost, _unseen = queue_writes.lost_and_unseen(sends, reads)
-    duplicates = queue_versions.duplicates(queue_versions.observations(sends, reads))
-    return _key_values(lost), _key_values(duplicates)
 
 
 # ---------------------------------------------------------------- results
@@ -153,31 +141,51 @@ def _duplicate_example(row) -> dict:
                             f"idempotent producers wrote")}
 
 
-def analyze(spark: SparkSession, history_path: str | Path, ops: DataFrame, window_s: float = OOS_WINDOW_S,
-            max_examples: int = MAX_EXAMPLES) -> dict:
+@dataclass(frozen=True)
+class ProducerChecks:
+    """What the producer checks need besides the queue checker's own
+    results: the producer flags (`producer_flags`) and the window."""
+
+    flags: DataFrame
+    window_s: float = OOS_WINDOW_S
+    max_examples: int = MAX_EXAMPLES
+
+
+def _has_rows(df: DataFrame) -> bool:
+    return bool(df.limit(1).count())
+
+
+def analyze(ops: DataFrame, checks: ProducerChecks, lost: DataFrame, duplicates: DataFrame) -> dict:
     """The producer part of a queue history's results:
     {"stats": {"producer_errors": ..., "out_of_order_sequence": ...}, "anomalies": {...}}.
-    `ops`: history_io.pair_operations of the history at `history_path`."""
-    sends = producer_sends(ops, producer_flags(spark, history_path)).persist()
+    `ops`: history_io.pair_operations rows; `lost`, `duplicates`: (key, value)
+    of the queue checker's lost writes and duplicates."""
+    window_s = checks.window_s
+    stats = {"producer_errors": error_counts(ops),
+             "out_of_order_sequence": {"total": 0, "with_lost_write": 0, "spurious": 0, "window_s": window_s}}
+    has_oos = _has_rows(ops.filter(F.col("error_name") == OUT_OF_ORDER))
+    has_dups = _has_rows(duplicates)
+    if not (has_oos or has_dups):
+        return {"stats": stats, "anomalies": {}}
+    sends = producer_sends(ops, checks.flags).persist()
     oos = None
     try:
-        lost, duplicates = lost_and_duplicated(sends, ops)
-        oos = out_of_order_without_loss(sends, lost, window_s).persist()
-        spurious = oos.filter(F.col("near_lost") == 0).orderBy("complete_index")
-        oos_total, spurious_total = oos.count(), spurious.count()
-        dups = idempotent_duplicates(sends, duplicates).orderBy("key", "value")
-        dup_total = dups.count()
         anomalies = {}
-        if spurious_total:
-            anomalies[SPURIOUS_OOS] = {"count": spurious_total,
-                                       "examples": [_oos_example(r) for r in spurious.limit(max_examples).collect()]}
-        if dup_total:
-            anomalies[IDEMPOTENT_DUPLICATE] = {"count": dup_total,
-                                               "examples": [_duplicate_example(r)
-                                                            for r in dups.limit(max_examples).collect()]}
-        stats = {"producer_errors": error_counts(ops),
-                 "out_of_order_sequence": {"total": oos_total, "with_lost_write": oos_total - spurious_total,
-                                           "spurious": spurious_total, "window_s": window_s}}
+        if has_oos:
+            oos = out_of_order_without_loss(sends, lost, window_s).persist()
+            spurious = oos.filter(F.col("near_lost") == 0).orderBy("complete_index")
+            oos_total, spurious_total = oos.count(), spurious.count()
+            stats["out_of_order_sequence"].update(total=oos_total, with_lost_write=oos_total - spurious_total,
+                                                  spurious=spurious_total)
+            if spurious_total:
+                anomalies[SPURIOUS_OOS] = {"count": spurious_total, "examples": [
+                    _oos_example(r) for r in spurious.limit(checks.max_examples).collect()]}
+        if has_dups:
+            dups = idempotent_duplicates(sends, duplicates).orderBy("key", "value")
+            dup_total = dups.count()
+            if dup_total:
+                anomalies[IDEMPOTENT_DUPLICATE] = {"count": dup_total, "examples": [
+                    _duplicate_example(r) for r in dups.limit(checks.max_examples).collect()]}
         return {"stats": stats, "anomalies": anomalies}
     finally:
         sends.unpersist()

@@ -1,37 +1,42 @@
-"""The queue checker: Jepsen's Kafka analysis over Spark DataFrames.
+"""The queue checker: Jepsen's Kafka analysis on Spark.
 
     check_queue(spark, ops, allow=(), forbid=()) -> results dict
 
-`ops` comes from history_io.pair_operations. The per-key work (offset maps,
-dense orders, per-process order, the dependency graph) runs as DataFrame
-operations; the driver receives only counts, at most `limit` examples per
-anomaly type, the bucketed unseen series and the shrunk dependency graph.
+`ops` comes from history_io.pair_operations (or history_parquet.load_ops).
+One shuffle by key bucket runs every per-key analysis (checkers/
+queue_bucket.py); the driver receives only counts, at most `limit` examples
+per anomaly type, the unseen-series candidates and the part of the
+dependency graph that can hold a cycle (checkers/queue_cycles.py).
 """
 from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from checkers import queue_cycles, queue_mops, queue_order, queue_versions, queue_writes
-from checkers.anomalies import DEFAULT_EXAMPLES, collect_anomalies, union_all
+from checkers import queue_bucket, queue_cycles
+from checkers.anomalies import DEFAULT_EXAMPLES
 from checkers.queue_explain import EXPLAIN
-from checkers.queue_series import unseen_series
+from checkers.queue_series import merge_series
 from checkers.validity import Evidence, verdict
+
+if TYPE_CHECKING:
+    from checkers.producer_errors import ProducerChecks
 
 QUEUE_OPS = ("send", "poll", "txn", "assign", "subscribe", "crash")
 
 
-def _persisted(df: DataFrame, keep: list[DataFrame]) -> DataFrame:
-    df = df.persist(StorageLevel.MEMORY_AND_DISK)
-    keep.append(df)
-    return df
-
-
 def op_stats(ops: DataFrame) -> dict:
-    """Operation counts by f and by outcome, and the time span."""
-    rows = ops.groupBy("f", "type").agg(F.count(F.lit(1)).alias("n"),
-                                         F.max(F.coalesce("complete_time", "invoke_time")).alias("end")).collect()
+    """Operation counts by f and by outcome, the time span, and when the
+    last send that may have landed was acknowledged (`last_ack`)."""
+    may_have_written = (F.col("f").isin("send", "txn") & (F.col("type") != "fail")
+                        & F.col("invoke_value").contains('"send"'))
+    rows = ops.groupBy("f", "type").agg(
+        F.count(F.lit(1)).alias("n"), F.max(F.coalesce("complete_time", "invoke_time")).alias("end"),
+        F.max(F.when(may_have_written, F.col("complete_time"))).alias("last_ack")).collect()
     by_f: dict[str, dict[str, int]] = {}
     for row in rows:
         by_f.setdefault(row["f"], {})[row["type"]] = row["n"]
@@ -40,12 +45,13 @@ def op_stats(ops: DataFrame) -> dict:
         for kind, n in counts.items():
             by_type[kind] = by_type.get(kind, 0) + n
     end = max((row["end"] or 0 for row in rows), default=0)
-    return {"ops": sum(by_type.values()), "by_type": by_type, "by_f": by_f, "end_time": end}
+    acks = [row["last_ack"] for row in rows if row["last_ack"] is not None]
+    return {"ops": sum(by_type.values()), "by_type": by_type, "by_f": by_f, "end_time": end,
+            "last_ack": max(acks) if acks else None}
 
 
-def _final_reads(sends: DataFrame, ops: DataFrame) -> bool:
+def _final_reads(ops: DataFrame, last_ack: int | None) -> bool:
     """Did an ok poll start after every send was acknowledged?"""
-    last_ack = sends.filter(F.col("type") != "fail").agg(F.max("complete_time")).first()[0]
     if last_ack is None:
         return True
     polls = ops.filter((F.col("type") == "ok") & F.col("f").isin("poll", "txn")
@@ -53,56 +59,81 @@ def _final_reads(sends: DataFrame, ops: DataFrame) -> bool:
     return bool(polls.limit(1).count())
 
 
+def _merge_anomalies(rows: list, limit: int) -> dict[str, dict]:
+    """{type: {"count", "examples"}} from the buckets' counts and examples."""
+    found: dict[str, dict] = {}
+    for row in rows:
+        if row["rec"] == "count":
+            found.setdefault(row["type"], {"count": 0, "examples": []})["count"] += row["count"]
+    candidates = sorted((row["type"], row["sort"], row["sort2"], row["example"])
+                        for row in rows if row["rec"] == "anomaly")
+    for kind, _, _, text in candidates:
+        examples = found[kind]["examples"]
+        if len(examples) < limit:
+            example = json.loads(text)
+            if kind in EXPLAIN:
+                example["explanation"] = EXPLAIN[kind](example)
+            examples.append(example)
+    return found
+
+
+def _summaries(rows: list) -> tuple[dict[str, int], list]:
+    stats: dict[str, int] = {}
+    series = []
+    for row in rows:
+        if row["rec"] == "stat":
+            stats[row["type"]] = stats.get(row["type"], 0) + row["count"]
+        elif row["rec"] == "unseen":
+            series.append((row["key"], row["count"], json.loads(row["example"])))
+    return stats, series
+
+
 def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
-                limit: int = DEFAULT_EXAMPLES, cycles: bool = True, realtime: bool = False) -> dict:
+                limit: int = DEFAULT_EXAMPLES, cycles: bool = True, realtime: bool = False,
+                producer: "ProducerChecks | None" = None) -> dict:
     """Results (shared/history-format.md) for the queue operations in `ops`.
     `cycles` off skips G0/G1c; `realtime` adds process/realtime edges (the
-    -process/-realtime variants; costly on big histories, off by default)."""
-    keep: list[DataFrame] = []
+    -process/-realtime variants; costly on big histories, off by default).
+    With `producer` (checkers/producer_errors.ProducerChecks), the producer
+    checks are added too."""
+    ops = ops.filter(F.col("f").isin(*QUEUE_OPS)).persist(StorageLevel.MEMORY_AND_DISK)
+    passed = None
     try:
-        ops = _persisted(ops.filter(F.col("f").isin(*QUEUE_OPS)), keep)
         stats = op_stats(ops)
-        sends = _persisted(queue_mops.sends(ops), keep)
-        reads = _persisted(queue_mops.reads(ops), keep)
-        resets = queue_mops.resets(ops)
-        obs = _persisted(queue_versions.observations(sends, reads), keep)
-        lost, unseen = queue_writes.lost_and_unseen(sends, reads)
-        rows = union_all([
-            queue_versions.inconsistent_offsets(obs),
-            queue_versions.duplicates(obs),
-            lost, unseen,
-            queue_writes.aborted_reads(sends, reads),
-            queue_writes.precommitted_reads(sends, reads),
-            queue_order.poll_order(obs, resets),
-            queue_order.send_order(obs),
-        ])
-        anomalies = collect_anomalies(rows, limit, EXPLAIN)
+        passed = queue_bucket.run(spark, ops, stats["ops"], limit, stats["end_time"], shrink=not realtime)
+        passed = passed.persist(StorageLevel.MEMORY_AND_DISK)
+        small = passed.filter(F.col("rec").isin("count", "anomaly", "unseen", "stat")).collect()
+        anomalies = _merge_anomalies(small, limit)
+        bucket_stats, series = _summaries(small)
         cycle_anomalies, cycle_stats = ({}, {})
         if cycles:
-            cycle_anomalies, cycle_stats = queue_cycles.find_cycles_queue(spark, obs, sends, reads, ops,
-                                                                          limit, realtime)
+            cycle_anomalies, cycle_stats = queue_cycles.find_cycles_queue(
+                spark, passed.filter(F.col("rec") == "edge"), ops, limit, realtime)
         anomalies.update(cycle_anomalies)
-        evidence = Evidence(
-            used_subscribe=bool(resets.filter(F.col("f") == "subscribe").limit(1).count()),
-            any_ok=stats["by_type"].get("ok", 0) > 0,
-            final_reads=_final_reads(sends, ops),
-            wr_only_g1c=cycle_stats.get("wr_only", {}),
-        )
+        used_subscribe = bool(ops.filter(F.col("f") == "subscribe").limit(1).count())
+        evidence = Evidence(used_subscribe=used_subscribe, any_ok=stats["by_type"].get("ok", 0) > 0,
+                            final_reads=_final_reads(ops, stats.pop("last_ack")),
+                            wr_only_g1c=cycle_stats.get("wr_only", {}))
         valid, bad = verdict(list(anomalies), evidence, allow, forbid)
-        stats.update({
-            "sends": sends.count(), "polled_values": reads.count(),
-            "keys": obs.select("key").distinct().count(),
-            "used_subscribe": evidence.used_subscribe, "final_reads": evidence.final_reads,
-            "cycles": cycle_stats,
-        })
-        return {
+        stats.update({"sends": bucket_stats.get("sends", 0), "polled_values": bucket_stats.get("polled_values", 0),
+                      "keys": bucket_stats.get("keys", 0), "used_subscribe": used_subscribe,
+                      "final_reads": evidence.final_reads, "cycles": cycle_stats})
+        results = {
             "valid": valid,
             "anomaly_types": sorted(anomalies),
             "bad_anomaly_types": bad,
             "anomalies": {k: anomalies[k] for k in sorted(anomalies)},
             "stats": stats,
-            "series": {"unseen": unseen_series(sends, reads, stats["end_time"])},
+            "series": {"unseen": merge_series(series, stats["end_time"])},
         }
+        if producer is not None:
+            from checkers import producer_errors
+            lost = passed.filter(F.col("rec") == "lost").select("key", "value")
+            dups = passed.filter(F.col("rec") == "dup").select("key", "value")
+            found = producer_errors.analyze(ops, producer, lost, dups)
+            producer_errors.merge_into(results, found, allow, forbid)
+        return results
     finally:
-        for df in keep:
-            df.unpersist()
+        if passed is not None:
+            passed.unpersist()
+        ops.unpersist()

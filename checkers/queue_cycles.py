@@ -1,13 +1,8 @@
 """G0 / G1c (and -process / -realtime) for the queue: the dependency graph
-between committed operations, built in Spark, shrunk in Spark
-(checkers/graph_shrink.py), searched and explained on the driver
-(checkers/cycles.py).
-
-Edges between operations (vertex = invoke index):
-- ww: each key's version order is its dense offset order; the writer of one
-  value precedes the writer of the next value (values with a known writer).
-- wr: the writer of a value precedes every operation that polled it.
-- process / realtime: checkers/order_edges.py, over non-failed operations.
+between committed operations, built and shrunk in Spark (ww/wr edges:
+checkers/queue_edges.py, per key bucket; process/realtime edges:
+checkers/order_edges.py; then checkers/graph_shrink.py), searched and
+explained on the driver (checkers/cycles.py).
 
 Kafka has no write locks, so ww edges are not real dependencies: a G1c cycle
 that needs a ww edge is allowed, one made of wr edges only is bad. To tell
@@ -16,44 +11,16 @@ once without ww edges (the wr-only cycles, which the verdict uses).
 """
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from checkers.anomalies import op_struct
 from checkers.cycles import DEFAULT_SPECS, Cycle, QueuePhrasing, explain_cycle, find_cycles
-from checkers.graph_shrink import conform_edges, drop_read_only, shrink
+from checkers.graph_shrink import conform_edges, shrink
 from checkers.order_edges import process_edges, realtime_edges
 
 G1C_SPECS = tuple(s for s in DEFAULT_SPECS if s.name.startswith("G1c"))
 QUEUE_SPECS = tuple(s for s in DEFAULT_SPECS if s.name.startswith(("G0", "G1c")))
-
-
-def writers(sends: DataFrame) -> DataFrame:
-    """(key, value) -> the op that sent it; failed sends wrote nothing."""
-    return sends.filter(F.col("type") != "fail").select("key", "value", F.col("op_id").alias("writer"))
-
-
-def ww_edges(obs: DataFrame, sends: DataFrame) -> DataFrame:
-    """Consecutive written values in each key's offset order."""
-    order = (obs.groupBy("key", "offset").agg(F.min("value").alias("value"))
-             .join(writers(sends), ["key", "value"]))
-    w = Window.partitionBy("key").orderBy("offset")
-    steps = order.select("key", "offset", "value", "writer",
-                         F.lag("writer").over(w).alias("src"), F.lag("value").over(w).alias("prev"))
-    return conform_edges(steps.filter(F.col("src").isNotNull() & (F.col("src") != F.col("writer")))
-                         .select("src", F.col("writer").alias("dst"), F.lit("ww").alias("kind"),
-                                 F.col("key").cast("string").alias("key"),
-                                 F.col("value").cast("string").alias("value"), "offset",
-                                 F.col("prev").cast("string").alias("prev")))
-
-
-def wr_edges(reads: DataFrame, sends: DataFrame) -> DataFrame:
-    """The writer of each polled value precedes the op that polled it."""
-    polled = reads.groupBy("op_id", "key", "value").agg(F.min("offset").alias("offset"))
-    pairs = polled.join(writers(sends), ["key", "value"]).filter(F.col("writer") != F.col("op_id"))
-    return conform_edges(pairs.select(F.col("writer").alias("src"), F.col("op_id").alias("dst"),
-                                      F.lit("wr").alias("kind"), F.col("key").cast("string").alias("key"),
-                                      F.col("value").cast("string").alias("value"), "offset"))
 
 
 def order_edges(ops: DataFrame) -> DataFrame:
@@ -97,10 +64,10 @@ COLLECT_LIMIT = 40_000
 
 
 def find_cycles_in(spark: SparkSession, edges: DataFrame, ops: DataFrame, limit: int,
-                   collect_limit: int = COLLECT_LIMIT) -> tuple[dict[str, dict], dict]:
+                   collect_limit: int = COLLECT_LIMIT, max_rounds: int = 12) -> tuple[dict[str, dict], dict]:
     """Shrink `edges`, search G0/G1c cycles; ({type: {count, examples}}, stats).
     G1c examples list wr-only cycles first; stats["wr_only"] counts them."""
-    graph = shrink(edges, collect_limit=collect_limit)
+    graph = shrink(edges, collect_limit=collect_limit, max_rounds=max_rounds)
     every = _by_type(find_cycles(graph.steps, QUEUE_SPECS))
     wr_only = _by_type(find_cycles([s for s in graph.steps if s.kind != "ww"], G1C_SPECS))
     for kind, pure in wr_only.items():
@@ -113,18 +80,17 @@ def find_cycles_in(spark: SparkSession, edges: DataFrame, ops: DataFrame, limit:
     return found, stats
 
 
-def find_cycles_queue(spark: SparkSession, obs: DataFrame, sends: DataFrame, reads: DataFrame,
-                      ops: DataFrame, limit: int, realtime: bool = False) -> tuple[dict[str, dict], dict]:
-    """G0/G1c over ww+wr edges; with `realtime`, also process and realtime
-    edges (-process/-realtime variants). Off by default: order edges link
-    every operation to its successors in time, so the graph cannot be
-    trimmed and its search costs far more than the rest of the check (see
-    docs/checkers.md). Without them, pure polls are dropped first (they have
-    no outgoing ww/wr edge, so they close no cycle)."""
-    edges = ww_edges(obs, sends).unionByName(wr_edges(reads, sends))
+def find_cycles_queue(spark: SparkSession, edges: DataFrame, ops: DataFrame, limit: int,
+                      realtime: bool = False) -> tuple[dict[str, dict], dict]:
+    """G0/G1c over the ww+wr `edges` of checkers/queue_edges.py; with
+    `realtime`, also process and realtime edges (-process/-realtime variants).
+    Off by default: order edges link every operation to its successors in
+    time, so the graph cannot be trimmed and its search costs far more than
+    the rest of the check (see docs/checkers.md). Without them the buckets
+    have already dropped pure polls and contracted single-key chains, so
+    what is left goes straight to the strongly-connected-components step
+    (no trim/contract rounds)."""
+    edges = conform_edges(edges)
     if realtime:
-        edges = edges.unionByName(order_edges(ops))
-    else:
-        polls = ops.filter(F.col("f") == "poll").select(F.col("invoke_index").alias("id"))
-        edges = drop_read_only(edges, polls, {"ww", "wr"})
-    return find_cycles_in(spark, edges, ops, limit)
+        return find_cycles_in(spark, edges.unionByName(order_edges(ops)), ops, limit)
+    return find_cycles_in(spark, edges, ops, limit, max_rounds=0)

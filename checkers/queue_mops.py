@@ -6,7 +6,8 @@ a micro-op is read as array<string>, whose string elements keep nested JSON
 as text (`[41,17]`, `{"3": [[40,16]]}`), parsed again with typed schemas.
 
     sends: op_id, process, f, type, key, value, offset (null if unknown), mop_pos,
-           invoke_index, invoke_time, complete_index, complete_time
+           invoke_index, invoke_time, complete_index, complete_time, single_key
+           (the op is a `send` whose sends all go to one key)
     reads: one row per (offset, value) returned by a poll of an ok operation,
            the same op columns plus key, offset, value, mop_pos, poll_pos
 """
@@ -36,15 +37,19 @@ def _long(text: Column) -> Column:
 def sends(ops: DataFrame) -> DataFrame:
     """Every send micro-op of send/txn operations, whatever their outcome.
     Key and value come from the invoke, the offset from an ok completion."""
-    exploded = (ops.filter(F.col("f").isin("send", "txn"))
-                .select(*_op_columns(),
-                        F.from_json("complete_value", MOPS).alias("_done"),
-                        F.posexplode(F.from_json("invoke_value", MOPS)).alias("mop_pos", "_mop"))
+    parsed = (ops.filter(F.col("f").isin("send", "txn"))
+              .select(*_op_columns(), F.from_json("complete_value", MOPS).alias("_done"),
+                      F.from_json("invoke_value", MOPS).alias("_mops")))
+    keys = F.array_distinct(F.transform(F.filter("_mops", lambda m: m.getItem(0) == "send"),
+                                        lambda m: m.getItem(1)))
+    exploded = (parsed.select(*_op_columns(), "_done",
+                              ((F.col("f") == "send") & (F.size(keys) == 1)).alias("single_key"),
+                              F.posexplode("_mops").alias("mop_pos", "_mop"))
                 .filter(F.col("_mop").getItem(0) == "send"))
     done = F.get("_done", F.col("mop_pos"))  # null when out of range
     result = F.from_json(done.getItem(2), SEND_RESULT)
     return exploded.select(
-        "op_id", *OP_FIELDS, "mop_pos",
+        "op_id", *OP_FIELDS, "mop_pos", "single_key",
         _long(F.col("_mop").getItem(1)).alias("key"),
         _long(F.col("_mop").getItem(2)).alias("value"),
         F.when((F.col("type") == "ok") & (done.getItem(0) == "send"), result.getItem(0)).alias("offset"),

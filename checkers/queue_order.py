@@ -1,5 +1,5 @@
 """Order anomalies of one process on one key, in the key's dense offset order
-(`idx` from checkers/queue_versions.observations).
+(`idx` from checkers/queue_versions.observations), for one bucket.
 
 Between two consecutive reads of a key by one process, the next read should
 start right after where the last one ended: delta = idx(first of next) -
@@ -14,15 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, Window
-from pyspark.sql import functions as F
+import numpy as np
+import pandas as pd
 
-from checkers.anomalies import anomaly_rows, op_struct, union_all
-from checkers.queue_mops import OP_FIELDS
-
-
-def _position() -> Column:
-    return F.struct("idx", "offset", "value")
+from checkers.queue_frame import POLL, RESET, SEND, Found, op_struct, previous
+from checkers.queue_writes import OP_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -37,75 +33,68 @@ POLL_NAMES = OrderNames("poll-skip", "nonmonotonic-poll", "int-poll-skip", "int-
 SEND_NAMES = OrderNames(None, "nonmonotonic-send", "int-send-skip", "int-nonmonotonic-send")
 
 
-def _pair_rows(kind: str, df: DataFrame, prev: str, this: str, ops: Column) -> DataFrame:
-    """An order anomaly between position structs `prev` and `this`."""
-    return anomaly_rows(
-        kind, df, F.col("key"), F.col(this).getField("offset"),
-        key=F.col("key"),
-        offsets=F.array(F.col(prev).getField("offset"), F.col(this).getField("offset")),
-        values=F.array(F.col(prev).getField("value"), F.col(this).getField("value")),
-        ops=ops, delta=F.col("delta"))
+def _classify(skip: str | None, back: str, steps: pd.DataFrame, found: Found, example) -> None:
+    if skip:
+        found.add(skip, steps[steps["delta"] > 1], "key", "offset", example)
+    found.add(back, steps[steps["delta"] < 1], "key", "offset", example)
 
 
-def _classify(kind_if_skip: str | None, kind_if_back: str, df: DataFrame, prev: str, this: str,
-              ops: Column) -> list[DataFrame]:
-    found = []
-    if kind_if_skip:
-        found.append(_pair_rows(kind_if_skip, df.filter(F.col("delta") > 1), prev, this, ops))
-    found.append(_pair_rows(kind_if_back, df.filter(F.col("delta") < 1), prev, this, ops))
-    return found
+def _pair(r, ops: list[dict]) -> dict:
+    return {"key": int(r["key"]), "offsets": [int(r["prev_offset"]), int(r["offset"])],
+            "values": [int(r["prev_value"]), int(r["value"])], "ops": ops, "delta": int(r["delta"])}
 
 
-def _order() -> Column:
-    return F.col("mop_pos").cast("long") * (1 << 31) + F.coalesce(F.col("poll_pos"), F.lit(0))
+def within_ops(rows: pd.DataFrame, names: OrderNames, found: Found) -> None:
+    ordered = rows.sort_values(["op", "key", "pos"], kind="stable")
+    has, prev = previous(ordered, ["op", "key"], ["idx", "offset", "value"])
+    steps = ordered[has].assign(delta=ordered["idx"].to_numpy()[has] - prev["idx"][has],
+                                prev_offset=prev["offset"][has], prev_value=prev["value"][has])
+    _classify(names.int_skip, names.int_nonmonotonic, steps, found, lambda r: _pair(r, [op_struct(r)]))
 
 
-def within_ops(rows: DataFrame, names: OrderNames) -> list[DataFrame]:
-    w = Window.partitionBy("op_id", "key").orderBy(_order())
-    steps = (rows.select("*", _position().alias("this"), F.lag(_position()).over(w).alias("prev"))
-             .filter(F.col("prev").isNotNull())
-             .withColumn("delta", F.col("this.idx") - F.col("prev.idx")))
-    return _classify(names.int_skip, names.int_nonmonotonic, steps, "prev", "this", F.array(op_struct()))
+def per_op(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per (op, key): where the op's reads/sends of the key began
+    (idx, offset, value) and ended (last_idx, last_offset, last_value)."""
+    ordered = rows.sort_values(["op", "key", "pos"], kind="stable")
+    first = ordered.drop_duplicates(["op", "key"], keep="first")
+    last = ordered.drop_duplicates(["op", "key"], keep="last")
+    summary = first[["key"] + OP_COLUMNS + ["idx", "offset", "value"]].reset_index(drop=True)
+    for c in ("idx", "offset", "value"):
+        summary["last_" + c] = last[c].to_numpy()
+    return summary
 
 
-def per_op(rows: DataFrame) -> DataFrame:
-    """One row per (op, key): where the op's reads/sends of the key began and ended."""
-    return (rows.groupBy("op_id", "key", *OP_FIELDS)
-            .agg(F.min_by(_position(), _order()).alias("first"),
-                 F.max_by(_position(), _order()).alias("last")))
-
-
-def with_epochs(summary: DataFrame, resets: DataFrame) -> DataFrame:
+def with_epochs(summary: pd.DataFrame, resets: pd.DataFrame) -> pd.DataFrame:
     """Number each op-key row with the count of assign/subscribe ops its
     process ran before it: reads compare only within one epoch."""
-    marks = resets.select("op_id", "process", F.lit(1).alias("reset"))
-    rows = summary.withColumn("reset", F.lit(0))
-    both = rows.unionByName(marks, allowMissingColumns=True)
-    w = (Window.partitionBy("process").orderBy("op_id", "reset")
-         .rowsBetween(Window.unboundedPreceding, Window.currentRow))
-    return both.withColumn("epoch", F.sum("reset").over(w)).filter(F.col("reset") == 0).drop("reset")
+    if resets.empty:
+        return summary.assign(epoch=0)
+    marks = resets[["process", "op"]].drop_duplicates().sort_values("op")
+    marks = marks.assign(epoch=marks.groupby("process").cumcount() + 1)
+    tagged = pd.merge_asof(summary.sort_values("op"), marks, on="op", by="process",
+                           allow_exact_matches=False, direction="backward")
+    return tagged.assign(epoch=tagged["epoch"].fillna(0).astype("int64"))
 
 
-def across_ops(summary: DataFrame, names: OrderNames) -> list[DataFrame]:
-    w = Window.partitionBy("process", "key").orderBy("op_id")
-    this_op = op_struct()
-    steps = (summary.select("*", this_op.alias("this_op"),
-                            F.lag("last").over(w).alias("prev_last"),
-                            F.lag(this_op).over(w).alias("prev_op"),
-                            F.lag("epoch").over(w).alias("prev_epoch"))
-             .filter(F.col("prev_last").isNotNull() & (F.col("prev_epoch") == F.col("epoch")))
-             .withColumn("delta", F.col("first.idx") - F.col("prev_last.idx")))
-    return _classify(names.skip, names.nonmonotonic, steps, "prev_last", "first",
-                     F.array("prev_op", "this_op"))
+def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found) -> None:
+    ordered = summary.sort_values(["process", "key", "op"], kind="stable").reset_index(drop=True)
+    has, prev = previous(ordered, ["process", "key"], ["last_idx", "last_offset", "last_value", "epoch"]
+                         + OP_COLUMNS)
+    has &= prev["epoch"] == ordered["epoch"].to_numpy()
+    steps = ordered[has].assign(delta=ordered["idx"].to_numpy()[has] - prev["last_idx"][has],
+                                prev_offset=prev["last_offset"][has], prev_value=prev["last_value"][has],
+                                **{"p_" + c: prev[c][has] for c in OP_COLUMNS})
+    _classify(names.skip, names.nonmonotonic, steps, found,
+              lambda r: _pair(r, [op_struct(r, "p_"), op_struct(r)]))
 
 
-def poll_order(obs: DataFrame, resets: DataFrame) -> DataFrame:
-    polls = obs.filter(F.col("kind") == "poll")
-    summary = with_epochs(per_op(polls), resets)
-    return union_all(within_ops(polls, POLL_NAMES) + across_ops(summary, POLL_NAMES))
+def poll_order(obs: pd.DataFrame, bucket: pd.DataFrame, found: Found) -> None:
+    polls = obs[obs["kind"] == POLL]
+    within_ops(polls, POLL_NAMES, found)
+    across_ops(with_epochs(per_op(polls), bucket[bucket["kind"] == RESET]), POLL_NAMES, found)
 
 
-def send_order(obs: DataFrame) -> DataFrame:
-    sends = obs.filter(F.col("kind") == "send")
-    summary = per_op(sends).withColumn("epoch", F.lit(0))
-    return union_all(within_ops(sends, SEND_NAMES) + across_ops(summary, SEND_NAMES))
+def send_order(obs: pd.DataFrame, found: Found) -> None:
+    sends = obs[obs["kind"] == SEND]
+    within_ops(sends, SEND_NAMES, found)
+    across_ops(per_op(sends).assign(epoch=np.int64(0)), SEND_NAMES, found)

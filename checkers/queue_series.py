@@ -2,13 +2,16 @@
 had not yet been returned by any poll, bucketed to at most MAX_BUCKETS times.
 
 A send counts from its acknowledgement until the first poll that returned it
-completed (or for ever, when none did). Computed as +1/-1 events summed per
-(key, bucket) in Spark; only the top keys' bucket counts reach the driver.
+completed (or for ever, when none did). Each bucket of keys computes its
+keys' series (`key_series`) and offers its TOP_KEYS highest; the driver keeps
+the overall TOP_KEYS (`merge_series`).
 """
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
+import numpy as np
+import pandas as pd
+
+from checkers.queue_frame import OK, POLL, SEND
 
 MAX_BUCKETS = 200
 TOP_KEYS = 20
@@ -18,33 +21,36 @@ def bucket_width(end_time: int, buckets: int = MAX_BUCKETS) -> int:
     return max(1, -(-(end_time + 1) // buckets))
 
 
-def unseen_series(sends: DataFrame, reads: DataFrame, end_time: int) -> dict:
+def buckets_for(end_time: int) -> int:
+    return -(-(end_time + 1) // bucket_width(end_time))
+
+
+def key_series(bucket: pd.DataFrame, end_time: int) -> list[tuple[int, int, list[int]]]:
+    """[(key, peak, counts per time bucket)] for this bucket's TOP_KEYS keys
+    with the highest peak (peak > 0), highest first."""
+    width, n = bucket_width(end_time), buckets_for(end_time)
+    sends, polls = bucket[bucket["kind"] == SEND], bucket[bucket["kind"] == POLL]
+    first_read = polls.groupby(["key", "value"], as_index=False)["ctime"].min().rename(columns={"ctime": "read"})
+    acked = sends.loc[sends["otype"] == OK, ["key", "value", "ctime"]].merge(first_read, on=["key", "value"],
+                                                                            how="left")
+    acked = acked[acked["read"].isna() | (acked["read"] > acked["ctime"])]
+    if acked.empty:
+        return []
+    keys, key_pos = np.unique(acked["key"].to_numpy(), return_inverse=True)
+    deltas = np.zeros((len(keys), n + 1), dtype=np.int64)
+    ack_bucket = np.clip(acked["ctime"].to_numpy() // width, 0, n)
+    np.add.at(deltas, (key_pos, ack_bucket), 1)
+    read = acked["read"].notna().to_numpy()
+    read_bucket = np.clip(acked["read"].to_numpy()[read].astype(np.int64) // width, 0, n)
+    np.add.at(deltas, (key_pos[read], read_bucket), -1)
+    counts = np.cumsum(deltas, axis=1)[:, :n]
+    peaks = counts.max(axis=1) if n else np.zeros(len(keys), dtype=np.int64)
+    order = sorted((i for i in range(len(keys)) if peaks[i] > 0), key=lambda i: (-peaks[i], keys[i]))[:TOP_KEYS]
+    return [(int(keys[i]), int(peaks[i]), counts[i].tolist()) for i in order]
+
+
+def merge_series(candidates: list[tuple[int, int, list[int]]], end_time: int) -> dict:
     """{"times": [ns at the end of each bucket], "keys": {"<key>": [counts]}}."""
-    width = bucket_width(end_time)
-    buckets = -(-(end_time + 1) // width)
-    first_read = reads.groupBy("key", "value").agg(F.min("complete_time").alias("read_time"))
-    acked = (sends.filter(F.col("type") == "ok").select("key", "value", F.col("complete_time").alias("ack_time"))
-             .join(first_read, ["key", "value"], "left")
-             .filter(F.col("read_time").isNull() | (F.col("read_time") > F.col("ack_time"))))
-    bucket = lambda t: F.floor(F.col(t) / width).cast("int")  # noqa: E731
-    events = (acked.select("key", bucket("ack_time").alias("bucket"), F.lit(1).alias("delta"))
-              .unionByName(acked.filter(F.col("read_time").isNotNull())
-                           .select("key", bucket("read_time").alias("bucket"), F.lit(-1).alias("delta"))))
-    per_bucket = events.groupBy("key", "bucket").agg(F.sum("delta").alias("delta"))
-    running = per_bucket.withColumn(
-        "count", F.sum("delta").over(Window.partitionBy("key").orderBy("bucket")
-                                     .rowsBetween(Window.unboundedPreceding, Window.currentRow)))
-    top = (running.groupBy("key").agg(F.max("count").alias("peak"))
-           .filter(F.col("peak") > 0).orderBy(F.desc("peak"), "key").limit(TOP_KEYS))
-    rows = running.join(top.select("key"), "key").select("key", "bucket", "count").collect()
-    series: dict[str, list[int]] = {}
-    changes: dict[str, dict[int, int]] = {}
-    for row in rows:
-        changes.setdefault(str(row["key"]), {})[row["bucket"]] = row["count"]
-    for key, at in changes.items():
-        counts, current = [], 0
-        for b in range(buckets):
-            current = at.get(b, current)
-            counts.append(current)
-        series[key] = counts
-    return {"times": [(b + 1) * width for b in range(buckets)], "keys": series}
+    width, n = bucket_width(end_time), buckets_for(end_time)
+    top = sorted(candidates, key=lambda c: (-c[1], c[0]))[:TOP_KEYS]
+    return {"times": [(b + 1) * width for b in range(n)], "keys": {str(k): counts for k, _, counts in top}}

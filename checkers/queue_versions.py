@@ -1,59 +1,57 @@
 """What each key's log holds: offset -> value, as seen through acknowledged
-sends and through polls, and the anomalies in that mapping.
+sends and through polls, and the anomalies in that mapping (one bucket,
+checkers/queue_frame.py).
 
-`observations` is the one table the other queue detectors build on: every
+`observations` is the table the other queue detectors build on: every
 (key, offset, value) someone saw, with `idx`, the offset's position in the
 key's *dense* order (the offsets actually known to hold values, so gaps left
 by transaction markers or aborted batches do not count as skips).
 """
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
+import pandas as pd
 
-from checkers.anomalies import anomaly_rows, first_ops, op_struct
-from checkers.queue_mops import OP_FIELDS
-
-OBS_COLUMNS = ("op_id", *OP_FIELDS, "key", "offset", "value", "mop_pos", "poll_pos", "kind")
+from checkers.queue_frame import FAIL, NULL, POLL, SEND, Found, first_ops, op_struct
 
 
-def observations(sends: DataFrame, reads: DataFrame) -> DataFrame:
-    """Sends with a known offset (not failed) and poll results, each with
-    `kind` ("send"/"poll") and `idx` (dense rank of the offset in its key)."""
-    sent = (sends.filter(F.col("offset").isNotNull() & (F.col("type") != "fail"))
-            .withColumn("poll_pos", F.lit(None).cast("int"))
-            .withColumn("kind", F.lit("send")))
-    polled = reads.withColumn("kind", F.lit("poll"))
-    both = sent.select(*OBS_COLUMNS).unionByName(polled.select(*OBS_COLUMNS))
-    return both.withColumn("idx", F.dense_rank().over(Window.partitionBy("key").orderBy("offset")))
+def observations(bucket: pd.DataFrame) -> pd.DataFrame:
+    """Sends with a known offset (not failed) and poll results, with `idx`
+    (dense rank of the offset in its key)."""
+    kind = bucket["kind"]
+    seen = ((kind == SEND) & (bucket["offset"] != NULL) & (bucket["otype"] != FAIL)) | (kind == POLL)
+    obs = bucket[seen].copy()
+    obs["idx"] = obs.groupby("key")["offset"].rank(method="dense").astype("int64")
+    return obs
 
 
-def _seen_by(obs: DataFrame, groups: DataFrame, on: list[str]) -> DataFrame:
-    """The first few ops that saw each group of `groups` (joined on `on`)."""
-    op = op_struct(offset=F.col("offset"), value=F.col("value"))
-    return (obs.join(groups.select(*on), on)
-            .groupBy(*on).agg(first_ops(F.collect_list(op)).alias("ops")))
+def _seen_by(obs: pd.DataFrame, key: int, column: str, value: int) -> list[dict]:
+    rows = obs[(obs["key"] == key) & (obs[column] == value)]
+    return first_ops([op_struct(r, offset=int(r["offset"]), value=int(r["value"])) for _, r in rows.iterrows()])
 
 
-def _conflicts(obs: DataFrame, one: str, many: str) -> DataFrame:
-    """Groups of (key, `one`) observed with two or more distinct `many`
-    (sorted in column `many`s), with the first ops that saw them."""
-    distinct = obs.select("key", "offset", "value").distinct()
-    bad = (distinct.groupBy("key", one)
-           .agg(F.array_sort(F.collect_list(many)).alias(many + "s"))
-           .filter(F.size(many + "s") > 1))
-    return bad.join(_seen_by(obs, bad, ["key", one]), ["key", one])
+def _conflicts(obs: pd.DataFrame, one: str, many: str) -> pd.DataFrame:
+    """Groups of (key, `one`) observed with two or more distinct `many`,
+    one row each, with the sorted list in column `many + "s"`."""
+    distinct = obs[["key", one, many]].drop_duplicates()
+    sizes = distinct.groupby(["key", one])[many].transform("size")
+    bad = distinct[sizes > 1].sort_values(["key", one, many])
+    by = bad.groupby(["key", one], sort=True)[many]
+    return by.agg(list).rename(many + "s").to_frame().assign(**{"first_" + many: by.min()}).reset_index()
 
 
-def inconsistent_offsets(obs: DataFrame) -> DataFrame:
+def inconsistent_offsets(obs: pd.DataFrame, found: Found) -> None:
     """One offset of a key holding two or more different values."""
-    found = _conflicts(obs, "offset", "value")
-    return anomaly_rows("inconsistent-offsets", found, F.col("key"), F.col("offset"),
-                        key=F.col("key"), offsets=F.array("offset"), values=F.col("values"), ops=F.col("ops"))
+    rows = _conflicts(obs, "offset", "value")
+    found.add("inconsistent-offsets", rows, "key", "offset", lambda r: {
+        "key": int(r["key"]), "offsets": [int(r["offset"])], "values": [int(v) for v in r["values"]],
+        "ops": _seen_by(obs, r["key"], "offset", r["offset"])})
 
 
-def duplicates(obs: DataFrame) -> DataFrame:
-    """One value appearing at two or more offsets of a key."""
-    found = _conflicts(obs, "value", "offset")
-    return anomaly_rows("duplicate", found, F.col("key"), F.col("offsets").getItem(0),
-                        key=F.col("key"), offsets=F.col("offsets"), values=F.array("value"), ops=F.col("ops"))
+def duplicates(obs: pd.DataFrame, found: Found) -> pd.DataFrame:
+    """One value appearing at two or more offsets of a key. Returns the
+    duplicated (key, value) pairs."""
+    rows = _conflicts(obs, "value", "offset")
+    found.add("duplicate", rows, "key", "first_offset", lambda r: {
+        "key": int(r["key"]), "offsets": [int(o) for o in r["offsets"]], "values": [int(r["value"])],
+        "ops": _seen_by(obs, r["key"], "value", r["value"])})
+    return rows[["key", "value"]]

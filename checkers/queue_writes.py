@@ -1,70 +1,80 @@
-"""Anomalies about what happened to sends: lost-write, unseen, G1a
-(aborted read) and precommitted-read.
+"""Anomalies about what happened to sends (one bucket,
+checkers/queue_frame.py): lost-write, unseen, G1a (aborted read) and
+precommitted-read.
 
 Values are unique across the history, so a send and the polls that returned
-it are joined on (key, value).
+it are matched on (key, value).
 """
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+import pandas as pd
 
-from checkers.anomalies import anomaly_rows, op_struct
-from checkers.queue_mops import OP_FIELDS
+from checkers.queue_frame import FAIL, NULL, OK, POLL, SEND, Found, nullable, op_struct
 
-
-def _prefixed(df: DataFrame, prefix: str, keep: tuple[str, ...] = ("key", "value")) -> DataFrame:
-    return df.select(*keep, *[F.col(c).alias(prefix + c) for c in df.columns if c not in keep])
+OP_COLUMNS = ["op", "process", "otype", "fcode", "itime", "ctime", "cindex"]
 
 
-def read_values(reads: DataFrame) -> DataFrame:
-    """(key, value) of everything any poll returned, once each."""
-    return reads.select("key", "value").distinct()
-
-
-def unread_acknowledged(sends: DataFrame, reads: DataFrame) -> DataFrame:
+def unread_acknowledged(sends: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFrame:
     """ok sends that no poll ever returned. (An info send that someone read
     counts as acknowledged too, but it was read, so it is never here.)"""
-    return sends.filter(F.col("type") == "ok").join(read_values(reads), ["key", "value"], "left_anti")
+    acked = sends[sends["otype"] == OK]
+    read = polls[["key", "value"]].drop_duplicates()
+    marked = acked.merge(read, on=["key", "value"], how="left", indicator=True)
+    return marked[marked["_merge"] == "left_only"].drop(columns="_merge")
 
 
-def lost_and_unseen(sends: DataFrame, reads: DataFrame) -> tuple[DataFrame, DataFrame]:
+def lost_and_unseen(bucket: pd.DataFrame, found: Found) -> pd.DataFrame:
     """lost-write: an unread acknowledged send at or below the highest offset
     read on its key. unseen: the other unread acknowledged sends (beyond the
-    last read offset, or of unknown offset): not lost yet, never seen."""
-    highest = reads.groupBy("key").agg(F.max("offset").alias("max_read_offset"))
-    unread = unread_acknowledged(sends, reads).join(highest, "key", "left")
-    lost_here = F.col("offset").isNotNull() & (F.col("offset") <= F.col("max_read_offset"))
-    fields = dict(key=F.col("key"), offsets=F.array_compact(F.array("offset")), values=F.array("value"),
-                  ops=F.array(op_struct(offset=F.col("offset"), value=F.col("value"))),
-                  max_read_offset=F.col("max_read_offset"))
-    lost = anomaly_rows("lost-write", unread.filter(lost_here), F.col("key"), F.col("offset"), **fields)
-    unseen = anomaly_rows("unseen", unread.filter(~F.coalesce(lost_here, F.lit(False))),
-                          F.col("key"), F.col("complete_index"), **fields)
-    return lost, unseen
+    last read offset, or of unknown offset): not lost yet, never seen.
+    Returns the lost (key, value) pairs."""
+    sends, polls = bucket[bucket["kind"] == SEND], bucket[bucket["kind"] == POLL]
+    unread = unread_acknowledged(sends, polls)
+    highest = polls.groupby("key")["offset"].max()
+    unread["max_read"] = unread["key"].map(highest).fillna(NULL).astype("int64")
+    known = (unread["offset"] != NULL) & (unread["max_read"] != NULL)
+    lost = known & (unread["offset"] <= unread["max_read"])
+
+    def example(r) -> dict:
+        offset = nullable(r["offset"])
+        e = {"key": int(r["key"]), "offsets": [] if offset is None else [offset], "values": [int(r["value"])],
+             "ops": [op_struct(r, offset=offset, value=int(r["value"]))]}
+        if nullable(r["max_read"]) is not None:
+            e["max_read_offset"] = int(r["max_read"])
+        return e
+
+    found.add("lost-write", unread[lost], "key", "offset", example)
+    found.add("unseen", unread[~lost], "key", "cindex", example)
+    return unread.loc[lost, ["key", "value"]]
 
 
-def _reads_of_sends(sends: DataFrame, reads: DataFrame) -> DataFrame:
-    """Each (reading op, key, value) once, joined to the send of that value;
-    columns w_* for the writer and r_* for the reader."""
-    readers = reads.groupBy("op_id", *OP_FIELDS, "key", "value").agg(F.min("offset").alias("offset"))
-    return _prefixed(sends, "w_").join(_prefixed(readers, "r_"), ["key", "value"])
+def readers(polls: pd.DataFrame) -> pd.DataFrame:
+    """Each (reading op, key, value) once, at the lowest offset it was read."""
+    return polls.sort_values("offset", kind="stable").drop_duplicates(["op", "key", "value"])
 
 
-def _writer_reader_rows(kind: str, pairs: DataFrame) -> DataFrame:
-    return anomaly_rows(kind, pairs, F.col("key"), F.col("r_complete_index"),
-                        key=F.col("key"), offsets=F.array("r_offset"), values=F.array("value"),
-                        ops=F.array(op_struct("w_", role=F.lit("send")), op_struct("r_", role=F.lit("poll"))))
+def _reads_of(writes: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFrame:
+    """Reads joined to the sends of their values: w_* writer, r_* reader."""
+    w = writes[["key", "value"] + OP_COLUMNS].rename(columns={c: "w_" + c for c in OP_COLUMNS})
+    r = readers(polls)[["key", "value", "offset"] + OP_COLUMNS].rename(
+        columns={c: "r_" + c for c in OP_COLUMNS + ["offset"]})
+    return w.merge(r, on=["key", "value"])
 
 
-def aborted_reads(sends: DataFrame, reads: DataFrame) -> DataFrame:
+def _writer_reader(kind: str, pairs: pd.DataFrame, found: Found) -> None:
+    found.add(kind, pairs, "key", "r_cindex", lambda r: {
+        "key": int(r["key"]), "offsets": [int(r["r_offset"])], "values": [int(r["value"])],
+        "ops": [op_struct(r, "w_", role="send"), op_struct(r, "r_", role="poll")]})
+
+
+def aborted_reads(bucket: pd.DataFrame, found: Found) -> None:
     """G1a: a poll returned a value whose send failed."""
-    pairs = _reads_of_sends(sends.filter(F.col("type") == "fail"), reads)
-    return _writer_reader_rows("G1a", pairs)
+    sends, polls = bucket[bucket["kind"] == SEND], bucket[bucket["kind"] == POLL]
+    _writer_reader("G1a", _reads_of(sends[sends["otype"] == FAIL], polls), found)
 
 
-def precommitted_reads(sends: DataFrame, reads: DataFrame) -> DataFrame:
+def precommitted_reads(bucket: pd.DataFrame, found: Found) -> None:
     """precommitted-read: a transaction polled its own send before it committed."""
-    pairs = _reads_of_sends(sends, reads).filter(F.col("w_op_id") == F.col("r_op_id"))
-    return _writer_reader_rows("precommitted-read", pairs)
-
+    sends, polls = bucket[bucket["kind"] == SEND], bucket[bucket["kind"] == POLL]
+    pairs = _reads_of(sends, polls[polls["op"].isin(sends["op"].unique())])
+    _writer_reader("precommitted-read", pairs[pairs["w_op"] == pairs["r_op"]], found)

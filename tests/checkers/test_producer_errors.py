@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from checkers.history_io import load_history, pair_operations
-from checkers.producer_errors import IDEMPOTENT_DUPLICATE, SPURIOUS_OOS, analyze, merge_into
+from checkers.producer_errors import (IDEMPOTENT_DUPLICATE, OOS_WINDOW_S, SPURIOUS_OOS, ProducerChecks, merge_into,
+                                      producer_flags)
+from checkers.queue import check_queue
 from tests.checkers.histories import write_history
 
 S = 1_000_000_000  # ns per second
@@ -63,11 +65,19 @@ OTHER_ERRORS = (send(30, 3, 30, 80, 81, "info", "NOT_LEADER_FOR_PARTITION")
                     "error": ["UNKNOWN_PRODUCER_ID", "not counted"]}])
 
 
+def analyze(spark, path, window_s: float = OOS_WINDOW_S) -> dict:
+    """The producer part of the queue checker's results for the history at `path`."""
+    results = check_queue(spark, pair_operations(load_history(spark, path)),
+                          producer=ProducerChecks(producer_flags(spark, path), window_s))
+    return {"stats": {k: results["stats"][k] for k in ("producer_errors", "out_of_order_sequence")},
+            "anomalies": {k: v for k, v in results["anomalies"].items() if k in (IDEMPOTENT_DUPLICATE, SPURIOUS_OOS)}}
+
+
 @pytest.fixture(scope="module")
 def checked(spark, tmp_path_factory):
     path = write_history(tmp_path_factory.mktemp("producer") / "history.jsonl",
                          SPURIOUS + IN_WINDOW + DUPLICATES + OTHER_ERRORS)
-    return analyze(spark, path, pair_operations(load_history(spark, path)))  # window: OOS_WINDOW_S = 10 s
+    return analyze(spark, path)  # window: OOS_WINDOW_S = 10 s
 
 
 def test_error_table_counts_each_name_over_send_operations(checked):
@@ -112,7 +122,7 @@ def test_clean_history_reports_nothing(spark, tmp_path):
     events = (send(0, 1, 10, 0, 1, offset=0) + send(1, 1, 11, 1, 2, offset=1)
               + poll(2, 3, 4, {"1": [[0, 10], [1, 11]]}))
     path = write_history(tmp_path / "history.jsonl", events)
-    result = analyze(spark, path, pair_operations(load_history(spark, path)), window_s=5.0)
+    result = analyze(spark, path, window_s=5.0)
     assert result == {"stats": {"producer_errors": {},
                                 "out_of_order_sequence": {"total": 0, "with_lost_write": 0, "spurious": 0,
                                                           "window_s": 5.0}},

@@ -1,0 +1,134 @@
+"""The queue checker's one pass over the history, by buckets of keys.
+
+Every queue anomaly is a property of one key (its log, its readers, the
+order in which each process saw it), so the micro-operations are shuffled
+ONCE, by a hash of their key into `buckets` groups, and each group is
+analysed in an executor with vectorised pandas/numpy code
+(checkers/queue_versions, queue_writes, queue_order, queue_edges,
+queue_series). assign/subscribe operations, which reset a process's polls
+on every key, are few; each bucket gets a copy.
+
+A bucket returns rows of one schema (OUT_SCHEMA), told apart by `rec`:
+- "count":   (type, count) exact count of an anomaly type in the bucket;
+- "anomaly": (type, sort, sort2, example) one of its first `limit` examples;
+- "edge":    (src, dst, kind, key, value, offset, prev) a dependency edge;
+- "lost", "dup": (key, value) of a lost write / duplicate (for the producer
+  checks, which stay in Spark);
+- "unseen":  (key, count = peak, example = JSON counts) a series candidate;
+- "stat":    (type = name, count).
+Only counts, examples and series candidates, which do not grow with the
+history, are collected to the driver.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import pandas as pd
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from checkers import queue_edges, queue_mops, queue_order, queue_series, queue_versions, queue_writes
+from checkers.queue_frame import COLUMNS, FS, NULL, POLL, RESET, SEND, SINGLE_KEY_WRITER, TYPES, Found
+
+OUT_SCHEMA = ("rec string, type string, sort long, sort2 long, example string, count long, "
+              "src long, dst long, kind string, key long, value long, offset long, prev long")
+OUT_COLUMNS = [c.split()[0] for c in OUT_SCHEMA.split(", ")]
+LONG_COLUMNS = [c.split()[0] for c in OUT_SCHEMA.split(", ") if c.endswith("long")]
+OPS_PER_BUCKET = 200_000
+
+
+def bucket_count(ops: int) -> int:
+    """Enough buckets that each holds ~OPS_PER_BUCKET operations' records
+    (bounded executor memory), and at least two per core."""
+    return max(2 * (os.cpu_count() or 2), math.ceil(ops / OPS_PER_BUCKET))
+
+
+def _code(column: str, names: tuple[str, ...]) -> Column:
+    return (F.array_position(F.array(*[F.lit(n) for n in names]), F.col(column)) - 1).cast("long")
+
+
+def _long(column: str) -> Column:
+    return F.coalesce(F.col(column).cast("long"), F.lit(NULL))
+
+
+def _rows(df: DataFrame, kind: int, pos: Column, flags: Column) -> DataFrame:
+    return df.select(_long("key").alias("key"), _long("offset").alias("offset"), _long("value").alias("value"),
+                     F.col("op_id").alias("op"), F.col("process").cast("long").alias("process"),
+                     F.lit(kind).cast("long").alias("kind"), _code("type", TYPES).alias("otype"),
+                     _code("f", FS).alias("fcode"), pos.alias("pos"), _long("invoke_time").alias("itime"),
+                     _long("complete_time").alias("ctime"), _long("complete_index").alias("cindex"),
+                     flags.alias("flags"))
+
+
+def micro_op_rows(ops: DataFrame, buckets: int) -> DataFrame:
+    """Sends, poll results and (copied per bucket) resets, with `bucket`."""
+    sends = _rows(queue_mops.sends(ops), SEND, F.col("mop_pos").cast("long") * (1 << 31),
+                  F.when(F.col("single_key"), F.lit(SINGLE_KEY_WRITER)).otherwise(F.lit(0)).cast("long"))
+    polls = _rows(queue_mops.reads(ops), POLL,
+                  F.col("mop_pos").cast("long") * (1 << 31) + F.col("poll_pos").cast("long"), F.lit(0).cast("long"))
+    records = sends.unionByName(polls).withColumn("bucket", F.pmod(F.xxhash64("key"), F.lit(buckets)))
+    resets = (queue_mops.resets(ops)
+              .select(F.lit(None).alias("key"), F.lit(None).alias("offset"), F.lit(None).alias("value"), "op_id",
+                      "process", "type", "f", F.lit(None).alias("invoke_time"), F.lit(None).alias("complete_time"),
+                      F.lit(None).alias("complete_index")))
+    resets = _rows(resets, RESET, F.lit(0).cast("long"), F.lit(0).cast("long"))
+    copies = resets.crossJoin(ops.sparkSession.range(buckets).select(F.col("id").cast("long").alias("bucket")))
+    return records.unionByName(copies)
+
+
+def _frame(kind: str, **columns) -> pd.DataFrame:
+    return pd.DataFrame({"rec": kind, **columns})
+
+
+def _output(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    out = pd.concat([p for p in parts if not p.empty] or [pd.DataFrame(columns=["rec"])], ignore_index=True)
+    out = out.reindex(columns=OUT_COLUMNS)
+    for c in LONG_COLUMNS:
+        out[c] = out[c].astype("Int64")
+    for c in set(OUT_COLUMNS) - set(LONG_COLUMNS):
+        out[c] = out[c].astype(object).where(out[c].notna(), None)
+    return out
+
+
+def analyze_bucket(bucket: pd.DataFrame, limit: int, end_time: int, shrink: bool) -> pd.DataFrame:
+    """Everything the queue checker finds in one bucket of keys."""
+    bucket = bucket[list(COLUMNS)]
+    found = Found(limit)
+    obs = queue_versions.observations(bucket)
+    queue_versions.inconsistent_offsets(obs, found)
+    dups = queue_versions.duplicates(obs, found)
+    lost = queue_writes.lost_and_unseen(bucket, found)
+    queue_writes.aborted_reads(bucket, found)
+    queue_writes.precommitted_reads(bucket, found)
+    queue_order.poll_order(obs, bucket, found)
+    queue_order.send_order(obs, found)
+    edges = queue_edges.edges(bucket, obs, shrink)
+    series = queue_series.key_series(bucket, end_time)
+    kinds = bucket["kind"]
+    stats = {"sends": int((kinds == SEND).sum()), "polled_values": int((kinds == POLL).sum()),
+             "keys": int(obs["key"].nunique())}
+    return _output([
+        _frame("count", type=list(found.counts), count=list(found.counts.values())),
+        _frame("anomaly", type=[e[0] for e in found.examples], sort=[e[1] for e in found.examples],
+               sort2=[e[2] for e in found.examples], example=[e[3] for e in found.examples]),
+        edges.assign(rec="edge"),
+        _frame("lost", key=lost["key"].to_numpy(), value=lost["value"].to_numpy()),
+        _frame("dup", key=dups["key"].to_numpy(), value=dups["value"].to_numpy()),
+        _frame("unseen", key=[s[0] for s in series], count=[s[1] for s in series],
+               example=[json.dumps(s[2]) for s in series]),
+        _frame("stat", type=list(stats), count=list(stats.values())),
+    ])
+
+
+def run(spark: SparkSession, ops: DataFrame, op_count: int, limit: int, end_time: int,
+        shrink: bool) -> DataFrame:
+    """The bucket pass over `ops` (history_io.pair_operations rows): OUT_SCHEMA rows."""
+    buckets = bucket_count(op_count)
+    rows = micro_op_rows(ops, buckets)
+
+    def analyze(frame: pd.DataFrame) -> pd.DataFrame:
+        return analyze_bucket(frame, limit, end_time, shrink)
+
+    return rows.groupBy("bucket").applyInPandas(analyze, schema=OUT_SCHEMA)

@@ -1,0 +1,115 @@
+"""One bucket of queue micro-operations as a pandas frame, and the helpers
+the per-bucket analyses share (checkers/queue_bucket.py runs them).
+
+A bucket holds every micro-op row of a set of keys (keys never straddle two
+buckets). Columns, all int64 so Arrow hands them over without copies or
+float conversions (a missing value is NULL):
+
+    key, offset, value    the record (offset NULL: a send with no known offset)
+    op                    the operation's invoke index (its id)
+    process               the operation's process
+    kind                  SEND, POLL, or RESET (an assign/subscribe, copied
+                          into every bucket: it resets its process's polls)
+    otype, fcode          the operation's outcome and f, as codes
+    pos                   order inside the operation: mop_pos << 31 | poll_pos
+    itime, ctime, cindex  invoke time, completion time and index (NULL: none)
+    flags                 SINGLE_KEY_WRITER: a `send` op whose sends all go to
+                          one key (so all its dependencies live in this bucket)
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+NULL = np.iinfo(np.int64).min
+SEND, POLL, RESET = 0, 1, 2
+OK, FAIL, INFO = 0, 1, 2
+TYPES = ("ok", "fail", "info")
+FS = ("send", "poll", "txn", "assign", "subscribe", "crash")
+F_POLL = FS.index("poll")
+SINGLE_KEY_WRITER = 1
+COLUMNS = ("key", "offset", "value", "op", "process", "kind", "otype", "fcode", "pos",
+           "itime", "ctime", "cindex", "flags")
+OPS_PER_EXAMPLE = 10
+
+
+def nullable(x) -> int | None:
+    x = int(x)
+    return None if x == NULL else x
+
+
+def op_struct(row, prefix: str = "", **extra) -> dict:
+    """An operation as an example shows it (checkers/anomalies.op_struct):
+    the event that reported its outcome; None fields are left out."""
+    get = lambda name: row[prefix + name]  # noqa: E731
+    cindex, ctime = nullable(get("cindex")), nullable(get("ctime"))
+    op = {"index": cindex if cindex is not None else int(get("op")),
+          "process": int(get("process")),
+          "time": ctime if ctime is not None else int(get("itime")),
+          "f": FS[int(get("fcode"))], "type": TYPES[int(get("otype"))]}
+    op.update({k: v for k, v in extra.items() if v is not None})
+    return op
+
+
+def _op_key(op: dict) -> tuple:
+    return tuple((0, v) if isinstance(v, (int, float)) else (1, str(v)) for v in op.values())
+
+
+def first_ops(ops: list[dict], n: int = OPS_PER_EXAMPLE) -> list[dict]:
+    """The first n distinct ops, by history index (then the other fields)."""
+    distinct = {json.dumps(op, sort_keys=False): op for op in ops}
+    return sorted(distinct.values(), key=_op_key)[:n]
+
+
+def previous(frame: pd.DataFrame, group: list[str], columns: list[str]) -> tuple[np.ndarray, dict]:
+    """For a frame sorted by `group` (then its order): a mask of rows that
+    have a previous row in their group, and those previous values."""
+    n = len(frame)
+    has = np.zeros(n, dtype=bool)
+    if n > 1:
+        same = np.ones(n - 1, dtype=bool)
+        for g in group:
+            values = frame[g].to_numpy()
+            same &= values[1:] == values[:-1]
+        has[1:] = same
+    prev = {}
+    for c in columns:
+        values = frame[c].to_numpy()
+        shifted = np.empty_like(values)
+        if n:
+            shifted[0] = values[0]
+            shifted[1:] = values[:-1]
+        prev[c] = shifted
+    return has, prev
+
+
+@dataclass
+class Found:
+    """Anomalies of one bucket: exact counts, and for each type only the
+    first `limit` examples by (sort, sort2, example JSON), as the Spark-wide
+    merge keeps them."""
+
+    limit: int
+    counts: dict[str, int] = field(default_factory=dict)
+    examples: list[tuple[str, int, int, str]] = field(default_factory=list)
+
+    def add(self, kind: str, rows: pd.DataFrame, sort: str, sort2: str,
+            example: Callable[[object], dict]) -> None:
+        if rows.empty:
+            return
+        self.counts[kind] = self.counts.get(kind, 0) + len(rows)
+        ranked = rows.assign(_s=rows[sort].astype("int64"), _s2=rows[sort2].astype("int64"))
+        cut = ranked.sort_values(["_s", "_s2"], kind="stable").head(self.limit)
+        # rows tied with the last kept one may sort before it by their JSON
+        last = cut.iloc[-1]
+        ties = ranked[(ranked["_s"] == last["_s"]) & (ranked["_s2"] == last["_s2"])]
+        candidates = pd.concat([cut, ties]) if len(ties) > 1 else cut
+        candidates = candidates[~candidates.index.duplicated()]
+        made = [(int(r["_s"]), int(r["_s2"]), json.dumps(example(r)))
+                for _, r in candidates.iterrows()]
+        made.sort()
+        self.examples += [(kind, s, s2, text) for s, s2, text in made[:self.limit]]
