@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from checkers.history_io import load_history, pair_operations
+from checkers.history_parquet import Loaded, companion_for, is_companion, load_companion
 from checkers.spark import get_spark, tune_for_input
 
 WORKLOADS = ("queue", "list-append")
@@ -18,18 +19,31 @@ class CheckOptionError(ValueError):
     """A bad option to check_history (unknown workload, ...)."""
 
 
-def _run_checker(spark, ops, history_path: Path, workload: str, allow, forbid, consistency_model: str,
+def _run_checker(spark, loaded: Loaded, workload: str, allow, forbid, consistency_model: str,
                  realtime_cycles: bool) -> dict:
     if workload == "queue":
-        from checkers.producer_errors import ProducerChecks, producer_flags
+        from checkers.producer_errors import ProducerChecks
         from checkers.queue import check_queue
-        return check_queue(spark, ops, allow=allow, forbid=forbid, realtime=realtime_cycles,
-                           producer=ProducerChecks(producer_flags(spark, history_path)))
+        return check_queue(spark, loaded.ops, allow=allow, forbid=forbid, realtime=realtime_cycles,
+                           producer=ProducerChecks(), micro=loaded.queue_records)
     if workload == "list-append":
         from checkers.list_append import check_list_append
         from checkers.validity import apply_overrides
-        return apply_overrides(check_list_append(spark, ops, consistency_model), allow, forbid)
+        return apply_overrides(check_list_append(spark, loaded.ops, consistency_model), allow, forbid)
     raise CheckOptionError(f"unknown workload {workload!r}: expected one of {', '.join(WORKLOADS)}")
+
+
+def load(spark, history_path: Path) -> Loaded:
+    """The operations of the history at `history_path`: from its Parquet
+    companion when `history_path` is one or has an up-to-date one beside it
+    (checkers/history_parquet.py), else parsed and validated from the file."""
+    companion = history_path if is_companion(history_path) else companion_for(history_path)
+    if companion is not None:
+        return load_companion(spark, companion)
+    from checkers.producer_errors import producer_flags, with_producer_flags
+    ops = pair_operations(load_history(spark, history_path))
+    return Loaded(ops=with_producer_flags(ops, producer_flags(spark, history_path)),
+                  source_bytes=_input_bytes(history_path))
 
 
 def _input_bytes(path: Path) -> int:
@@ -51,7 +65,8 @@ def write_results(results: dict, out_dir: Path) -> Path:
 def check_history(history_path, workload: str = "queue", out_dir=None, spark_master=None,
                   allow=(), forbid=(), consistency_model: str = "strict-serializable",
                   realtime_cycles: bool = False) -> dict:
-    """Check the history at `history_path` (history.jsonl or Parquet) with
+    """Check the history at `history_path` (history.jsonl, its Parquet
+    companion, or events in Parquet) with
     the `workload`'s checker on Spark (`spark_master`, embedded local mode
     when None), write results.json into `out_dir` (default: beside the
     history) and return the results. `realtime_cycles` (queue) adds process
@@ -64,12 +79,13 @@ def check_history(history_path, workload: str = "queue", out_dir=None, spark_mas
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
-    tune_for_input(spark, _input_bytes(history_path))
-    ops = pair_operations(load_history(spark, history_path))
-    results = _run_checker(spark, ops, history_path, workload, tuple(allow), tuple(forbid), consistency_model,
+    loaded = load(spark, history_path)
+    tune_for_input(spark, loaded.source_bytes)
+    results = _run_checker(spark, loaded, workload, tuple(allow), tuple(forbid), consistency_model,
                            realtime_cycles)
     results["workload"] = workload
-    results["checker"] = {"history": str(history_path), "spark_master": spark.sparkContext.master,
+    results["checker"] = {"history": str(history_path), "parquet_companion": loaded.queue_records is not None,
+                          "spark_master": spark.sparkContext.master,
                           "seconds": round(time.monotonic() - started, 3),
                           "allow": sorted(allow), "forbid": sorted(forbid)}
     if workload == "list-append":

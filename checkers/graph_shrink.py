@@ -12,7 +12,9 @@ history is collected: rounds (one degree aggregation each) of
    by one edge that carries the concatenated path (explanations keep every
    step); vertices contracted in one round are never adjacent (random coins);
 
-then, if the graph is still above `collect_limit`, the strongly connected
+(with max_rounds=0 the rounds are skipped: callers that shrank the graph
+themselves, like the queue's buckets, go straight to the next step) then, if
+the graph is still above `collect_limit`, the strongly connected
 components are computed by scipy's compiled routine inside ONE executor task
 (`applyInPandas`, integer arrays only) and only edges inside a non-trivial
 component are kept. Why none of this can lose a cycle: docs/checkers-cycles.md.
@@ -158,13 +160,13 @@ def _cyclic_vertices(pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"v": vertices[cyclic], "comp": labels[cyclic].astype(np.int64)})
 
 
-def _keep_inside_sccs(paths: DataFrame) -> DataFrame:
-    comps = (paths.select("src", "dst").withColumn("g", F.lit(0)).groupBy("g")
+def _keep_inside_sccs(edges: DataFrame) -> DataFrame:
+    comps = (edges.select("src", "dst").withColumn("g", F.lit(0)).groupBy("g")
              .applyInPandas(lambda pdf: _cyclic_vertices(pdf),
                             schema="v long, comp long"))
-    return (paths.join(comps.select(F.col("v").alias("src"), F.col("comp").alias("c1")), "src")
+    return (edges.join(comps.select(F.col("v").alias("src"), F.col("comp").alias("c1")), "src")
                  .join(comps.select(F.col("v").alias("dst"), F.col("comp").alias("c2")), "dst")
-                 .where("c1 = c2").select("src", "dst", "path"))
+                 .where("c1 = c2").select(*edges.columns))
 
 
 def shrink(edges: DataFrame, collect_limit: int = 200_000, shrink_until: int | None = None,
@@ -178,6 +180,16 @@ def shrink(edges: DataFrame, collect_limit: int = 200_000, shrink_until: int | N
     runs when more than `collect_limit` edges remain (scc=None), always
     (scc=True) or never (scc=False)."""
     shrink_until = collect_limit // 4 if shrink_until is None else shrink_until
+    if max_rounds == 0 and scc is not False:
+        # no rounds: only the SCC step, which needs src/dst alone, so it runs
+        # before the (then small) grouping into paths
+        count = edges.count()
+        stats = {"edges": count, "rounds": []}
+        if scc or count > collect_limit:
+            edges = _keep_inside_sccs(conform_edges(edges)).localCheckpoint(eager=True)
+        paths, count = _checkpoint(_as_paths(edges))
+        stats["after_scc"] = count
+        return _collected(paths, count, collect_limit, stats)
     paths, count = _checkpoint(_as_paths(edges))
     stats = {"edges": count, "rounds": []}
     for round_no in range(max_rounds):
@@ -195,6 +207,10 @@ def shrink(edges: DataFrame, collect_limit: int = 200_000, shrink_until: int | N
     if scc or (scc is None and count > collect_limit):
         paths, count = _checkpoint(_keep_inside_sccs(paths))
         stats["after_scc"] = count
+    return _collected(paths, count, collect_limit, stats)
+
+
+def _collected(paths: DataFrame, count: int, collect_limit: int, stats: dict) -> ShrunkGraph:
     truncated = count > collect_limit
     if truncated:
         paths = paths.limit(collect_limit)

@@ -18,11 +18,10 @@ Three results, all computed in Spark so they scale with the history:
   `"producer": {"idempotent": true, "transactional": false}`; a send without it
   counts as not idempotent, so such a key is never reported.
 
-Lost writes and duplicates are the queue checker's own (its bucket pass,
-checkers/queue_bucket.py, hands their (key, value) pairs over as DataFrames);
-this module only relates them to producer errors and producers, and reads
-the sends again only when there is an OUT_OF_ORDER_SEQUENCE_NUMBER error or a
-duplicate to explain.
+Lost writes and idempotent duplicates come from the queue checker's bucket
+pass (checkers/queue_bucket.py) as DataFrames; this module relates them to
+producer errors, and parses sends again only for the (few) operations that
+ended with OUT_OF_ORDER_SEQUENCE_NUMBER.
 """
 from __future__ import annotations
 
@@ -74,14 +73,18 @@ def producer_flags(spark: SparkSession, history_path: str | Path) -> DataFrame:
                        F.col("producer.transactional").alias("transactional")))
 
 
-def producer_sends(ops: DataFrame, flags: DataFrame) -> DataFrame:
+def with_producer_flags(ops: DataFrame, flags: DataFrame) -> DataFrame:
+    """`ops` with the `idempotent` and `transactional` columns of `flags`
+    (null when the invoke carried no `producer` field)."""
+    renamed = flags.withColumnRenamed("invoke_index", "_flag_index")
+    return ops.join(renamed, F.col("invoke_index") == F.col("_flag_index"), "left").drop("_flag_index")
+
+
+def producer_sends(ops: DataFrame) -> DataFrame:
     """queue_mops.sends (one row per send micro-op of a send/txn operation) with
-    the operation's error name and producer flags. An operation with no
-    completion ends at +infinity (`end_time`)."""
-    errors = ops.select(F.col("invoke_index").alias("op_id"), "error_name", "error_message")
-    return (queue_mops.sends(ops).join(errors, "op_id", "left")
-            .join(flags.withColumnRenamed("invoke_index", "op_id"), "op_id", "left")
-            .withColumn("idempotent", F.coalesce("idempotent", F.lit(False)))
+    the operation's error name. An operation with no completion ends at
+    +infinity (`end_time`)."""
+    return (queue_mops.sends(ops, extra=("error_name", "error_message"))
             .withColumn("end_time", F.coalesce("complete_time", F.lit(2 ** 62).cast("long"))))
 
 
@@ -95,16 +98,15 @@ def error_counts(ops: DataFrame) -> dict[str, int]:
     return {r["error_name"]: r["count"] for r in rows}
 
 
-def out_of_order_without_loss(sends: DataFrame, lost_writes: DataFrame,
+def out_of_order_without_loss(ops: DataFrame, lost_writes: DataFrame,
                               window_s: float = OOS_WINDOW_S) -> DataFrame:
     """Operations that ended with OUT_OF_ORDER_SEQUENCE_NUMBER, one row each,
-    with `near_lost` = how many lost writes on their keys fall in the window."""
+    with `near_lost` = how many lost writes on their keys fall in the window.
+    `lost_writes`: (key, value, start, end) of the queue checker's lost writes."""
     window_ns = int(window_s * 1e9)
-    oos = sends.filter(F.col("error_name") == OUT_OF_ORDER)
-    lost = (lost_writes.select("key", "value")
-                       .join(sends, ["key", "value"])
-                       .select(F.col("key").alias("lost_key"), F.col("invoke_time").alias("lost_start"),
-                               F.col("end_time").alias("lost_end")))
+    oos = producer_sends(ops.filter(F.col("error_name") == OUT_OF_ORDER))
+    lost = lost_writes.select(F.col("key").alias("lost_key"), F.col("start").alias("lost_start"),
+                              F.coalesce("end", F.lit(2 ** 62).cast("long")).alias("lost_end"))
     near = ((F.col("key") == F.col("lost_key"))
             & (F.col("lost_end") >= F.col("invoke_time") - window_ns)
             & (F.col("lost_start") <= F.col("end_time") + window_ns))
@@ -113,15 +115,6 @@ def out_of_order_without_loss(sends: DataFrame, lost_writes: DataFrame,
                         "complete_time", "error_message")
                .agg(F.sort_array(F.collect_set("key")).alias("keys"),
                     F.count("lost_key").alias("near_lost")))
-
-
-def idempotent_duplicates(sends: DataFrame, duplicates: DataFrame) -> DataFrame:
-    """Duplicates on keys whose every send came from an idempotent producer."""
-    only_idempotent = (sends.groupBy("key")
-                            .agg(F.min(F.col("idempotent").cast("int")).alias("all_idempotent"))
-                            .filter(F.col("all_idempotent") == 1)
-                            .select("key"))
-    return duplicates.join(only_idempotent, "key")
 
 
 def _oos_example(row) -> dict:
@@ -143,36 +136,25 @@ def _duplicate_example(row) -> dict:
 
 @dataclass(frozen=True)
 class ProducerChecks:
-    """What the producer checks need besides the queue checker's own
-    results: the producer flags (`producer_flags`) and the window."""
+    """Settings of the producer checks."""
 
-    flags: DataFrame
     window_s: float = OOS_WINDOW_S
     max_examples: int = MAX_EXAMPLES
 
 
-def _has_rows(df: DataFrame) -> bool:
-    return bool(df.limit(1).count())
-
-
-def analyze(ops: DataFrame, checks: ProducerChecks, lost: DataFrame, duplicates: DataFrame) -> dict:
+def analyze(ops: DataFrame, checks: ProducerChecks, lost: DataFrame, idempotent_dups: DataFrame) -> dict:
     """The producer part of a queue history's results:
     {"stats": {"producer_errors": ..., "out_of_order_sequence": ...}, "anomalies": {...}}.
-    `ops`: history_io.pair_operations rows; `lost`, `duplicates`: (key, value)
-    of the queue checker's lost writes and duplicates."""
+    `ops`: history_io.pair_operations rows; `lost`: (key, value, start, end)
+    of the queue checker's lost writes; `idempotent_dups`: (key, value) of
+    its duplicates on keys that only idempotent producers wrote."""
     window_s = checks.window_s
     stats = {"producer_errors": error_counts(ops),
              "out_of_order_sequence": {"total": 0, "with_lost_write": 0, "spurious": 0, "window_s": window_s}}
-    has_oos = _has_rows(ops.filter(F.col("error_name") == OUT_OF_ORDER))
-    has_dups = _has_rows(duplicates)
-    if not (has_oos or has_dups):
-        return {"stats": stats, "anomalies": {}}
-    sends = producer_sends(ops, checks.flags).persist()
-    oos = None
-    try:
-        anomalies = {}
-        if has_oos:
-            oos = out_of_order_without_loss(sends, lost, window_s).persist()
+    anomalies = {}
+    if stats["producer_errors"].get(OUT_OF_ORDER):
+        oos = out_of_order_without_loss(ops, lost, window_s).persist()
+        try:
             spurious = oos.filter(F.col("near_lost") == 0).orderBy("complete_index")
             oos_total, spurious_total = oos.count(), spurious.count()
             stats["out_of_order_sequence"].update(total=oos_total, with_lost_write=oos_total - spurious_total,
@@ -180,17 +162,13 @@ def analyze(ops: DataFrame, checks: ProducerChecks, lost: DataFrame, duplicates:
             if spurious_total:
                 anomalies[SPURIOUS_OOS] = {"count": spurious_total, "examples": [
                     _oos_example(r) for r in spurious.limit(checks.max_examples).collect()]}
-        if has_dups:
-            dups = idempotent_duplicates(sends, duplicates).orderBy("key", "value")
-            dup_total = dups.count()
-            if dup_total:
-                anomalies[IDEMPOTENT_DUPLICATE] = {"count": dup_total, "examples": [
-                    _duplicate_example(r) for r in dups.limit(checks.max_examples).collect()]}
-        return {"stats": stats, "anomalies": anomalies}
-    finally:
-        sends.unpersist()
-        if oos is not None:
+        finally:
             oos.unpersist()
+    dups = idempotent_dups.orderBy("key", "value").limit(checks.max_examples).collect()
+    if dups:
+        anomalies[IDEMPOTENT_DUPLICATE] = {"count": idempotent_dups.count(),
+                                           "examples": [_duplicate_example(r) for r in dups]}
+    return {"stats": stats, "anomalies": anomalies}
 
 
 def merge_into(results: dict, producer: dict, allow=(), forbid=()) -> dict:

@@ -30,13 +30,9 @@ QUEUE_OPS = ("send", "poll", "txn", "assign", "subscribe", "crash")
 
 
 def op_stats(ops: DataFrame) -> dict:
-    """Operation counts by f and by outcome, the time span, and when the
-    last send that may have landed was acknowledged (`last_ack`)."""
-    may_have_written = (F.col("f").isin("send", "txn") & (F.col("type") != "fail")
-                        & F.col("invoke_value").contains('"send"'))
+    """Operation counts by f and by outcome, and the time span."""
     rows = ops.groupBy("f", "type").agg(
-        F.count(F.lit(1)).alias("n"), F.max(F.coalesce("complete_time", "invoke_time")).alias("end"),
-        F.max(F.when(may_have_written, F.col("complete_time"))).alias("last_ack")).collect()
+        F.count(F.lit(1)).alias("n"), F.max(F.coalesce("complete_time", "invoke_time")).alias("end")).collect()
     by_f: dict[str, dict[str, int]] = {}
     for row in rows:
         by_f.setdefault(row["f"], {})[row["type"]] = row["n"]
@@ -45,9 +41,7 @@ def op_stats(ops: DataFrame) -> dict:
         for kind, n in counts.items():
             by_type[kind] = by_type.get(kind, 0) + n
     end = max((row["end"] or 0 for row in rows), default=0)
-    acks = [row["last_ack"] for row in rows if row["last_ack"] is not None]
-    return {"ops": sum(by_type.values()), "by_type": by_type, "by_f": by_f, "end_time": end,
-            "last_ack": max(acks) if acks else None}
+    return {"ops": sum(by_type.values()), "by_type": by_type, "by_f": by_f, "end_time": end}
 
 
 def _final_reads(ops: DataFrame, last_ack: int | None) -> bool:
@@ -83,6 +77,8 @@ def _summaries(rows: list) -> tuple[dict[str, int], list]:
     for row in rows:
         if row["rec"] == "stat":
             stats[row["type"]] = stats.get(row["type"], 0) + row["count"]
+        elif row["rec"] == "max":
+            stats[row["type"]] = max(stats.get(row["type"], row["count"]), row["count"])
         elif row["rec"] == "unseen":
             series.append((row["key"], row["count"], json.loads(row["example"])))
     return stats, series
@@ -90,19 +86,28 @@ def _summaries(rows: list) -> tuple[dict[str, int], list]:
 
 def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
                 limit: int = DEFAULT_EXAMPLES, cycles: bool = True, realtime: bool = False,
-                producer: "ProducerChecks | None" = None) -> dict:
+                producer: "ProducerChecks | None" = None, micro: DataFrame | None = None) -> dict:
     """Results (shared/history-format.md) for the queue operations in `ops`.
     `cycles` off skips G0/G1c; `realtime` adds process/realtime edges (the
     -process/-realtime variants; costly on big histories, off by default).
     With `producer` (checkers/producer_errors.ProducerChecks), the producer
-    checks are added too."""
-    ops = ops.filter(F.col("f").isin(*QUEUE_OPS)).persist(StorageLevel.MEMORY_AND_DISK)
+    checks are added too. `micro`: the micro-op records of `ops` when the
+    Parquet companion has them (checkers/history_parquet.py)."""
+    values = ops.filter(F.col("f").isin(*QUEUE_OPS))
+    parsed_here = micro is None
+    if parsed_here:   # from JSON: parse once, keep it
+        values = values.persist(StorageLevel.MEMORY_AND_DISK)
+        micro = queue_bucket.records(values)
+    # from the companion, re-reading a column is cheap: keep only the narrow part
+    ops = values.select(*[c for c in values.columns if c not in ("invoke_value", "complete_value")])
+    ops = ops.persist(StorageLevel.MEMORY_AND_DISK)
     passed = None
     try:
         stats = op_stats(ops)
-        passed = queue_bucket.run(spark, ops, stats["ops"], limit, stats["end_time"], shrink=not realtime)
+        passed = queue_bucket.run(spark, ops, stats["ops"], limit, stats["end_time"], shrink=not realtime,
+                                  micro=micro)
         passed = passed.persist(StorageLevel.MEMORY_AND_DISK)
-        small = passed.filter(F.col("rec").isin("count", "anomaly", "unseen", "stat")).collect()
+        small = passed.filter(F.col("rec").isin("count", "anomaly", "unseen", "stat", "max")).collect()
         anomalies = _merge_anomalies(small, limit)
         bucket_stats, series = _summaries(small)
         cycle_anomalies, cycle_stats = ({}, {})
@@ -112,7 +117,7 @@ def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
         anomalies.update(cycle_anomalies)
         used_subscribe = bool(ops.filter(F.col("f") == "subscribe").limit(1).count())
         evidence = Evidence(used_subscribe=used_subscribe, any_ok=stats["by_type"].get("ok", 0) > 0,
-                            final_reads=_final_reads(ops, stats.pop("last_ack")),
+                            final_reads=_final_reads(values, bucket_stats.get("last_ack")),
                             wr_only_g1c=cycle_stats.get("wr_only", {}))
         valid, bad = verdict(list(anomalies), evidence, allow, forbid)
         stats.update({"sends": bucket_stats.get("sends", 0), "polled_values": bucket_stats.get("polled_values", 0),
@@ -128,12 +133,15 @@ def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
         }
         if producer is not None:
             from checkers import producer_errors
-            lost = passed.filter(F.col("rec") == "lost").select("key", "value")
-            dups = passed.filter(F.col("rec") == "dup").select("key", "value")
-            found = producer_errors.analyze(ops, producer, lost, dups)
+            lost = passed.filter(F.col("rec") == "lost").select(
+                "key", "value", F.col("sort").alias("start"), F.col("sort2").alias("end"))
+            dups = passed.filter(F.col("rec") == "idem_dup").select("key", "value")
+            found = producer_errors.analyze(values, producer, lost, dups)
             producer_errors.merge_into(results, found, allow, forbid)
         return results
     finally:
         if passed is not None:
             passed.unpersist()
         ops.unpersist()
+        if parsed_here:
+            values.unpersist()

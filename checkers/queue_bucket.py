@@ -12,10 +12,14 @@ A bucket returns rows of one schema (OUT_SCHEMA), told apart by `rec`:
 - "count":   (type, count) exact count of an anomaly type in the bucket;
 - "anomaly": (type, sort, sort2, example) one of its first `limit` examples;
 - "edge":    (src, dst, kind, key, value, offset, prev) a dependency edge;
-- "lost", "dup": (key, value) of a lost write / duplicate (for the producer
-  checks, which stay in Spark);
+- "lost": (key, value, sort = invoke time, sort2 = completion time) of a lost
+  write, "idem_dup": (key, value) of a duplicate on a key that only
+  idempotent producers wrote (for checkers/producer_errors.py; both stay in
+  Spark);
 - "unseen":  (key, count = peak, example = JSON counts) a series candidate;
-- "stat":    (type = name, count).
+- "stat":    (type = name, count), summed over buckets, and "max":
+  (type = name, count) maximised (last_ack: the last completion of a send
+  that may have landed).
 Only counts, examples and series candidates, which do not grow with the
 history, are collected to the driver.
 """
@@ -30,7 +34,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from checkers import queue_edges, queue_mops, queue_order, queue_series, queue_versions, queue_writes
-from checkers.queue_frame import COLUMNS, FS, NULL, POLL, RESET, SEND, SINGLE_KEY_WRITER, TYPES, Found
+from checkers.queue_frame import (COLUMNS, FAIL, FS, IDEMPOTENT, NULL, POLL, RESET, SEND, SINGLE_KEY_WRITER, TYPES,
+                                  Found)
 
 OUT_SCHEMA = ("rec string, type string, sort long, sort2 long, example string, count long, "
               "src long, dst long, kind string, key long, value long, offset long, prev long")
@@ -62,20 +67,30 @@ def _rows(df: DataFrame, kind: int, pos: Column, flags: Column) -> DataFrame:
                      flags.alias("flags"))
 
 
-def micro_op_rows(ops: DataFrame, buckets: int) -> DataFrame:
-    """Sends, poll results and (copied per bucket) resets, with `bucket`."""
-    sends = _rows(queue_mops.sends(ops), SEND, F.col("mop_pos").cast("long") * (1 << 31),
-                  F.when(F.col("single_key"), F.lit(SINGLE_KEY_WRITER)).otherwise(F.lit(0)).cast("long"))
+def records(ops: DataFrame) -> DataFrame:
+    """Sends and poll results of `ops` as micro-op records (the columns of
+    checkers/queue_frame.COLUMNS). The Parquet companion stores these."""
+    idempotent = F.coalesce(F.col("idempotent"), F.lit(False)) if "idempotent" in ops.columns else F.lit(False)
+    flags = (F.when(F.col("single_key"), F.lit(SINGLE_KEY_WRITER)).otherwise(F.lit(0))
+             + F.when(F.col("_idempotent"), F.lit(IDEMPOTENT)).otherwise(F.lit(0))).cast("long")
+    sends = _rows(queue_mops.sends(ops.withColumn("_idempotent", idempotent), extra=("_idempotent",)), SEND,
+                  F.col("mop_pos").cast("long") * (1 << 31), flags)
     polls = _rows(queue_mops.reads(ops), POLL,
                   F.col("mop_pos").cast("long") * (1 << 31) + F.col("poll_pos").cast("long"), F.lit(0).cast("long"))
-    records = sends.unionByName(polls).withColumn("bucket", F.pmod(F.xxhash64("key"), F.lit(buckets)))
+    return sends.unionByName(polls)
+
+
+def bucketed(micro: DataFrame, ops: DataFrame, buckets: int) -> DataFrame:
+    """`micro` records with `bucket`, plus every assign/subscribe of `ops`
+    copied into each bucket."""
+    keyed = micro.select(*COLUMNS).withColumn("bucket", F.pmod(F.xxhash64("key"), F.lit(buckets)))
     resets = (queue_mops.resets(ops)
               .select(F.lit(None).alias("key"), F.lit(None).alias("offset"), F.lit(None).alias("value"), "op_id",
                       "process", "type", "f", F.lit(None).alias("invoke_time"), F.lit(None).alias("complete_time"),
                       F.lit(None).alias("complete_index")))
     resets = _rows(resets, RESET, F.lit(0).cast("long"), F.lit(0).cast("long"))
     copies = resets.crossJoin(ops.sparkSession.range(buckets).select(F.col("id").cast("long").alias("bucket")))
-    return records.unionByName(copies)
+    return keyed.unionByName(copies)
 
 
 def _frame(kind: str, **columns) -> pd.DataFrame:
@@ -107,26 +122,40 @@ def analyze_bucket(bucket: pd.DataFrame, limit: int, end_time: int, shrink: bool
     edges = queue_edges.edges(bucket, obs, shrink)
     series = queue_series.key_series(bucket, end_time)
     kinds = bucket["kind"]
-    stats = {"sends": int((kinds == SEND).sum()), "polled_values": int((kinds == POLL).sum()),
-             "keys": int(obs["key"].nunique())}
+    sends = bucket[kinds == SEND]
+    stats = {"sends": len(sends), "polled_values": int((kinds == POLL).sum()), "keys": int(obs["key"].nunique())}
+    landed = sends.loc[sends["otype"] != FAIL, "ctime"]
+    last_ack = int(landed.max()) if len(landed) and landed.max() != NULL else None
     return _output([
         _frame("count", type=list(found.counts), count=list(found.counts.values())),
         _frame("anomaly", type=[e[0] for e in found.examples], sort=[e[1] for e in found.examples],
                sort2=[e[2] for e in found.examples], example=[e[3] for e in found.examples]),
         edges.assign(rec="edge"),
-        _frame("lost", key=lost["key"].to_numpy(), value=lost["value"].to_numpy()),
-        _frame("dup", key=dups["key"].to_numpy(), value=dups["value"].to_numpy()),
+        _frame("lost", key=lost["key"].to_numpy(), value=lost["value"].to_numpy(),
+               sort=lost["itime"].to_numpy(), sort2=lost["ctime"].to_numpy()),
+        _frame("idem_dup", **idempotent_only(dups, sends)),
         _frame("unseen", key=[s[0] for s in series], count=[s[1] for s in series],
                example=[json.dumps(s[2]) for s in series]),
         _frame("stat", type=list(stats), count=list(stats.values())),
+        _frame("max", type=["last_ack"] * (last_ack is not None), count=[last_ack] * (last_ack is not None)),
     ])
 
 
+def idempotent_only(dups: pd.DataFrame, sends: pd.DataFrame) -> dict:
+    """key/value columns of the duplicates on keys whose every send came
+    from an idempotent producer: what idempotence exists to prevent."""
+    idempotent = (sends["flags"] & IDEMPOTENT) != 0
+    all_idempotent = idempotent.groupby(sends["key"]).all()
+    keys = all_idempotent.index[all_idempotent.to_numpy()]
+    picked = dups[dups["key"].isin(keys)]
+    return {"key": picked["key"].to_numpy(), "value": picked["value"].to_numpy()}
+
+
 def run(spark: SparkSession, ops: DataFrame, op_count: int, limit: int, end_time: int,
-        shrink: bool) -> DataFrame:
-    """The bucket pass over `ops` (history_io.pair_operations rows): OUT_SCHEMA rows."""
-    buckets = bucket_count(op_count)
-    rows = micro_op_rows(ops, buckets)
+        shrink: bool, micro: DataFrame | None = None) -> DataFrame:
+    """The bucket pass over `ops` (history_io.pair_operations rows) and their
+    micro-op `records` (computed from `ops` when not given): OUT_SCHEMA rows."""
+    rows = bucketed(records(ops) if micro is None else micro, ops, bucket_count(op_count))
 
     def analyze(frame: pd.DataFrame) -> pd.DataFrame:
         return analyze_bucket(frame, limit, end_time, shrink)

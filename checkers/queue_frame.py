@@ -14,7 +14,8 @@ float conversions (a missing value is NULL):
     pos                   order inside the operation: mop_pos << 31 | poll_pos
     itime, ctime, cindex  invoke time, completion time and index (NULL: none)
     flags                 SINGLE_KEY_WRITER: a `send` op whose sends all go to
-                          one key (so all its dependencies live in this bucket)
+                          one key (so all its dependencies live in this bucket);
+                          IDEMPOTENT: sent by an idempotent producer
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ TYPES = ("ok", "fail", "info")
 FS = ("send", "poll", "txn", "assign", "subscribe", "crash")
 F_POLL = FS.index("poll")
 SINGLE_KEY_WRITER = 1
+IDEMPOTENT = 2
 COLUMNS = ("key", "offset", "value", "op", "process", "kind", "otype", "fcode", "pos",
            "itime", "ctime", "cindex", "flags")
 OPS_PER_EXAMPLE = 10

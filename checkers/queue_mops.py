@@ -34,22 +34,23 @@ def _long(text: Column) -> Column:
     return text.cast("long")
 
 
-def sends(ops: DataFrame) -> DataFrame:
+def sends(ops: DataFrame, extra: tuple[str, ...] = ()) -> DataFrame:
     """Every send micro-op of send/txn operations, whatever their outcome.
-    Key and value come from the invoke, the offset from an ok completion."""
+    Key and value come from the invoke, the offset from an ok completion.
+    `extra` op columns are passed through."""
     parsed = (ops.filter(F.col("f").isin("send", "txn"))
-              .select(*_op_columns(), F.from_json("complete_value", MOPS).alias("_done"),
+              .select(*_op_columns(), *extra, F.from_json("complete_value", MOPS).alias("_done"),
                       F.from_json("invoke_value", MOPS).alias("_mops")))
     keys = F.array_distinct(F.transform(F.filter("_mops", lambda m: m.getItem(0) == "send"),
                                         lambda m: m.getItem(1)))
-    exploded = (parsed.select(*_op_columns(), "_done",
+    exploded = (parsed.select(*_op_columns(), *extra, "_done",
                               ((F.col("f") == "send") & (F.size(keys) == 1)).alias("single_key"),
                               F.posexplode("_mops").alias("mop_pos", "_mop"))
                 .filter(F.col("_mop").getItem(0) == "send"))
     done = F.get("_done", F.col("mop_pos"))  # null when out of range
     result = F.from_json(done.getItem(2), SEND_RESULT)
     return exploded.select(
-        "op_id", *OP_FIELDS, "mop_pos", "single_key",
+        "op_id", *OP_FIELDS, *extra, "mop_pos", "single_key",
         _long(F.col("_mop").getItem(1)).alias("key"),
         _long(F.col("_mop").getItem(2)).alias("value"),
         F.when((F.col("type") == "ok") & (done.getItem(0) == "send"), result.getItem(0)).alias("offset"),

@@ -27,7 +27,7 @@ def lost_and_unseen(bucket: pd.DataFrame, found: Found) -> pd.DataFrame:
     """lost-write: an unread acknowledged send at or below the highest offset
     read on its key. unseen: the other unread acknowledged sends (beyond the
     last read offset, or of unknown offset): not lost yet, never seen.
-    Returns the lost (key, value) pairs."""
+    Returns the lost writes (key, value, itime, ctime)."""
     sends, polls = bucket[bucket["kind"] == SEND], bucket[bucket["kind"] == POLL]
     unread = unread_acknowledged(sends, polls)
     highest = polls.groupby("key")["offset"].max()
@@ -45,7 +45,7 @@ def lost_and_unseen(bucket: pd.DataFrame, found: Found) -> pd.DataFrame:
 
     found.add("lost-write", unread[lost], "key", "offset", example)
     found.add("unseen", unread[~lost], "key", "cindex", example)
-    return unread.loc[lost, ["key", "value"]]
+    return unread.loc[lost, ["key", "value", "itime", "ctime"]]
 
 
 def readers(polls: pd.DataFrame) -> pd.DataFrame:

@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "test": "harness.commands.test:test",
     "test-all": "harness.commands.test_all:test_all",
     "check": "harness.commands.check:check",
+    "to-parquet": "harness.commands.to_parquet:to_parquet",
     "report": "harness.commands.report:report",
     "index": "harness.commands.serve:index",
     "serve": "harness.commands.serve:serve",

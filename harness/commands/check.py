@@ -14,6 +14,8 @@ HISTORY_FILE = "history.jsonl"
 
 def resolve_history(target: Path) -> tuple[Path, str | None]:
     """(history file, workload named in the run's test.json if any)."""
+    if target.is_dir() and (target / HISTORY_FILE).exists():
+        return target / HISTORY_FILE, _workload_of(target / "test.json")
     if target.is_dir() and not any(p.suffix == ".parquet" for p in target.iterdir()):
         history = target / HISTORY_FILE
         if not history.exists():

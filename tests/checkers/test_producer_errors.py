@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from checkers.history_io import load_history, pair_operations
-from checkers.producer_errors import (IDEMPOTENT_DUPLICATE, OOS_WINDOW_S, SPURIOUS_OOS, ProducerChecks, merge_into,
-                                      producer_flags)
+from checkers.api import load
+from checkers.producer_errors import IDEMPOTENT_DUPLICATE, OOS_WINDOW_S, SPURIOUS_OOS, ProducerChecks, merge_into
 from checkers.queue import check_queue
 from tests.checkers.histories import write_history
 
@@ -67,8 +66,7 @@ OTHER_ERRORS = (send(30, 3, 30, 80, 81, "info", "NOT_LEADER_FOR_PARTITION")
 
 def analyze(spark, path, window_s: float = OOS_WINDOW_S) -> dict:
     """The producer part of the queue checker's results for the history at `path`."""
-    results = check_queue(spark, pair_operations(load_history(spark, path)),
-                          producer=ProducerChecks(producer_flags(spark, path), window_s))
+    results = check_queue(spark, load(spark, path).ops, producer=ProducerChecks(window_s))
     return {"stats": {k: results["stats"][k] for k in ("producer_errors", "out_of_order_sequence")},
             "anomalies": {k: v for k, v in results["anomalies"].items() if k in (IDEMPOTENT_DUPLICATE, SPURIOUS_OOS)}}
 
