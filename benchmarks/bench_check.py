@@ -1,18 +1,22 @@
 """Benchmark `logtrial check` on synthetic queue histories.
 
-    python -m benchmarks.bench_check --sizes 100000,1000000 [--parquet] [--out DIR]
+    python -m benchmarks.bench_check --sizes 100000,1000000,10000000 [--json-up-to N] [--out DIR]
 
 For each size: generate a history with planted anomalies
-(benchmarks/gen_history.py), run `python -m harness.cli check` on it as a
-subprocess, sample the RSS of the whole process tree (Python driver + JVM)
-every 0.2 s, and verify that every planted anomaly was found with its exact
-count. Prints a Markdown table (and writes bench.json in --out).
+(benchmarks/gen_history.py); check the JSON Lines directly (sizes up to
+--json-up-to); write its Parquet companion with `logtrial to-parquet`, as
+`logtrial test` does for large runs; check again (now from the companion).
+Each step is a subprocess of `python -m harness.cli`; the RSS of its whole
+process tree (Python driver, JVM, Python workers) is sampled every 0.2 s.
+Every planted anomaly must be found with its exact count. Prints a Markdown
+table (and writes bench.json in --out).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -53,8 +57,9 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def run_check(history: Path, out: Path) -> dict:
-    cmd = [sys.executable, "-m", "harness.cli", "check", str(history), "--out", str(out)]
+def run_cli(args: list[str]) -> dict:
+    """Run `python -m harness.cli ARGS`: seconds, peak RSS, exit code."""
+    cmd = [sys.executable, "-m", "harness.cli", *args]
     started = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = 0
@@ -62,11 +67,16 @@ def run_check(history: Path, out: Path) -> dict:
         peak = max(peak, tree_rss(proc.pid))
         time.sleep(0.2)
     seconds = time.monotonic() - started
-    stdout, stderr = proc.communicate()
+    _, stderr = proc.communicate()
     if proc.returncode not in (0, 1, 2):
-        raise RuntimeError(f"check failed ({proc.returncode}): {stderr[-2000:]}")
-    results = json.loads((out / "results.json").read_text())
-    return {"seconds": seconds, "peak_rss": peak, "exit": proc.returncode, "results": results}
+        raise RuntimeError(f"{' '.join(args[:1])} failed ({proc.returncode}): {stderr[-2000:]}")
+    return {"seconds": seconds, "peak_rss": peak, "exit": proc.returncode}
+
+
+def run_check(history: Path, out: Path) -> dict:
+    run = run_cli(["check", str(history), "--out", str(out)])
+    run["results"] = json.loads((out / "results.json").read_text())
+    return run
 
 
 def verify(results: dict, planted: dict[str, int]) -> list[str]:
@@ -83,46 +93,57 @@ def verify(results: dict, planted: dict[str, int]) -> list[str]:
     return problems
 
 
-def bench(sizes: list[int], out: Path, parquet: bool) -> list[dict]:
+def _checked(run: dict, planted: dict) -> dict:
+    return {"s": round(run["seconds"], 1), "rss_mb": round(run["peak_rss"] / 2**20),
+            "problems": verify(run["results"], planted),
+            "companion": run["results"]["checker"].get("parquet_companion")}
+
+
+def bench(sizes: list[int], out: Path, json_up_to: int) -> list[dict]:
     rows = []
     for n in sizes:
         history = out / f"history-{n}.jsonl"
-        pq = out / f"history-{n}.parquet" if parquet else None
         t = time.monotonic()
-        summary = generate(history, n, PLANTS, pq)
-        gen_seconds = time.monotonic() - t
-        target = pq or history
-        run = run_check(target, out / f"check-{n}")
-        problems = verify(run["results"], PLANTS)
-        row = {"events": summary["events"], "input": target.suffix.lstrip("."),
-               "bytes": sum(p.stat().st_size for p in ([target] if target.is_file() else target.rglob("*"))),
-               "generate_s": round(gen_seconds, 1), "check_s": round(run["seconds"], 1),
-               "events_per_s": round(summary["events"] / run["seconds"]),
-               "peak_rss_mb": round(run["peak_rss"] / 2**20), "planted_found": not problems,
-               "problems": problems}
+        summary = generate(history, n, PLANTS, None)
+        row = {"events": summary["events"], "ops": summary["events"] // 2,
+               "jsonl_mb": round(history.stat().st_size / 2**20), "generate_s": round(time.monotonic() - t, 1)}
+        companion = history.with_suffix(".parquet")
+        if companion.exists():
+            shutil.rmtree(companion)
+        if n <= json_up_to:
+            row["json"] = _checked(run_check(history, out / f"check-json-{n}"), PLANTS)
+        convert = run_cli(["to-parquet", str(history)])
+        row["to_parquet"] = {"s": round(convert["seconds"], 1), "rss_mb": round(convert["peak_rss"] / 2**20)}
+        row["parquet"] = _checked(run_check(history, out / f"check-parquet-{n}"), PLANTS)
+        row["parquet"]["events_per_s"] = round(summary["events"] / row["parquet"]["s"])
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| events | input | size (MB) | generate (s) | check (s) | events/s | peak RSS (MB) | planted found |",
-             "|---:|---|---:|---:|---:|---:|---:|---|"]
+    lines = ["| events (ops) | JSONL MB | check from JSONL (s) | to-parquet (s) | check from companion (s) "
+             "| events/s | peak RSS (MB) | planted found |",
+             "|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        found = "all, exact" if r["planted_found"] else "; ".join(r["problems"])
-        lines.append(f"| {r['events']:,} | {r['input']} | {r['bytes'] / 2**20:.0f} | {r['generate_s']} | "
-                     f"{r['check_s']} | {r['events_per_s']:,} | {r['peak_rss_mb']:,} | {found} |")
+        pq = r["parquet"]
+        js = f"{r['json']['s']}" if "json" in r else "not run"
+        problems = pq["problems"] + (r["json"]["problems"] if "json" in r else [])
+        found = "all, exact" if not problems else "; ".join(problems)
+        lines.append(f"| {r['events']:,} ({r['ops']:,}) | {r['jsonl_mb']:,} | {js} | {r['to_parquet']['s']} | "
+                     f"{pq['s']} | {pq['events_per_s']:,} | {pq['rss_mb']:,} | {found} |")
     return "\n".join(lines)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="100000,1000000")
+    ap.add_argument("--json-up-to", type=int, default=10**7,
+                    help="also check the JSON Lines directly for sizes up to this")
     ap.add_argument("--out", type=Path, default=Path("/tmp/logtrial-bench"))
-    ap.add_argument("--parquet", action="store_true", help="check the Parquet copy instead of JSON Lines")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = bench([int(s) for s in args.sizes.split(",")], args.out, args.parquet)
+    rows = bench([int(s) for s in args.sizes.split(",")], args.out, args.json_up_to)
     (args.out / "bench.json").write_text(json.dumps(rows, indent=1))
     print(table(rows))
 

@@ -69,10 +69,14 @@ def write_companion(spark: SparkSession, history: Path, workload: str = "queue")
     if out.exists():
         shutil.rmtree(out)
     fingerprint = _fingerprint(history)
-    ops = with_producer_flags(pair_operations(load_history(spark, history)), producer_flags(spark, history))
-    ops.write.parquet(str(out / "ops"))
-    if workload == "queue":
-        records(spark.read.parquet(str(out / "ops"))).write.parquet(str(out / "queue-mops"))
+    try:
+        ops = with_producer_flags(pair_operations(load_history(spark, history)), producer_flags(spark, history))
+        ops.write.parquet(str(out / "ops"))
+        if workload == "queue":
+            records(spark.read.parquet(str(out / "ops"))).write.parquet(str(out / "queue-mops"))
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
     tmp = out / (SOURCE + ".tmp")
     tmp.write_text(json.dumps(fingerprint))
     os.replace(tmp, out / SOURCE)

@@ -15,7 +15,8 @@ With `shrink` (no process/realtime edges in the graph):
   links are contracted: u -> l1 -> ... -> lk -> w becomes one ww edge u -> w
   (ww order within one key is transitive, so "u's write precedes w's write"
   still holds and explains it), and runs at either end of a chain, which
-  have no way in or no way out, are dropped.
+  have no way in or no way out, are dropped. (A run between two writes of
+  the same op is left alone: contracted, it would be a self-loop.)
 """
 from __future__ import annotations
 
@@ -83,10 +84,19 @@ def contract(ww: pd.DataFrame, link_ops: np.ndarray) -> pd.DataFrame:
     grouped = framed.groupby(["key", "_seg"], sort=False)
     first, last = grouped.head(1).reset_index(drop=True), grouped.tail(1).reset_index(drop=True)
     closed = last["_dst_kept"].to_numpy()
-    return pd.DataFrame({"src": first["src"].to_numpy()[closed], "dst": last["dst"].to_numpy()[closed],
-                         "kind": "ww", "key": last["key"].to_numpy()[closed],
-                         "value": last["value"].to_numpy()[closed], "offset": last["offset"].to_numpy()[closed],
-                         "prev": first["prev"].to_numpy()[closed]})
+    # u -> link -> u (u wrote on both sides of the link) would become a
+    # self-loop that hides the link: such runs stay as they are
+    loop = closed & (first["src"].to_numpy() == last["dst"].to_numpy())
+    merged = closed & ~loop
+    contracted = pd.DataFrame({"src": first["src"].to_numpy()[merged], "dst": last["dst"].to_numpy()[merged],
+                               "kind": "ww", "key": last["key"].to_numpy()[merged],
+                               "value": last["value"].to_numpy()[merged],
+                               "offset": last["offset"].to_numpy()[merged],
+                               "prev": first["prev"].to_numpy()[merged]})
+    if not loop.any():
+        return contracted
+    kept = first.loc[loop, ["key", "_seg"]].merge(framed, on=["key", "_seg"])
+    return pd.concat([contracted, kept[list(EDGE_COLUMNS)]], ignore_index=True)
 
 
 def edges(bucket: pd.DataFrame, obs: pd.DataFrame, shrink: bool) -> pd.DataFrame:
