@@ -33,7 +33,15 @@ def _run_checker(spark, loaded: Loaded, workload: str, allow, forbid, consistenc
     raise CheckOptionError(f"unknown workload {workload!r}: expected one of {', '.join(WORKLOADS)}")
 
 
-def load(spark, history_path: Path) -> Loaded:
+def value_problem(workload: str):
+    """The workload's check of each event's `value` (history_io.load_history)."""
+    if workload == "queue":
+        from checkers.queue_mops import value_problem as queue_value_problem
+        return queue_value_problem()
+    return None
+
+
+def load(spark, history_path: Path, workload: str = "queue") -> Loaded:
     """The operations of the history at `history_path`: from its Parquet
     companion when `history_path` is one or has an up-to-date one beside it
     (checkers/history_parquet.py), else parsed and validated from the file."""
@@ -41,7 +49,7 @@ def load(spark, history_path: Path) -> Loaded:
     if companion is not None:
         return load_companion(spark, companion)
     from checkers.producer_errors import producer_flags, with_producer_flags
-    ops = pair_operations(load_history(spark, history_path))
+    ops = pair_operations(load_history(spark, history_path, value_problem=value_problem(workload)))
     return Loaded(ops=with_producer_flags(ops, producer_flags(spark, history_path)),
                   source_bytes=_input_bytes(history_path))
 
@@ -79,7 +87,7 @@ def check_history(history_path, workload: str = "queue", out_dir=None, spark_mas
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
-    loaded = load(spark, history_path)
+    loaded = load(spark, history_path, workload)
     tune_for_input(spark, loaded.source_bytes)
     results = _run_checker(spark, loaded, workload, tuple(allow), tuple(forbid), consistency_model,
                            realtime_cycles)

@@ -5,8 +5,8 @@
     index long, time long, type string, process string ("0", "1", ..., "nemesis"),
     f string, value string (the raw JSON text), error_name string, error_message string
 
-plus `_file` and `_pos` (the input file and a position that grows in file
-order, for error messages). `value` stays raw JSON text: each workload parses
+plus `_file`, `_pos` and `_path` (the input file, a position that grows in
+file order, and the path read, for error messages). `value` stays raw JSON text: each workload parses
 it with from_json into its own typed schema (see checkers/queue_mops.py).
 
 `pair_operations` turns invoke/completion pairs into one row per operation.
@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -77,10 +78,16 @@ def _is_parquet(path: str) -> bool:
 
 
 def _read_json_lines(spark: SparkSession, path: str) -> DataFrame:
-    return (spark.read.schema(RAW_SCHEMA)
-            .option("mode", "PERMISSIVE")
-            .option("columnNameOfCorruptRecord", CORRUPT)
-            .json(path))
+    """Read as text first, so `_pos` numbers every physical line: blank
+    lines (skipped here, allowed by the contract's readers) still count for
+    the line numbers in error messages."""
+    lines = spark.read.text(path).select(
+        F.col("value").alias("_text"), F.input_file_name().alias("_file"),
+        F.monotonically_increasing_id().alias("_pos"), F.lit(path).alias("_path"))
+    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+    return (lines.where(F.trim("_text") != "")
+            .select(F.from_json("_text", RAW_SCHEMA, options).alias("_e"), "_file", "_pos", "_path")
+            .select("_e.*", "_file", "_pos", "_path"))
 
 
 def _read_parquet(spark: SparkSession, path: str) -> DataFrame:
@@ -108,13 +115,16 @@ def read_raw(spark: SparkSession, path: str) -> DataFrame:
     path = str(path)
     if not Path(path).exists() and "://" not in path:
         raise HistoryError([Problem(path, None, "no such file")])
-    df = _read_parquet(spark, path) if _is_parquet(path) else _read_json_lines(spark, path)
-    return (df.withColumn("_file", F.input_file_name())
-              .withColumn("_pos", F.monotonically_increasing_id()))
+    if not _is_parquet(path):
+        return _read_json_lines(spark, path)
+    return (_read_parquet(spark, path).withColumn("_file", F.input_file_name())
+            .withColumn("_pos", F.monotonically_increasing_id())
+            .withColumn("_path", F.lit(None).cast("string")))
 
 
-def _problem_column(df: DataFrame) -> Column:
-    """A description of what is wrong with each row, null when nothing is."""
+def _problem_column(df: DataFrame, value_problem: Column | None = None) -> Column:
+    """A description of what is wrong with each row, null when nothing is.
+    `value_problem`: the workload's check of `value` (null when fine)."""
     checks = [(F.col(CORRUPT).isNotNull(), F.lit("malformed JSON or a field of the wrong type"))]
     checks += [(F.col(name).isNull(), F.lit(f"missing field '{name}'")) for name in REQUIRED]
     checks += [
@@ -124,27 +134,46 @@ def _problem_column(df: DataFrame) -> Column:
          F.concat(F.lit("process must be an int >= 0 or \"nemesis\", not "), F.col("process"))),
         (F.col("index") < 0, F.lit("index must be >= 0")),
     ]
-    expr = None
+    expr = value_problem if value_problem is not None else F.lit(None).cast("string")
     for condition, message in reversed(checks):
-        expr = F.when(condition, message).otherwise(expr if expr is not None else F.lit(None))
+        expr = F.when(condition, message).otherwise(expr)
     return expr
 
 
-def load_history(spark: SparkSession, path: str | Path, validate: bool = True) -> DataFrame:
+_CACHED: dict[int, DataFrame] = {}
+
+
+def load_history(spark: SparkSession, path: str | Path, validate: bool = True,
+                 value_problem: Column | None = None, cache: bool = False) -> DataFrame:
     """The history at `path` (JSON Lines, or Parquet file/directory) as a
-    DataFrame of HISTORY_COLUMNS (+ `_file`, `_pos`). Raises HistoryError on
-    bad rows when `validate`."""
+    DataFrame of HISTORY_COLUMNS (+ `_file`, `_pos`, `_path`). Raises
+    HistoryError on bad rows when `validate`; `value_problem` adds the
+    workload's own check of `value` (e.g. checkers/queue_mops.value_problem).
+    With `cache`, the parsed file is kept (memory, then disk) for the
+    validation and every later use, until `release(returned frame)`."""
     raw = read_raw(spark, str(path))
     if validate:
-        checked = raw.withColumn("_problem", _problem_column(raw))
-        bad = checked.filter(F.col("_problem").isNotNull())
-        # one pass: is anything wrong at all? (the corrupt column needs a cache-free
-        # query that also reads other columns, which this one does)
+        raw = raw.withColumn("_problem", _problem_column(raw, value_problem))
+    if cache:
+        raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
+    if validate:
+        bad = raw.filter(F.col("_problem").isNotNull())
         if bad.select("_pos").limit(1).count():
-            raise_with_lines(spark, checked, bad, "_problem")
+            raw.unpersist()
+            raise_with_lines(spark, raw, bad, "_problem")
     name, message = _error_parts(F.col("error"))
-    return raw.select("index", "time", "type", "process", "f", "value",
-                      name.alias("error_name"), message.alias("error_message"), "_file", "_pos")
+    events = raw.select("index", "time", "type", "process", "f", "value",
+                        name.alias("error_name"), message.alias("error_message"), "_file", "_pos", "_path")
+    if cache:
+        _CACHED[id(events)] = raw
+    return events
+
+
+def release(events: DataFrame) -> None:
+    """Drop what `load_history(..., cache=True)` kept for `events`."""
+    cached = _CACHED.pop(id(events), None)
+    if cached is not None:
+        cached.unpersist()
 
 
 # ---------------------------------------------------------------- line numbers
@@ -155,10 +184,15 @@ def _line_numbers(spark: SparkSession, df: DataFrame, rows: list) -> dict[int, i
     `_pos` is (partition id << 33) + row number within the partition; the
     partitions of one file are its consecutive splits, so a row's line is the
     number of rows in the file's earlier partitions plus its row number + 1.
-    (Blank lines, which the JSON reader skips, are not counted.)
+    JSON Lines are counted from the file read again as text, blank lines
+    included (the same splits as the first read, which was text too).
     """
-    counts = (df.select("_file", F.shiftright(F.col("_pos"), 33).alias("part"))
-                .groupBy("_file", "part").count().collect())
+    path = rows[0].asDict().get("_path") if rows else None
+    lines = (spark.read.text(path).select(F.input_file_name().alias("_file"),
+                                          F.monotonically_increasing_id().alias("_pos"))
+             if path is not None else df)
+    counts = (lines.select("_file", F.shiftright(F.col("_pos"), 33).alias("part"))
+                   .groupBy("_file", "part").count().collect())
     before: dict[tuple[str, int], int] = {}
     running: dict[str, int] = {}
     for row in sorted(counts, key=lambda r: (r["_file"], r["part"])):
@@ -196,7 +230,7 @@ def _file_name(uri: str) -> str:
 def raise_with_lines(spark: SparkSession, all_rows: DataFrame, bad: DataFrame, problem_col: str) -> None:
     """Raise HistoryError for the first few rows of `bad` (ordered by file
     position), with their line numbers and an exact count."""
-    cols = ["_file", "_pos", problem_col] + ([CORRUPT] if CORRUPT in bad.columns else [])
+    cols = ["_file", "_pos", "_path", problem_col] + ([CORRUPT] if CORRUPT in bad.columns else [])
     first = bad.select(*cols).orderBy("_pos").limit(MAX_REPORTED).collect()
     count = bad.count()
     lines = _line_numbers(spark, all_rows, first)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from checkers.history_io import load_history, pair_operations
+from checkers.history_io import load_history, pair_operations, release
 
 SOURCE = "_SOURCE.json"
 FORMAT = 1
@@ -61,6 +61,7 @@ def companion_for(history: Path) -> Path | None:
 def write_companion(spark: SparkSession, history: Path, workload: str = "queue") -> Path:
     """Validate and convert `history` (JSON Lines) into its companion.
     Raises history_io.HistoryError on bad input, leaving no companion."""
+    from checkers.api import value_problem
     from checkers.producer_errors import producer_flags, with_producer_flags
     from checkers.queue_bucket import records
 
@@ -69,14 +70,20 @@ def write_companion(spark: SparkSession, history: Path, workload: str = "queue")
     if out.exists():
         shutil.rmtree(out)
     fingerprint = _fingerprint(history)
+    events = None
     try:
-        ops = with_producer_flags(pair_operations(load_history(spark, history)), producer_flags(spark, history))
+        # parsed once, kept for the validation, the pairing's checks and the write
+        events = load_history(spark, history, value_problem=value_problem(workload), cache=True)
+        ops = with_producer_flags(pair_operations(events), producer_flags(spark, history))
         ops.write.parquet(str(out / "ops"))
         if workload == "queue":
             records(spark.read.parquet(str(out / "ops"))).write.parquet(str(out / "queue-mops"))
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
+    finally:
+        if events is not None:
+            release(events)
     tmp = out / (SOURCE + ".tmp")
     tmp.write_text(json.dumps(fingerprint))
     os.replace(tmp, out / SOURCE)

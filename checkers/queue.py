@@ -5,8 +5,8 @@
 `ops` comes from history_io.pair_operations (or history_parquet.load_ops).
 One shuffle by key bucket runs every per-key analysis (checkers/
 queue_bucket.py); the driver receives only counts, at most `limit` examples
-per anomaly type, the unseen-series candidates and the part of the
-dependency graph that can hold a cycle (checkers/queue_cycles.py).
+per anomaly type, the TOP_KEYS unseen series and the part of the dependency
+graph that can hold a cycle (checkers/queue_cycles.py).
 """
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ import json
 from typing import TYPE_CHECKING
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from checkers import queue_bucket, queue_cycles
 from checkers.anomalies import DEFAULT_EXAMPLES
 from checkers.queue_explain import EXPLAIN
-from checkers.queue_series import merge_series
+from checkers.queue_series import TOP_KEYS, merge_series
 from checkers.validity import Evidence, verdict
 
 if TYPE_CHECKING:
@@ -53,35 +53,34 @@ def _final_reads(ops: DataFrame, last_ack: int | None) -> bool:
     return bool(polls.limit(1).count())
 
 
-def _merge_anomalies(rows: list, limit: int) -> dict[str, dict]:
-    """{type: {"count", "examples"}} from the buckets' counts and examples."""
-    found: dict[str, dict] = {}
-    for row in rows:
-        if row["rec"] == "count":
-            found.setdefault(row["type"], {"count": 0, "examples": []})["count"] += row["count"]
-    candidates = sorted((row["type"], row["sort"], row["sort2"], row["example"])
-                        for row in rows if row["rec"] == "anomaly")
-    for kind, _, _, text in candidates:
-        examples = found[kind]["examples"]
-        if len(examples) < limit:
-            example = json.loads(text)
-            if kind in EXPLAIN:
-                example["explanation"] = EXPLAIN[kind](example)
-            examples.append(example)
+def _anomalies(passed: DataFrame, limit: int) -> dict[str, dict]:
+    """{type: {"count", "examples"}} from the buckets' counts and examples:
+    the overall first `limit` examples per type are picked in Spark, so the
+    driver gets at most `limit` per type however many buckets there are."""
+    counts = passed.filter(F.col("rec") == "count").groupBy("type").agg(F.sum("count").alias("n")).collect()
+    found = {row["type"]: {"count": row["n"], "examples": []} for row in counts}
+    rank = F.row_number().over(Window.partitionBy("type").orderBy("sort", "sort2", "example"))
+    firsts = (passed.filter(F.col("rec") == "anomaly").select("type", "example", rank.alias("rank"))
+              .filter(F.col("rank") <= limit).orderBy("type", "rank").collect())
+    for row in firsts:
+        example = json.loads(row["example"])
+        if row["type"] in EXPLAIN:
+            example["explanation"] = EXPLAIN[row["type"]](example)
+        found[row["type"]]["examples"].append(example)
     return found
 
 
-def _summaries(rows: list) -> tuple[dict[str, int], list]:
-    stats: dict[str, int] = {}
-    series = []
-    for row in rows:
-        if row["rec"] == "stat":
-            stats[row["type"]] = stats.get(row["type"], 0) + row["count"]
-        elif row["rec"] == "max":
-            stats[row["type"]] = max(stats.get(row["type"], row["count"]), row["count"])
-        elif row["rec"] == "unseen":
-            series.append((row["key"], row["count"], json.loads(row["example"])))
-    return stats, series
+def _bucket_stats(passed: DataFrame) -> dict[str, int]:
+    """Stats the buckets counted ("stat": summed) or found ("max": maximised)."""
+    rows = (passed.filter(F.col("rec").isin("stat", "max")).groupBy("rec", "type")
+            .agg(F.sum("count").alias("total"), F.max("count").alias("top")).collect())
+    return {row["type"]: row["total"] if row["rec"] == "stat" else row["top"] for row in rows}
+
+
+def _unseen_series(passed: DataFrame, end_time: int) -> dict:
+    top = (passed.filter(F.col("rec") == "unseen").orderBy(F.desc("count"), "key")
+           .limit(TOP_KEYS).collect())
+    return merge_series([(row["key"], row["count"], json.loads(row["example"])) for row in top], end_time)
 
 
 def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
@@ -107,9 +106,8 @@ def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
         passed = queue_bucket.run(spark, ops, stats["ops"], limit, stats["end_time"], shrink=not realtime,
                                   micro=micro)
         passed = passed.persist(StorageLevel.MEMORY_AND_DISK)
-        small = passed.filter(F.col("rec").isin("count", "anomaly", "unseen", "stat", "max")).collect()
-        anomalies = _merge_anomalies(small, limit)
-        bucket_stats, series = _summaries(small)
+        anomalies = _anomalies(passed, limit)
+        bucket_stats = _bucket_stats(passed)
         cycle_anomalies, cycle_stats = ({}, {})
         if cycles:
             cycle_anomalies, cycle_stats = queue_cycles.find_cycles_queue(
@@ -129,7 +127,7 @@ def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
             "bad_anomaly_types": bad,
             "anomalies": {k: anomalies[k] for k in sorted(anomalies)},
             "stats": stats,
-            "series": {"unseen": merge_series(series, stats["end_time"])},
+            "series": {"unseen": _unseen_series(passed, stats["end_time"])},
         }
         if producer is not None:
             from checkers import producer_errors

@@ -76,3 +76,37 @@ def resets(ops: DataFrame) -> DataFrame:
     """assign/subscribe operations (op_id, process, f): they reset a
     process's expected poll position."""
     return ops.filter(F.col("f").isin("assign", "subscribe")).select(*_op_columns())
+
+
+INT = r"^-?[0-9]+$"
+SEND_RESULT_TEXT = r"^\[\s*(null|-?[0-9]+)\s*,\s*-?[0-9]+\s*\]$"
+
+
+def value_problem() -> Column:
+    """For a raw history event (history_io.load_history columns): what is
+    wrong with its queue micro-ops, or null. Run with the row checks, so a
+    bad micro-op is reported by file and line instead of becoming a null."""
+    mops = F.from_json("value", MOPS)
+    named = lambda name: (lambda m: m.getItem(0) == name)  # noqa: E731
+    unknown = F.exists(mops, lambda m: ~m.getItem(0).isin("send", "poll"))
+    bad_send_invoke = F.exists(F.filter(mops, named("send")), lambda m: (F.size(m) != 3)
+                               | ~F.coalesce(m.getItem(1).rlike(INT) & m.getItem(2).rlike(INT), F.lit(False)))
+    bad_send_done = F.exists(F.filter(mops, named("send")), lambda m: (F.size(m) != 3)
+                             | ~F.coalesce(m.getItem(2).rlike(SEND_RESULT_TEXT), F.lit(False)))
+    results = lambda m: F.from_json(m.getItem(1), POLL_RESULT)  # noqa: E731
+    bad_poll_done = F.exists(F.filter(mops, named("poll")), lambda m: (
+        results(m).isNull()
+        | F.exists(F.map_keys(results(m)), lambda k: ~k.rlike(INT))
+        | F.exists(F.map_values(results(m)), lambda pairs: F.exists(
+            pairs, lambda p: (F.size(p) != 2) | p.getItem(0).isNull() | p.getItem(1).isNull()))))
+    queue_f = F.col("f").isin(*QUEUE_FS) & F.col("value").isNotNull()
+    invoke, ok = F.col("type") == "invoke", F.col("type") == "ok"
+    return (F.when(~queue_f, F.lit(None))
+            .when(mops.isNull(), F.lit("value must be a list of micro-ops, e.g. [[\"send\", 3, 17]]"))
+            .when(unknown, F.lit("unknown micro-op: queue micro-ops are [\"send\", ...] and [\"poll\", ...]"))
+            .when(invoke & bad_send_invoke, F.lit("a send micro-op must be [\"send\", key, value] with integers"))
+            .when(ok & bad_send_done,
+                  F.lit("a completed send micro-op must be [\"send\", key, [offset or null, value]]"))
+            .when(ok & bad_poll_done,
+                  F.lit("a poll result must be [\"poll\", {\"<int key>\": [[offset, value], ...]}]")))
+

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from checkers.history_io import HistoryError, load_history, pair_operations
+from checkers.queue_mops import value_problem
 from tests.checkers.histories import op, write_history
 
 
@@ -81,3 +82,44 @@ def test_many_bad_lines_are_counted_but_few_shown(spark, tmp_path):
         load_history(spark, path)
     assert err.value.count == 30 and len(err.value.problems) == 5
     assert [p.line for p in err.value.problems] == [2, 3, 4, 5, 6]
+
+
+SEND = '{"index":0,"time":1,"type":"invoke","process":0,"f":"send","value":[["send",3,17]]}'
+
+
+@pytest.mark.parametrize("lines, message", [
+    ([SEND.replace('[["send",3,17]]', '[["send","x",17]]')], "a send micro-op must be [\"send\", key, value]"),
+    ([SEND.replace('[["send",3,17]]', '{"send":3}')], "value must be a list of micro-ops"),
+    ([SEND.replace('[["send",3,17]]', '[["write",3,17]]')], "unknown micro-op"),
+    ([SEND, '{"index":1,"time":2,"type":"ok","process":0,"f":"send","value":[["send",3,41]]}'],
+     "a completed send micro-op must be"),
+    ([GOOD, '{"index":1,"time":2,"type":"ok","process":0,"f":"poll","value":[["poll",{"k":[[0,1]]}]]}'],
+     "a poll result must be"),
+    ([GOOD, '{"index":1,"time":2,"type":"ok","process":0,"f":"poll","value":[["poll",{"3":[[0]]}]]}'],
+     "a poll result must be"),
+])
+def test_bad_queue_micro_ops_are_named_by_line(spark, tmp_path, lines, message):
+    path = _lines(tmp_path / "history.jsonl", lines)
+    with pytest.raises(HistoryError) as err:
+        load_history(spark, path, value_problem=value_problem())
+    assert f"{path}:{len(lines)}: {message}" in str(err.value)
+
+
+def test_good_queue_micro_ops_pass(spark, tmp_path):
+    path = _lines(tmp_path / "history.jsonl", [
+        SEND, '{"index":1,"time":2,"type":"ok","process":0,"f":"send","value":[["send",3,[null,17]]]}',
+        GOOD.replace('"index":0', '"index":2').replace('"process":0', '"process":1'),
+        '{"index":3,"time":4,"type":"ok","process":1,"f":"poll","value":[["poll",{"3":[[0,17]],"4":[]}]]}'])
+    assert load_history(spark, path, value_problem=value_problem()).count() == 4
+
+
+def test_blank_lines_count_in_line_numbers(spark, tmp_path):
+    bad = '{"index":3,"time":4,"type":"ok","process":1,"f":"poll","value":[["poll",{"k":[[0,1]]}]]}'
+    path = _lines(tmp_path / "history.jsonl", [
+        GOOD, "", '{"index":1,"time":2,"type":"ok","process":0,"f":"poll","value":[["poll",{}]]}', "   ",
+        GOOD.replace('"index":0', '"index":2').replace('"process":0', '"process":1'), "", bad])
+    events = load_history(spark, path, value_problem=None)
+    assert events.count() == 4
+    with pytest.raises(HistoryError) as err:
+        load_history(spark, path, value_problem=value_problem())
+    assert f"{path}:7: a poll result must be" in str(err.value)
