@@ -132,7 +132,8 @@ def _graph_edges(txn: DataFrame, read: DataFrame, writers: DataFrame, element: D
 
 def _cycle_anomalies(spark: SparkSession, edges: DataFrame, info: DataFrame, limit: int,
                      collect_limit: int) -> tuple[dict[str, dict], dict]:
-    graph = shrink(edges, collect_limit=collect_limit)
+    # degree rounds barely shrink these graphs (rw/wr fan-out): straight to the SCC step
+    graph = shrink(edges, collect_limit=collect_limit, max_rounds=0)
     cycles = find_cycles(graph.steps)
     ids = sorted({op for c in cycles for op in c.ops})
     ops = {}
