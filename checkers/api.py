@@ -92,7 +92,7 @@ def check_history(history_path, workload: str = "queue", out_dir=None, spark_mas
     results = _run_checker(spark, loaded, workload, tuple(allow), tuple(forbid), consistency_model,
                            realtime_cycles)
     results["workload"] = workload
-    results["checker"] = {"history": str(history_path), "parquet_companion": loaded.queue_records is not None,
+    results["checker"] = {"history": str(history_path), "parquet_companion": loaded.from_companion,
                           "spark_master": spark.sparkContext.master,
                           "seconds": round(time.monotonic() - started, 3),
                           "allow": sorted(allow), "forbid": sorted(forbid)}

@@ -97,10 +97,11 @@ class Loaded:
     ops: DataFrame                          # with producer flags `idempotent`, `transactional`
     queue_records: DataFrame | None = None  # queue micro-op records, when the companion has them
     source_bytes: int = 0
+    from_companion: bool = False
 
 
 def load_companion(spark: SparkSession, companion: Path) -> Loaded:
     recorded = json.loads((companion / SOURCE).read_text())
     ops = spark.read.parquet(str(companion / "ops"))
     records = spark.read.parquet(str(companion / "queue-mops")) if (companion / "queue-mops").is_dir() else None
-    return Loaded(ops=ops, queue_records=records, source_bytes=recorded["bytes"])
+    return Loaded(ops=ops, queue_records=records, source_bytes=recorded["bytes"], from_companion=True)
