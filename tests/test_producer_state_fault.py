@@ -155,7 +155,10 @@ def test_heal_restores_the_config_of_a_broker_that_was_down(healed_cluster):
     assert "errors" not in fault.start(cluster, {"mode": "expire"})
     cluster.db.kill(down)
     stopped = fault.stop(cluster)
-    assert set(stopped["errors"]) == {f"broker {down_id}"}  # the others are restored already
+    # the killed broker cannot take its config back; the others usually can, but
+    # not always while the quorum elects a new controller (the kill may have hit it)
+    assert f"broker {down_id}" in stopped["errors"]
+    assert set(stopped["errors"]) <= {f"broker {b}" for b in broker_ids(cluster)}
     fault.heal(cluster)  # restarts the killed broker, then restores its config
     assert cluster.db.is_running(down)
     _wait_for(lambda: all(_override(admin, ConfigResource("BROKER", b), EXPIRATION_KEY) is None
