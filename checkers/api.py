@@ -6,8 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from checkers.history_io import load_history, pair_operations
-from checkers.history_parquet import Loaded, companion_for, is_companion, load_companion
+from checkers.history_parquet import Loaded, load
 from checkers.spark import get_spark, tune_for_input
 
 WORKLOADS = ("queue", "list-append")
@@ -31,33 +30,6 @@ def _run_checker(spark, loaded: Loaded, workload: str, allow, forbid, consistenc
         from checkers.validity import apply_overrides
         return apply_overrides(check_list_append(spark, loaded.ops, consistency_model), allow, forbid)
     raise CheckOptionError(f"unknown workload {workload!r}: expected one of {', '.join(WORKLOADS)}")
-
-
-def value_problem(workload: str):
-    """The workload's check of each event's `value` (history_io.load_history)."""
-    if workload == "queue":
-        from checkers.queue_mops import value_problem as queue_value_problem
-        return queue_value_problem()
-    return None
-
-
-def load(spark, history_path: Path, workload: str = "queue") -> Loaded:
-    """The operations of the history at `history_path`: from its Parquet
-    companion when `history_path` is one or has an up-to-date one beside it
-    (checkers/history_parquet.py), else parsed and validated from the file."""
-    companion = history_path if is_companion(history_path) else companion_for(history_path)
-    if companion is not None:
-        return load_companion(spark, companion)
-    from checkers.producer_errors import producer_flags, with_producer_flags
-    ops = pair_operations(load_history(spark, history_path, value_problem=value_problem(workload)))
-    return Loaded(ops=with_producer_flags(ops, producer_flags(spark, history_path)),
-                  source_bytes=_input_bytes(history_path))
-
-
-def _input_bytes(path: Path) -> int:
-    if path.is_dir():
-        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-    return path.stat().st_size if path.exists() else 0
 
 
 def write_results(results: dict, out_dir: Path) -> Path:

@@ -18,6 +18,8 @@ and only the first few offending rows ever reach the driver.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +42,13 @@ RAW_SCHEMA = T.StructType([
     T.StructField("f", T.StringType()),
     T.StructField("value", T.StringType()),
     T.StructField("error", T.StringType()),
+    # optional, on invokes of send/txn: {"idempotent": bool, "transactional": bool}
+    T.StructField("producer", T.StringType()),
     T.StructField(CORRUPT, T.StringType()),
+])
+PRODUCER_SCHEMA = T.StructType([
+    T.StructField("idempotent", T.BooleanType()),
+    T.StructField("transactional", T.BooleanType()),
 ])
 
 HISTORY_COLUMNS = ("index", "time", "type", "process", "f", "value", "error_name", "error_message")
@@ -96,6 +104,9 @@ def _read_parquet(spark: SparkSession, path: str) -> DataFrame:
     for field in RAW_SCHEMA.fields:
         if field.name == CORRUPT:
             columns.append(F.lit(None).cast("string").alias(CORRUPT))
+        elif field.name == "producer" and field.name in df.columns and not isinstance(
+                df.schema[field.name].dataType, T.StringType):
+            columns.append(F.to_json(F.col(field.name)).alias(field.name))
         elif field.name in df.columns:
             columns.append(F.col(field.name).cast(field.dataType).alias(field.name))
         else:
@@ -140,40 +151,49 @@ def _problem_column(df: DataFrame, value_problem: Column | None = None) -> Colum
     return expr
 
 
-_CACHED: dict[int, DataFrame] = {}
-
-
-def load_history(spark: SparkSession, path: str | Path, validate: bool = True,
-                 value_problem: Column | None = None, cache: bool = False) -> DataFrame:
-    """The history at `path` (JSON Lines, or Parquet file/directory) as a
-    DataFrame of HISTORY_COLUMNS (+ `_file`, `_pos`, `_path`). Raises
-    HistoryError on bad rows when `validate`; `value_problem` adds the
-    workload's own check of `value` (e.g. checkers/queue_mops.value_problem).
-    With `cache`, the parsed file is kept (memory, then disk) for the
-    validation and every later use, until `release(returned frame)`."""
+def _checked(spark: SparkSession, path: str | Path, validate: bool, value_problem: Column | None,
+             storage: StorageLevel | None) -> DataFrame:
+    """The raw rows, validated (HistoryError on bad ones), persisted at
+    `storage` when given (then the validation already fills the cache)."""
     raw = read_raw(spark, str(path))
     if validate:
         raw = raw.withColumn("_problem", _problem_column(raw, value_problem))
-    if cache:
-        raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
+    if storage is not None:
+        raw = raw.persist(storage)
     if validate:
         bad = raw.filter(F.col("_problem").isNotNull())
         if bad.select("_pos").limit(1).count():
             raw.unpersist()
             raise_with_lines(spark, raw, bad, "_problem")
+    return raw
+
+
+def _events(raw: DataFrame) -> DataFrame:
     name, message = _error_parts(F.col("error"))
-    events = raw.select("index", "time", "type", "process", "f", "value",
-                        name.alias("error_name"), message.alias("error_message"), "_file", "_pos", "_path")
-    if cache:
-        _CACHED[id(events)] = raw
-    return events
+    return raw.select("index", "time", "type", "process", "f", "value",
+                      name.alias("error_name"), message.alias("error_message"), "producer",
+                      "_file", "_pos", "_path")
 
 
-def release(events: DataFrame) -> None:
-    """Drop what `load_history(..., cache=True)` kept for `events`."""
-    cached = _CACHED.pop(id(events), None)
-    if cached is not None:
-        cached.unpersist()
+def load_history(spark: SparkSession, path: str | Path, validate: bool = True,
+                 value_problem: Column | None = None) -> DataFrame:
+    """The history at `path` (JSON Lines, or Parquet file/directory) as a
+    DataFrame of HISTORY_COLUMNS (+ `producer`, `_file`, `_pos`, `_path`).
+    Raises HistoryError on bad rows when `validate`; `value_problem` adds the
+    workload's own check of `value` (e.g. checkers/queue_mops.value_problem)."""
+    return _events(_checked(spark, path, validate, value_problem, None))
+
+
+@contextmanager
+def cached_history(spark: SparkSession, path: str | Path,
+                   value_problem: Column | None = None) -> Iterator[DataFrame]:
+    """load_history, with the parsed file kept (memory, then disk) for the
+    validation and every use inside the `with` block: parsed once."""
+    raw = _checked(spark, path, True, value_problem, StorageLevel.MEMORY_AND_DISK)
+    try:
+        yield _events(raw)
+    finally:
+        raw.unpersist()
 
 
 # ---------------------------------------------------------------- line numbers
@@ -246,7 +266,8 @@ def raise_with_lines(spark: SparkSession, all_rows: DataFrame, bad: DataFrame, p
 # ---------------------------------------------------------------- pairing
 
 OP_COLUMNS = ("process", "f", "invoke_index", "invoke_time", "complete_index", "complete_time",
-              "type", "invoke_value", "complete_value", "error_name", "error_message")
+              "type", "invoke_value", "complete_value", "error_name", "error_message",
+              "idempotent", "transactional")
 
 
 def pair_operations(df: DataFrame, validate: bool = True) -> DataFrame:
@@ -256,7 +277,8 @@ def pair_operations(df: DataFrame, validate: bool = True) -> DataFrame:
 
     Columns: process long, f, invoke_index, invoke_time, complete_index,
     complete_time, type (ok/fail/info), invoke_value, complete_value (raw
-    JSON), error_name, error_message.
+    JSON), error_name, error_message, and the invoke's producer flags
+    idempotent, transactional (null without a `producer` field).
 
     With `validate`, raises HistoryError for a completion without an invoke,
     an invoke while the process's previous one is pending, a completion whose
@@ -294,6 +316,8 @@ def pair_operations(df: DataFrame, validate: bool = True) -> DataFrame:
         F.when(completed, F.col("next_value")).alias("complete_value"),
         F.when(completed, F.col("next_error_name")).alias("error_name"),
         F.when(completed, F.col("next_error_message")).alias("error_message"),
+        F.from_json("producer", PRODUCER_SCHEMA).getField("idempotent").alias("idempotent"),
+        F.from_json("producer", PRODUCER_SCHEMA).getField("transactional").alias("transactional"),
     )
 
 

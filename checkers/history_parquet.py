@@ -4,8 +4,7 @@ parsed once and checked many times at Parquet speed.
 
 `history.parquet/` beside `history.jsonl`:
 
-    ops/          one row per operation: history_io.OP_COLUMNS plus the
-                  optional producer flags `idempotent`, `transactional`
+    ops/          one row per operation: history_io.OP_COLUMNS
     queue-mops/   the queue's micro-op records (checkers/queue_bucket.records)
     _SOURCE.json  {"history", "bytes", "mtime_ns", "format"}: what it was made
                   from. Written last, so a companion without it (an
@@ -14,7 +13,8 @@ parsed once and checked many times at Parquet speed.
 
 history.jsonl stays the contract (shared/history-format.md); the companion
 is a cache of it that `logtrial test` writes for large runs and
-`logtrial to-parquet` writes on demand.
+`logtrial to-parquet` writes on demand. `load` reads a history's operations
+from whichever of the two is usable.
 """
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 
-from checkers.history_io import load_history, pair_operations, release
+from checkers.history_io import cached_history, load_history, pair_operations
 
 SOURCE = "_SOURCE.json"
 FORMAT = 1
@@ -58,11 +58,17 @@ def companion_for(history: Path) -> Path | None:
     return companion if recorded == _fingerprint(history) else None
 
 
+def value_problem(workload: str) -> Column | None:
+    """The workload's check of each event's `value` (history_io.load_history)."""
+    if workload == "queue":
+        from checkers.queue_mops import value_problem as queue_value_problem
+        return queue_value_problem()
+    return None
+
+
 def write_companion(spark: SparkSession, history: Path, workload: str = "queue") -> Path:
     """Validate and convert `history` (JSON Lines) into its companion.
     Raises history_io.HistoryError on bad input, leaving no companion."""
-    from checkers.api import value_problem
-    from checkers.producer_errors import producer_flags, with_producer_flags
     from checkers.queue_bucket import records
 
     history = Path(history)
@@ -70,20 +76,15 @@ def write_companion(spark: SparkSession, history: Path, workload: str = "queue")
     if out.exists():
         shutil.rmtree(out)
     fingerprint = _fingerprint(history)
-    events = None
     try:
         # parsed once, kept for the validation, the pairing's checks and the write
-        events = load_history(spark, history, value_problem=value_problem(workload), cache=True)
-        ops = with_producer_flags(pair_operations(events), producer_flags(spark, history))
-        ops.write.parquet(str(out / "ops"))
+        with cached_history(spark, history, value_problem(workload)) as events:
+            pair_operations(events).write.parquet(str(out / "ops"))
         if workload == "queue":
             records(spark.read.parquet(str(out / "ops"))).write.parquet(str(out / "queue-mops"))
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
-    finally:
-        if events is not None:
-            release(events)
     tmp = out / (SOURCE + ".tmp")
     tmp.write_text(json.dumps(fingerprint))
     os.replace(tmp, out / SOURCE)
@@ -94,7 +95,7 @@ def write_companion(spark: SparkSession, history: Path, workload: str = "queue")
 class Loaded:
     """What a checker reads: operations, and what the companion adds."""
 
-    ops: DataFrame                          # with producer flags `idempotent`, `transactional`
+    ops: DataFrame                          # history_io.OP_COLUMNS
     queue_records: DataFrame | None = None  # queue micro-op records, when the companion has them
     source_bytes: int = 0
     from_companion: bool = False
@@ -105,3 +106,20 @@ def load_companion(spark: SparkSession, companion: Path) -> Loaded:
     ops = spark.read.parquet(str(companion / "ops"))
     records = spark.read.parquet(str(companion / "queue-mops")) if (companion / "queue-mops").is_dir() else None
     return Loaded(ops=ops, queue_records=records, source_bytes=recorded["bytes"], from_companion=True)
+
+
+def load(spark: SparkSession, history_path: Path, workload: str = "queue") -> Loaded:
+    """The operations of the history at `history_path`: from its companion
+    when `history_path` is one or has an up-to-date one beside it, else
+    parsed and validated from the file itself."""
+    companion = history_path if is_companion(history_path) else companion_for(history_path)
+    if companion is not None:
+        return load_companion(spark, companion)
+    events = load_history(spark, history_path, value_problem=value_problem(workload))
+    return Loaded(ops=pair_operations(events), source_bytes=_bytes(history_path))
+
+
+def _bytes(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size if path.exists() else 0

@@ -26,11 +26,9 @@ ended with OUT_OF_ORDER_SEQUENCE_NUMBER.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from checkers import queue_mops
 
@@ -41,44 +39,6 @@ IDEMPOTENT_DUPLICATE = "idempotent-duplicate"
 OOS_WINDOW_S = 10.0
 ALLOWED_BY_DEFAULT = (SPURIOUS_OOS,)
 MAX_EXAMPLES = 8
-
-PRODUCER_SCHEMA = T.StructType([
-    T.StructField("idempotent", T.BooleanType()),
-    T.StructField("transactional", T.BooleanType()),
-])
-_FLAGS_SCHEMA = T.StructType([
-    T.StructField("index", T.LongType()),
-    T.StructField("type", T.StringType()),
-    T.StructField("producer", PRODUCER_SCHEMA),
-])
-
-
-# ---------------------------------------------------------------- inputs
-
-def producer_flags(spark: SparkSession, history_path: str | Path) -> DataFrame:
-    """(invoke_index, idempotent, transactional) for invokes that carry the
-    optional `producer` field. A narrow second read of the history: the
-    shared loader keeps only the contract's fields."""
-    path = str(history_path)
-    if path.endswith(".parquet") or Path(path).is_dir():
-        raw = spark.read.parquet(path)
-        if "producer" not in raw.columns:
-            return spark.createDataFrame([], "invoke_index long, idempotent boolean, transactional boolean")
-        raw = raw.select("index", "type", F.col("producer").cast(PRODUCER_SCHEMA).alias("producer"))
-    else:
-        raw = spark.read.schema(_FLAGS_SCHEMA).json(path)
-    return (raw.filter((F.col("type") == "invoke") & F.col("producer").isNotNull())
-               .select(F.col("index").alias("invoke_index"),
-                       F.col("producer.idempotent").alias("idempotent"),
-                       F.col("producer.transactional").alias("transactional")))
-
-
-def with_producer_flags(ops: DataFrame, flags: DataFrame) -> DataFrame:
-    """`ops` with the `idempotent` and `transactional` columns of `flags`
-    (null when the invoke carried no `producer` field)."""
-    renamed = flags.withColumnRenamed("invoke_index", "_flag_index")
-    return ops.join(renamed, F.col("invoke_index") == F.col("_flag_index"), "left").drop("_flag_index")
-
 
 def producer_sends(ops: DataFrame) -> DataFrame:
     """queue_mops.sends (one row per send micro-op of a send/txn operation) with

@@ -2,7 +2,7 @@
 
     check_queue(spark, ops, allow=(), forbid=()) -> results dict
 
-`ops` comes from history_io.pair_operations (or history_parquet.load_ops).
+`ops` comes from history_io.pair_operations (or the companion, history_parquet.load).
 One shuffle by key bucket runs every per-key analysis (checkers/
 queue_bucket.py); the driver receives only counts, at most `limit` examples
 per anomaly type, the TOP_KEYS unseen series and the part of the dependency
