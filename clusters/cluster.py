@@ -27,6 +27,8 @@ LIST_RULES = "iptables -w 10 -S; iptables -w 10 -t nat -S; iptables -w 10 -t man
 
 # how long a broker may take to rejoin after the faults are undone before heal restarts it
 HEAL_SETTLE_TIMEOUT = 30.0
+VERIFY_SETTLE_TIMEOUT = 20.0  # seconds a healed broker may take to answer metadata again
+BROKER_IS = "broker is "
 
 
 def clock_strobe_pid_file(offset_file: str) -> str:
@@ -170,11 +172,16 @@ class Cluster:
                 return [f"unreachable over SSH ({e})"]
 
         found = self.ssh.run_on(self.nodes, check)
+        # a broker that was just restarted, or is busy, may need a moment to answer
+        running = [node for node in self.nodes if not any(p.startswith(BROKER_IS) for p in found[node])]
+        for node in self._not_serving(running, VERIFY_SETTLE_TIMEOUT):
+            found[node].append(f"broker not serving metadata on port {CLIENT_PORT}")
         problems = {node: items for node, items in found.items() if items}
         if problems:
             raise ClusterNotHealed(problems)
 
     def _node_problems(self, session: NodeSession) -> list[str]:
+        """What is wrong on the node itself (serving metadata is checked after)."""
         node = session.node.name
         found = []
         rules = _rule_lines(session.exec(LIST_RULES, timeout=30).stdout)
@@ -182,14 +189,12 @@ class Cluster:
             found.append(f"iptables rules remain: {' | '.join(rules)}")
         state = self.db.state(node)
         if state != "running":
-            found.append(f"broker is {state}")
+            found.append(f"{BROKER_IS}{state}")
         clock = self._clock_offset(session)
         if clock != "+0":
             found.append(f"clock offset is {clock or 'missing'!r}, not +0")
         if session.pid_alive(clock_strobe_pid_file(self.db.clock_offset_file(node))):
             found.append("clock strobe still running")
-        if state == "running" and not self.db.serves_metadata(node):
-            found.append(f"broker not serving metadata on port {CLIENT_PORT}")
         return found
 
     def close(self) -> None:
