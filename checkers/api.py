@@ -6,10 +6,11 @@ import os
 import time
 from pathlib import Path
 
-from checkers.history_parquet import Loaded, load
-from checkers.spark import get_spark, tune_for_input
-
 WORKLOADS = ("queue", "list-append")
+ENGINES = ("auto", "local", "spark")
+# Up to this size a history is checked in-process (no JVM: about a second for
+# 10^4 operations); beyond it, or with --spark-master, on Spark.
+LOCAL_MAX_BYTES = 64 << 20
 RESULTS_FILE = "results.json"
 JVM_LOG = "spark.log"
 
@@ -18,7 +19,53 @@ class CheckOptionError(ValueError):
     """A bad option to check_history (unknown workload, ...)."""
 
 
-def _run_checker(spark, loaded: Loaded, workload: str, allow, forbid, consistency_model: str,
+def _run_local(history_path: Path, workload: str, allow, forbid, consistency_model: str,
+               realtime_cycles: bool) -> tuple[dict, dict]:
+    from checkers.history_read import read_history
+    parsed = read_history(history_path, workload)
+    if workload == "queue":
+        from checkers.producer_errors import ProducerChecks
+        from checkers.queue_local import check_queue_local
+        results = check_queue_local(parsed.ops, allow=allow, forbid=forbid, realtime=realtime_cycles,
+                                    producer=ProducerChecks())
+    else:
+        from checkers.list_append import check_list_append
+        results = check_list_append(parsed.ops, consistency_model, allow, forbid)
+    return results, {"engine": "local", "parquet_companion": False}
+
+
+def _run_spark(history_path: Path, out: Path, spark_master, workload: str, allow, forbid,
+               consistency_model: str, realtime_cycles: bool) -> tuple[dict, dict]:
+    from checkers.history_parquet import load, is_companion
+    from checkers.spark import get_spark, tune_for_input
+    if history_path.is_file() and history_path.stat().st_size <= LOCAL_MAX_BYTES \
+            and not is_companion(history_path) and history_path.suffix != ".parquet":
+        from checkers.history_read import read_history
+        read_history(history_path, workload)     # the same validation as in-process, before the JVM
+    spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
+    loaded = load(spark, history_path, workload)
+    tune_for_input(spark, loaded.source_bytes)
+    results = _run_checker(spark, loaded, workload, allow, forbid, consistency_model, realtime_cycles)
+    return results, {"engine": "spark", "parquet_companion": loaded.from_companion,
+                     "spark_master": spark.sparkContext.master}
+
+
+def choose_engine(history_path: Path, engine: str, spark_master) -> str:
+    """auto: in-process for a JSON Lines history up to LOCAL_MAX_BYTES with no
+    Spark master named; Spark otherwise."""
+    if engine not in ENGINES:
+        raise CheckOptionError(f"unknown engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    if engine != "auto":
+        return engine
+    if spark_master is not None or not history_path.is_file() or history_path.suffix == ".parquet":
+        return "spark"
+    from checkers.companion import companion_for
+    if companion_for(history_path) is not None:
+        return "spark"
+    return "local" if history_path.stat().st_size <= LOCAL_MAX_BYTES else "spark"
+
+
+def _run_checker(spark, loaded, workload: str, allow, forbid, consistency_model: str,
                  realtime_cycles: bool) -> dict:
     if workload == "queue":
         from checkers.producer_errors import ProducerChecks
@@ -26,9 +73,8 @@ def _run_checker(spark, loaded: Loaded, workload: str, allow, forbid, consistenc
         return check_queue(spark, loaded.ops, allow=allow, forbid=forbid, realtime=realtime_cycles,
                            producer=ProducerChecks(), micro=loaded.queue_records)
     if workload == "list-append":
-        from checkers.list_append import check_list_append
-        from checkers.validity import apply_overrides
-        return apply_overrides(check_list_append(spark, loaded.ops, consistency_model), allow, forbid)
+        from checkers.list_append_spark import check_list_append_spark
+        return check_list_append_spark(spark, loaded.ops, consistency_model, allow, forbid)
     raise CheckOptionError(f"unknown workload {workload!r}: expected one of {', '.join(WORKLOADS)}")
 
 
@@ -44,7 +90,7 @@ def write_results(results: dict, out_dir: Path) -> Path:
 
 def check_history(history_path, workload: str = "queue", out_dir=None, spark_master=None,
                   allow=(), forbid=(), consistency_model: str = "strict-serializable",
-                  realtime_cycles: bool = False) -> dict:
+                  realtime_cycles: bool = False, engine: str = "auto") -> dict:
     """Check the history at `history_path` (history.jsonl, its Parquet
     companion, or events in Parquet) with
     the `workload`'s checker on Spark (`spark_master`, embedded local mode
@@ -58,14 +104,14 @@ def check_history(history_path, workload: str = "queue", out_dir=None, spark_mas
     out = Path(out_dir) if out_dir is not None else history_path.parent
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
-    loaded = load(spark, history_path, workload)
-    tune_for_input(spark, loaded.source_bytes)
-    results = _run_checker(spark, loaded, workload, tuple(allow), tuple(forbid), consistency_model,
-                           realtime_cycles)
+    if choose_engine(history_path, engine, spark_master) == "local":
+        results, how = _run_local(history_path, workload, tuple(allow), tuple(forbid), consistency_model,
+                                  realtime_cycles)
+    else:
+        results, how = _run_spark(history_path, out, spark_master, workload, tuple(allow), tuple(forbid),
+                                  consistency_model, realtime_cycles)
     results["workload"] = workload
-    results["checker"] = {"history": str(history_path), "parquet_companion": loaded.from_companion,
-                          "spark_master": spark.sparkContext.master,
+    results["checker"] = {"history": str(history_path), **how,
                           "seconds": round(time.monotonic() - started, 3),
                           "allow": sorted(allow), "forbid": sorted(forbid)}
     if workload == "list-append":

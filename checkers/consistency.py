@@ -10,30 +10,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-ORDER_VARIANTS = ("G0", "G1c", "G-single", "G2-item")
-
+from checkers.taxonomy import TYPES
 
 @dataclass(frozen=True)
 class Model:
     implies: tuple[str, ...]        # weaker models this one includes
-    proscribes: frozenset[str]      # anomalies it forbids itself
 
 
+# Which anomaly each model forbids is declared with the anomaly, in
+# checkers/taxonomy.py (`forbidden_by`); here only how models relate.
 MODELS: dict[str, Model] = {
-    # Broken-storage anomalies: no model, however weak, allows them.
-    "read-uncommitted": Model((), frozenset({
-        "G0", "internal", "duplicate-elements", "incompatible-order", "future-read"})),
-    "read-committed": Model(("read-uncommitted",), frozenset({
-        "G1a", "G1b", "G1c", "dirty-update"})),
-    "cursor-stability": Model(("read-committed",), frozenset({"lost-update"})),
-    # PL-2.99: no item anti-dependency cycles, whatever their number of rw edges.
-    "repeatable-read": Model(("cursor-stability",), frozenset({"G-single", "G2-item"})),
-    "snapshot-isolation": Model(("cursor-stability",), frozenset({"G-single"})),
-    "serializable": Model(("repeatable-read", "snapshot-isolation"), frozenset()),
-    "strong-session-serializable": Model(("serializable",), frozenset(
-        f"{a}-process" for a in ORDER_VARIANTS)),
-    "strict-serializable": Model(("strong-session-serializable",), frozenset(
-        f"{a}-realtime" for a in ORDER_VARIANTS)),
+    "read-uncommitted": Model(()),
+    "read-committed": Model(("read-uncommitted",)),
+    "cursor-stability": Model(("read-committed",)),
+    "repeatable-read": Model(("cursor-stability",)),
+    "snapshot-isolation": Model(("cursor-stability",)),
+    "serializable": Model(("repeatable-read", "snapshot-isolation")),
+    "strong-session-serializable": Model(("serializable",)),
+    "strict-serializable": Model(("strong-session-serializable",)),
 }
 
 
@@ -52,9 +46,11 @@ def weaker(name: str) -> frozenset[str]:
     return frozenset(found)
 
 
+@cache
 def proscribed(name: str) -> frozenset[str]:
-    """Every anomaly type the model forbids."""
-    return frozenset().union(*(MODELS[m].proscribes for m in weaker(name)))
+    """Every anomaly type the model forbids (its own and its weaker models')."""
+    models = weaker(name)
+    return frozenset(t.name for t in TYPES.values() if models & set(t.forbidden_by))
 
 
 def violated(anomaly_types) -> tuple[list[str], list[str]]:

@@ -23,14 +23,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from checkers.history_errors import MAX_REPORTED, TYPES, HistoryError, Problem  # noqa: F401 (re-exported)
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-TYPES = ("invoke", "ok", "fail", "info")
 REQUIRED = ("index", "time", "type", "process", "f")
-MAX_REPORTED = 5
 CORRUPT = "_corrupt"
 
 RAW_SCHEMA = T.StructType([
@@ -52,28 +51,6 @@ PRODUCER_SCHEMA = T.StructType([
 ])
 
 HISTORY_COLUMNS = ("index", "time", "type", "process", "f", "value", "error_name", "error_message")
-
-
-@dataclass(frozen=True)
-class Problem:
-    file: str
-    line: int | None
-    what: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line is not None else self.file
-        return f"{where}: {self.what}"
-
-
-class HistoryError(ValueError):
-    """The history does not follow the contract. `problems` lists the first
-    few offending lines; `count` how many lines are bad in all."""
-
-    def __init__(self, problems: list[Problem], count: int | None = None):
-        self.problems = problems
-        self.count = count if count is not None else len(problems)
-        more = f" ({self.count} in all; first {len(problems)} shown)" if self.count > len(problems) else ""
-        super().__init__("bad history" + more + ":\n" + "\n".join(f"  {p}" for p in problems))
 
 
 # ---------------------------------------------------------------- reading

@@ -26,37 +26,9 @@ from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
+from checkers.companion import (FORMAT, LARGE_HISTORY_BYTES, SOURCE, fingerprint,  # noqa: F401
+                                companion_for, companion_path, is_companion)
 from checkers.history_io import cached_history, load_history, pair_operations
-
-SOURCE = "_SOURCE.json"
-FORMAT = 1
-LARGE_HISTORY_BYTES = 100 << 20
-
-
-def _fingerprint(history: Path) -> dict:
-    st = history.stat()
-    return {"history": history.name, "bytes": st.st_size, "mtime_ns": st.st_mtime_ns, "format": FORMAT}
-
-
-def companion_path(history: Path) -> Path:
-    return history.with_suffix(".parquet")
-
-
-def is_companion(path: Path) -> bool:
-    return path.is_dir() and (path / SOURCE).is_file()
-
-
-def companion_for(history: Path) -> Path | None:
-    """The complete, up-to-date companion of `history`, if there is one."""
-    companion = companion_path(history)
-    if not is_companion(companion) or not history.is_file():
-        return None
-    try:
-        recorded = json.loads((companion / SOURCE).read_text())
-    except json.JSONDecodeError:
-        return None
-    return companion if recorded == _fingerprint(history) else None
-
 
 def value_problem(workload: str) -> Column | None:
     """The workload's check of each event's `value` (history_io.load_history)."""
@@ -75,7 +47,7 @@ def write_companion(spark: SparkSession, history: Path, workload: str = "queue")
     out = companion_path(history)
     if out.exists():
         shutil.rmtree(out)
-    fingerprint = _fingerprint(history)
+    fingerprint = fingerprint(history)
     try:
         # parsed once, kept for the validation, the pairing's checks and the write
         with cached_history(spark, history, value_problem(workload)) as events:

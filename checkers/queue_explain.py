@@ -28,8 +28,12 @@ def _lost(e: dict) -> str:
 def _unseen(e: dict) -> str:
     op = e["ops"][0]
     where = f"at offset {e['offsets'][0]}" if e["offsets"] else "at an unknown offset"
-    return (f"The send of {e['values'][0]} to key {e['key']} was acknowledged {where} by {_op(op)}, "
-            f"but no poll returned it by the end of the history.")
+    text = (f"The send of {e['values'][0]} to key {e['key']} was acknowledged {where} by {_op(op)}, "
+            f"but no poll returned it by the end of the history")
+    if e["offsets"] and e.get("max_read_offset") is not None and e["offsets"][0] <= e["max_read_offset"]:
+        text += (f", although polls read key {e['key']} up to offset {e['max_read_offset']} "
+                 f"(so it is a lost-write too)")
+    return text + "."
 
 
 def _aborted(e: dict) -> str:

@@ -24,10 +24,13 @@ def unread_acknowledged(sends: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFram
 
 
 def lost_and_unseen(bucket: pd.DataFrame, found: Found) -> pd.DataFrame:
-    """lost-write: an unread acknowledged send at or below the highest offset
-    read on its key. unseen: the other unread acknowledged sends (beyond the
-    last read offset, or of unknown offset): not lost yet, never seen.
-    Returns the lost writes (key, value, itime, ctime)."""
+    """unseen: every acknowledged send that no poll returned by the end of the
+    history (as Jepsen's kafka checker counts it: its final "unseen" map).
+    lost-write: those of them at or below the highest offset read on their
+    key, which a reader must have passed over; an unseen send above it (or of
+    unknown offset) may only not have been read yet. A lost write is thus
+    reported under both types. Returns the lost writes (key, value, itime,
+    ctime)."""
     sends, polls = bucket[bucket["kind"] == SEND], bucket[bucket["kind"] == POLL]
     unread = unread_acknowledged(sends, polls)
     highest = polls.groupby("key")["offset"].max()
@@ -44,7 +47,7 @@ def lost_and_unseen(bucket: pd.DataFrame, found: Found) -> pd.DataFrame:
         return e
 
     found.add("lost-write", unread[lost], "key", "offset", example)
-    found.add("unseen", unread[~lost], "key", "cindex", example)
+    found.add("unseen", unread, "key", "cindex", example)
     return unread.loc[lost, ["key", "value", "itime", "ctime"]]
 
 

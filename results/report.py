@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from results.anomaly_words import words_for
+from checkers.taxonomy import words_for
 from results.cycle_svg import cycle_svg
 from results.excerpts import MAX_REFERENCES, ExcerptCollector
 from results.history_stream import events

@@ -1,0 +1,199 @@
+"""Cycle anomalies the way Elle searches for them (elle.txn/cycles).
+
+The graph's strongly connected components are computed once, over every
+edge kind present. Inside each component the anomaly types are tried from
+the weakest model's to the strongest's (G0, G1c, G-single, G-nonadjacent,
+G2-item, then the -process and -realtime variants); a type found makes every
+type it implies redundant for that component (finding G0 there says all a
+G1c would), so each component reports at most one cycle per type, and only
+the types nothing weaker explains. Counts therefore compare with Elle's.
+
+Each type is a `Spec`: which edge kinds the cycle may use, which it must
+use, and its rule on rw (anti-dependency) edges:
+
+- "none":        no rw edge (G0, G1c);
+- "one":         exactly one (G-single);
+- "nonadjacent": two or more, no two consecutive (G-nonadjacent);
+- "adjacent":    two or more, two of them consecutive (G2-item).
+
+The search tries each edge of a component as the cycle's first and closes
+it with a breadth-first search over (vertex, kinds still needed, rw count,
+whether the last edge was rw, whether two rw were adjacent): the shortest
+closing path that satisfies the spec. Non-simple closings are rejected, as
+in Elle's search, so a type may be missed when only a longer simple cycle
+shows it; every reported cycle is exactly of its type.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from checkers.cycles import Cycle, Step, strongly_connected
+
+DATA = frozenset({"ww", "wr", "rw"})
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    kinds: frozenset[str]          # edge kinds the cycle may use
+    need: frozenset[str]           # kinds it must use at least once
+    rw: str                        # none | one | nonadjacent | adjacent
+
+
+BASE = (("G0", frozenset({"ww"}), frozenset(), "none"),
+        ("G1c", frozenset({"ww", "wr"}), frozenset({"wr"}), "none"),
+        ("G-single", DATA, frozenset(), "one"),
+        ("G-nonadjacent", DATA, frozenset(), "nonadjacent"),
+        ("G2-item", DATA, frozenset(), "adjacent"))
+BASE_NAMES = tuple(b[0] for b in BASE)
+VARIANTS = ("", "-process", "-realtime")
+
+
+def _specs() -> dict[str, Spec]:
+    out = {}
+    for suffix in VARIANTS:
+        order = frozenset({suffix[1:]}) if suffix else frozenset()
+        for name, kinds, need, rw in BASE:
+            out[name + suffix] = Spec(name + suffix, kinds | order, need | order, rw)
+    return out
+
+
+SPECS = _specs()
+
+
+def depth(name: str) -> int:
+    """Elle's search order: a type's distance from G0 in the implication
+    graph (each base step and each variant step is one)."""
+    base = name.removesuffix("-process").removesuffix("-realtime")
+    suffix = name[len(base):]
+    return BASE_NAMES.index(base) + VARIANTS.index(suffix)
+
+
+def implied(name: str) -> set[str]:
+    """Every type a cycle of type `name` makes redundant (itself included):
+    the stronger bases, and the -process then -realtime variants of each."""
+    base = name.removesuffix("-process").removesuffix("-realtime")
+    suffix = VARIANTS.index(name[len(base):])
+    return {b + v for b in BASE_NAMES[BASE_NAMES.index(base):] for v in VARIANTS[suffix:]}
+
+
+SEARCH_ORDER = tuple(sorted(SPECS, key=lambda n: (depth(n), n)))
+
+
+def classify(steps: Sequence[Step]) -> str:
+    """Elle's name for a cycle: by its rw edges (and whether two are
+    consecutive, wrapping around), else wr, else G0; suffixed -realtime if it
+    uses a realtime edge, else -process if it uses a process edge."""
+    kinds = [s.kind for s in steps]
+    rw = kinds.count("rw")
+    if rw >= 2:
+        adjacent = any(a == b == "rw" for a, b in zip(kinds, kinds[1:] + kinds[:1]))
+        base = "G2-item" if adjacent else "G-nonadjacent"
+    elif rw == 1:
+        base = "G-single"
+    elif "wr" in kinds:
+        base = "G1c"
+    else:
+        base = "G0"
+    if "realtime" in kinds:
+        return base + "-realtime"
+    if "process" in kinds:
+        return base + "-process"
+    return base
+
+
+def _rw_ok(spec: Spec, count: int, adjacent: bool) -> bool:
+    return {"none": count == 0, "one": count == 1, "nonadjacent": count >= 2 and not adjacent,
+            "adjacent": count >= 2 and adjacent}[spec.rw]
+
+
+def _close(spec: Spec, first: Step, out: dict[int, list[Step]]) -> list[Step] | None:
+    """Shortest path from first.dst back to first.src making first+path a
+    cycle of `spec` (see the module docstring)."""
+    first_rw = first.kind == "rw"
+    cap = 1 if spec.rw in ("none", "one") else 2
+    start = (first.dst, spec.need - {first.kind}, int(first_rw), first_rw, False)
+    parent: dict[tuple, tuple | None] = {start: None}
+    queue = deque([start])
+    goal = None
+    if first.src == first.dst and _goal(spec, start, first_rw):
+        goal = start
+    while queue and goal is None:
+        state = queue.popleft()
+        vertex, missing, rws, last_rw, adjacent = state
+        for step in out.get(vertex, ()):
+            is_rw = step.kind == "rw"
+            if is_rw and rws >= cap and spec.rw in ("none", "one"):
+                continue
+            if spec.rw == "nonadjacent" and is_rw and last_rw:
+                continue
+            nxt = (step.dst, missing - {step.kind}, min(rws + is_rw, cap), is_rw,
+                   adjacent or (is_rw and last_rw))
+            if nxt in parent:
+                continue
+            parent[nxt] = (state, step)
+            if step.dst == first.src and _goal(spec, nxt, first_rw):
+                goal = nxt
+                break
+            queue.append(nxt)
+    if goal is None:
+        return None
+    path, state = [], goal
+    while parent[state] is not None:
+        state, step = parent[state]
+        path.append(step)
+    path.reverse()
+    visited = [first.src] + [s.src for s in path]
+    return path if len(set(visited)) == len(visited) else None
+
+
+def _goal(spec: Spec, state: tuple, first_rw: bool) -> bool:
+    _, missing, rws, last_rw, adjacent = state
+    wraps = last_rw and first_rw and rws >= 2
+    if spec.rw == "nonadjacent" and wraps:
+        return False
+    return not missing and _rw_ok(spec, rws, adjacent or wraps)
+
+
+def _search(spec: Spec, component: list[Step], max_tries: int) -> Cycle | None:
+    usable = [s for s in component if s.kind in spec.kinds]
+    if not spec.need <= {s.kind for s in usable}:
+        return None
+    if spec.rw != "none" and not any(s.kind == "rw" for s in usable):
+        return None
+    out: dict[int, list[Step]] = {}
+    for s in usable:
+        out.setdefault(s.src, []).append(s)
+    firsts = [s for s in usable if s.kind == "rw"] if spec.rw != "none" else \
+        [s for s in usable if s.kind in (spec.need or spec.kinds)]
+    best: list[Step] | None = None
+    for first in firsts[:max_tries]:
+        path = _close(spec, first, out)
+        if path is None or classify([first, *path]) != spec.name:
+            continue
+        if best is None or len(path) + 1 < len(best):
+            best = [first, *path]
+        if len(best) <= 2:
+            break
+    return None if best is None else Cycle(spec.name, tuple(best))
+
+
+def cycle_anomalies(steps: Iterable[Step], wanted: Iterable[str] = SEARCH_ORDER,
+                    max_tries: int = 500) -> list[Cycle]:
+    """Cycles, at most one per type and strongly connected component of the
+    whole graph, skipping types a cycle found there already implies."""
+    wanted = [n for n in SEARCH_ORDER if n in set(wanted)]
+    found: list[Cycle] = []
+    for component in strongly_connected(sorted(set(steps))):
+        component.sort(key=lambda s: ("ww", "wr", "rw", "process", "realtime").index(s.kind))
+        redundant: set[str] = set()
+        for name in wanted:
+            if name in redundant:
+                continue
+            cycle = _search(SPECS[name], component, max_tries)
+            if cycle is not None:
+                found.append(cycle)
+                redundant |= implied(name)
+    return found

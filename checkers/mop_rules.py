@@ -1,0 +1,154 @@
+"""What a well-formed operation value looks like, per workload
+(shared/history-format.md), checked one event at a time.
+
+`check_invoke` checks an invoke's micro-ops and records the values it
+writes in `written` (value -> line) to catch a value written twice;
+`check_completion` checks that an ok completion's micro-ops match its
+invoke's. Both return MopProblems (empty when fine). Operations with an `f`
+the workload does not know are left alone: checkers ignore them.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MopProblem:
+    what: str
+    both: bool = False     # the problem involves the invoke's line too
+
+
+def _int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _show(x) -> str:
+    return json.dumps(x)[:80]
+
+
+def _mops(value) -> list | None:
+    if isinstance(value, list) and all(isinstance(m, list) and m for m in value):
+        return value
+    return None
+
+
+# ---------------------------------------------------------------- queue
+
+QUEUE_MOPS = {"send": ("send",), "poll": ("poll",), "txn": ("send", "poll")}
+
+
+def _queue_invoke(e: dict, line: int, written: dict) -> list[MopProblem]:
+    f = e["f"]
+    if f in ("assign", "subscribe"):
+        ok = isinstance(e.get("value"), list) and all(_int(k) for k in e["value"])
+        return [] if ok else [MopProblem(f"{f} must carry a list of int keys, not {_show(e.get('value'))}")]
+    if f not in QUEUE_MOPS:
+        return []
+    mops = _mops(e.get("value"))
+    if mops is None:
+        return [MopProblem(f"a {f} must carry a list of micro-ops, not {_show(e.get('value'))}")]
+    problems = []
+    for m in mops:
+        if m[0] not in QUEUE_MOPS[f]:
+            problems.append(MopProblem(f"a {f} may not hold the micro-op {_show(m)}"))
+        elif m[0] == "send":
+            if len(m) != 3 or not _int(m[1]) or not _int(m[2]):
+                problems.append(MopProblem(f'a send micro-op must be ["send", key, value] with integers, '
+                                           f"not {_show(m)}"))
+            elif m[2] in written:
+                problems.append(MopProblem(f"value {m[2]} is sent again (to key {m[1]}); line "
+                                           f"{written[m[2]]} already sent it: values must be unique"))
+            else:
+                written[m[2]] = line
+    return problems
+
+
+def _poll_result_problem(result) -> str | None:
+    if not isinstance(result, dict):
+        return f"a poll's result must be a map of key to [[offset, value], ...], not {_show(result)}"
+    for key, pairs in result.items():
+        if not str(key).lstrip("-").isdigit():
+            return f"poll result key {_show(key)} is not an int"
+        if not isinstance(pairs, list) or not all(
+                isinstance(p, list) and len(p) == 2 and _int(p[0]) and _int(p[1]) for p in pairs):
+            return f"poll result for key {key} must be [[offset, value], ...] with integers, not {_show(pairs)}"
+    return None
+
+
+def _queue_completion(invoke: dict, done: dict) -> list[MopProblem]:
+    if done["type"] != "ok" or invoke["f"] not in QUEUE_MOPS:
+        return []
+    sent, got = _mops(invoke.get("value")) or [], _mops(done.get("value"))
+    if got is None or len(got) != len(sent):
+        return [MopProblem(f"an ok {invoke['f']} must complete with one micro-op per invoked one "
+                           f"({len(sent)}), not {_show(done.get('value'))}", both=True)]
+    for a, b in zip(sent, got):
+        if a[0] != b[0]:
+            return [MopProblem(f"completion micro-op {_show(b)} does not match its invoke's {_show(a)}",
+                               both=True)]
+        if a[0] == "send":
+            if len(b) != 3 or b[1] != a[1] or not isinstance(b[2], list) or len(b[2]) != 2 \
+                    or b[2][1] != a[2] or not (b[2][0] is None or _int(b[2][0])):
+                return [MopProblem(f"completion micro-op {_show(b)} does not match its invoke's {_show(a)}: "
+                                   'expected ["send", key, [offset or null, value]] with the same key and value',
+                                   both=True)]
+        else:
+            problem = _poll_result_problem(b[1] if len(b) > 1 else None)
+            if problem:
+                return [MopProblem(problem)]
+    return []
+
+
+# ---------------------------------------------------------------- list-append
+
+def _la_invoke(e: dict, line: int, written: dict) -> list[MopProblem]:
+    if e["f"] != "txn":
+        return []
+    mops = _mops(e.get("value"))
+    if mops is None:
+        return [MopProblem(f"a txn must carry a list of micro-ops, not {_show(e.get('value'))}")]
+    problems = []
+    for m in mops:
+        if len(m) != 3 or m[0] not in ("append", "r"):
+            problems.append(MopProblem(f'a micro-op must be ["append", key, value] or ["r", key, null], '
+                                       f"not {_show(m)}"))
+        elif not _int(m[1]):
+            problems.append(MopProblem(f"key {_show(m[1])} in {_show(m)} is not an int"))
+        elif m[0] == "append":
+            if m[2] is None or isinstance(m[2], (list, dict)):
+                problems.append(MopProblem(f"an append's value must be a number or string, not {_show(m[2])}"))
+            elif (m[1], m[2]) in written:
+                problems.append(MopProblem(f"value {_show(m[2])} is appended to key {m[1]} again; line "
+                                           f"{written[(m[1], m[2])]} already appended it: values must be "
+                                           "unique per key"))
+            else:
+                written[(m[1], m[2])] = line
+    return problems
+
+
+def _la_completion(invoke: dict, done: dict) -> list[MopProblem]:
+    if done["type"] != "ok" or invoke["f"] != "txn":
+        return []
+    sent, got = _mops(invoke.get("value")) or [], _mops(done.get("value"))
+    if got is None or len(got) != len(sent):
+        return [MopProblem(f"an ok txn must complete with one micro-op per invoked one ({len(sent)}), "
+                           f"not {_show(done.get('value'))}", both=True)]
+    for a, b in zip(sent, got):
+        if len(b) != 3 or b[0] != a[0] or b[1] != a[1] or (a[0] == "append" and b[2] != a[2]):
+            return [MopProblem(f"completion micro-op {_show(b)} does not match its invoke's {_show(a)}",
+                               both=True)]
+        if a[0] == "r" and not (b[2] is None or isinstance(b[2], list)):
+            return [MopProblem(f"a read must complete with a list (or null for empty), not {_show(b[2])}")]
+    return []
+
+
+_RULES = {"queue": (_queue_invoke, _queue_completion), "list-append": (_la_invoke, _la_completion)}
+
+
+def check_invoke(workload: str, e: dict, line: int, written: dict) -> list[MopProblem]:
+    return _RULES[workload][0](e, line, written)
+
+
+def check_completion(workload: str, invoke: dict, done: dict) -> list[MopProblem]:
+    return _RULES[workload][1](invoke, done)
