@@ -163,6 +163,8 @@ def _search(spec: Spec, component: list[Step], max_tries: int) -> Cycle | None:
         return None
     if spec.rw != "none" and not any(s.kind == "rw" for s in usable):
         return None
+    # only edges inside a cycle of the spec's own edge kinds can start one
+    usable = [s for part in strongly_connected(usable) for s in part]
     out: dict[int, list[Step]] = {}
     for s in usable:
         out.setdefault(s.src, []).append(s)
@@ -180,14 +182,17 @@ def _search(spec: Spec, component: list[Step], max_tries: int) -> Cycle | None:
     return None if best is None else Cycle(spec.name, tuple(best))
 
 
+_KIND_ORDER = {"ww": 0, "wr": 1, "rw": 2, "process": 3, "realtime": 4}
+
+
 def cycle_anomalies(steps: Iterable[Step], wanted: Iterable[str] = SEARCH_ORDER,
-                    max_tries: int = 500) -> list[Cycle]:
+                    max_tries: int = 300) -> list[Cycle]:
     """Cycles, at most one per type and strongly connected component of the
     whole graph, skipping types a cycle found there already implies."""
     wanted = [n for n in SEARCH_ORDER if n in set(wanted)]
     found: list[Cycle] = []
-    for component in strongly_connected(sorted(set(steps))):
-        component.sort(key=lambda s: ("ww", "wr", "rw", "process", "realtime").index(s.kind))
+    for component in strongly_connected(list(dict.fromkeys(steps))):
+        component.sort(key=lambda s: _KIND_ORDER[s.kind])
         redundant: set[str] = set()
         for name in wanted:
             if name in redundant:

@@ -160,7 +160,8 @@ def strongly_connected(steps: Sequence[Step]) -> list[list[Step]]:
         la = labels[a]
         if la == labels[b] and (sizes[la] > 1 or a == b):
             groups.setdefault(int(la), []).append(step)
-    return [sorted(g) for _, g in sorted(groups.items(), key=lambda kv: min(kv[1]))]
+    order = lambda s: (s.src, s.dst, s.kind, str(s.key), str(s.value))  # noqa: E731 (fast, no dataclass compares)
+    return [sorted(g, key=order) for _, g in sorted(groups.items(), key=lambda kv: min(map(order, kv[1])))]
 
 
 def _adjacency(steps: Iterable[Step]) -> dict[int, list[Step]]:

@@ -1,8 +1,17 @@
 """G0 / G1c (and -process / -realtime) for the queue: the dependency graph
-between committed operations, built and shrunk in Spark (ww/wr edges:
-checkers/queue_edges.py, per key bucket; process/realtime edges:
-checkers/order_edges.py; then checkers/graph_shrink.py), searched and
-explained on the driver (checkers/cycles.py).
+between committed operations (ww/wr edges: checkers/queue_edges.py, per key
+bucket; process/realtime edges), cut down to the part that can hold a
+cycle, searched and explained on the driver (checkers/cycles.py).
+
+Two ways to gather the graph, one search:
+- Spark (`find_cycles_queue`): edges stay in Spark, are shrunk there
+  (checkers/graph_shrink.py, order edges: checkers/order_edges.py) and only
+  the cyclic part is collected;
+- in-process (`find_cycles_local`): the same edges as a pandas frame, the
+  same grouping into one step per (src, dst, kind) and, above the same
+  sizes, the same strongly-connected-components cut (order edges:
+  checkers/order_local.py, fed so that they are Spark's).
+Both end in `search()`, which finds, classifies and explains the cycles.
 
 Kafka has no write locks, so ww edges are not real dependencies: a G1c cycle
 that needs a ww edge is allowed, one made of wr edges only is bad. To tell
@@ -11,35 +20,30 @@ once without ww edges (the wr-only cycles, which the verdict uses).
 """
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from checkers.anomalies import op_struct
-from checkers.cycles import DEFAULT_SPECS, Cycle, QueuePhrasing, explain_cycle, find_cycles
-from checkers.graph_shrink import conform_edges, shrink
-from checkers.order_edges import process_edges, realtime_edges
+import numpy as np
+import pandas as pd
+
+from checkers.cycles import DEFAULT_SPECS, Cycle, QueuePhrasing, Step, explain_cycle, find_cycles
+from checkers.order_local import process_edges as local_process_edges
+from checkers.order_local import realtime_edges as local_realtime_edges
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 G1C_SPECS = tuple(s for s in DEFAULT_SPECS if s.name.startswith("G1c"))
 QUEUE_SPECS = tuple(s for s in DEFAULT_SPECS if s.name.startswith(("G0", "G1c")))
+DATA_FS = ("send", "poll", "txn")
+COLLECT_LIMIT = 40_000
+ORDER_ROUNDS = 12        # graph_shrink rounds when order edges are in (they defeat the buckets' shrinking)
+EDGE_FIELDS = ("src", "dst", "kind", "key", "value", "offset", "prev")
+
+OpDetails = Callable[[list[int]], dict[int, dict]]
 
 
-def order_edges(ops: DataFrame) -> DataFrame:
-    """Process and realtime edges between non-failed data operations; only
-    ok operations have a known completion for real-time order."""
-    ordered = (ops.filter(F.col("f").isin("send", "poll", "txn") & (F.col("type") != "fail"))
-               .select(F.col("invoke_index").alias("id"), "process", "invoke_index",
-                       F.when(F.col("type") == "ok", F.col("complete_index")).alias("complete_index")))
-    return process_edges(ordered).unionByName(realtime_edges(ordered))
-
-
-def _op_details(spark: SparkSession, ops: DataFrame, cycles: list[Cycle]) -> dict[int, dict]:
-    ids = sorted({op for c in cycles for op in c.ops})
-    if not ids:
-        return {}
-    wanted = spark.createDataFrame([(i,) for i in ids], "invoke_index long")
-    rows = ops.join(wanted, "invoke_index").select("invoke_index", op_struct().alias("op")).collect()
-    return {r["invoke_index"]: r["op"].asDict() for r in rows}
-
+# ---------------------------------------------------------------- the search (both engines)
 
 def _example(cycle: Cycle, details: dict[int, dict]) -> dict:
     """The cycle explained, in the common example shape (key, offsets,
@@ -60,24 +64,56 @@ def _by_type(cycles: list[Cycle]) -> dict[str, list[Cycle]]:
     return found
 
 
-COLLECT_LIMIT = 40_000
+def search(steps: list[Step], truncated: bool, graph_stats: dict, limit: int,
+           op_details: OpDetails) -> tuple[dict[str, dict], dict]:
+    """G0/G1c cycles among `steps` (the graph's part that can hold one):
+    ({type: {count, examples}}, stats). G1c examples list wr-only cycles
+    first; stats["wr_only"] counts them. `op_details(ids)` describes the
+    operations the examples show ({id: op}, anomalies.op_struct's fields)."""
+    every = _by_type(find_cycles(steps, QUEUE_SPECS))
+    wr_only = _by_type(find_cycles([s for s in steps if s.kind != "ww"], G1C_SPECS))
+    for kind, pure in wr_only.items():
+        every[kind] = pure + [c for c in every.get(kind, []) if c.uses_ww]
+    shown = [c for cs in every.values() for c in cs[:limit]]
+    ids = sorted({op for c in shown for op in c.ops})
+    details = op_details(ids) if ids else {}
+    found = {kind: {"count": len(cs), "examples": [_example(c, details) for c in cs[:limit]]}
+             for kind, cs in every.items()}
+    stats = {"graph": graph_stats, "graph_truncated": truncated,
+             "wr_only": {kind: len(cs) for kind, cs in wr_only.items()}}
+    return found, stats
+
+
+# ---------------------------------------------------------------- Spark
+
+def order_edges(ops: DataFrame) -> DataFrame:
+    """Process and realtime edges between non-failed data operations; only
+    ok operations have a known completion for real-time order."""
+    from pyspark.sql import functions as F
+
+    from checkers.order_edges import process_edges, realtime_edges
+    ordered = (ops.filter(F.col("f").isin(*DATA_FS) & (F.col("type") != "fail"))
+               .select(F.col("invoke_index").alias("id"), "process", "invoke_index",
+                       F.when(F.col("type") == "ok", F.col("complete_index")).alias("complete_index")))
+    return process_edges(ordered).unionByName(realtime_edges(ordered))
+
+
+def _spark_op_details(spark: SparkSession, ops: DataFrame) -> OpDetails:
+    def details(ids: list[int]) -> dict[int, dict]:
+        from checkers.anomalies import op_struct
+        wanted = spark.createDataFrame([(i,) for i in ids], "invoke_index long")
+        rows = ops.join(wanted, "invoke_index").select("invoke_index", op_struct().alias("op")).collect()
+        return {r["invoke_index"]: r["op"].asDict() for r in rows}
+    return details
 
 
 def find_cycles_in(spark: SparkSession, edges: DataFrame, ops: DataFrame, limit: int,
-                   collect_limit: int = COLLECT_LIMIT, max_rounds: int = 12) -> tuple[dict[str, dict], dict]:
-    """Shrink `edges`, search G0/G1c cycles; ({type: {count, examples}}, stats).
-    G1c examples list wr-only cycles first; stats["wr_only"] counts them."""
+                   collect_limit: int = COLLECT_LIMIT, max_rounds: int = ORDER_ROUNDS
+                   ) -> tuple[dict[str, dict], dict]:
+    """Shrink `edges` in Spark, then `search`."""
+    from checkers.graph_shrink import shrink
     graph = shrink(edges, collect_limit=collect_limit, max_rounds=max_rounds)
-    every = _by_type(find_cycles(graph.steps, QUEUE_SPECS))
-    wr_only = _by_type(find_cycles([s for s in graph.steps if s.kind != "ww"], G1C_SPECS))
-    for kind, pure in wr_only.items():
-        every[kind] = pure + [c for c in every.get(kind, []) if c.uses_ww]
-    details = _op_details(spark, ops, [c for cs in every.values() for c in cs[:limit]])
-    found = {kind: {"count": len(cs), "examples": [_example(c, details) for c in cs[:limit]]}
-             for kind, cs in every.items()}
-    stats = {"graph": graph.stats, "graph_truncated": graph.truncated,
-             "wr_only": {kind: len(cs) for kind, cs in wr_only.items()}}
-    return found, stats
+    return search(graph.steps, graph.truncated, graph.stats, limit, _spark_op_details(spark, ops))
 
 
 def find_cycles_queue(spark: SparkSession, edges: DataFrame, ops: DataFrame, limit: int,
@@ -90,7 +126,131 @@ def find_cycles_queue(spark: SparkSession, edges: DataFrame, ops: DataFrame, lim
     have already dropped pure polls and contracted single-key chains, so
     what is left goes straight to the strongly-connected-components step
     (no trim/contract rounds)."""
+    from checkers.graph_shrink import conform_edges
     edges = conform_edges(edges)
     if realtime:
         return find_cycles_in(spark, edges.unionByName(order_edges(ops)), ops, limit)
     return find_cycles_in(spark, edges, ops, limit, max_rounds=0)
+
+
+# ---------------------------------------------------------------- in-process
+
+def _nullable_ints(series: pd.Series) -> list:
+    return [None if pd.isna(x) else int(x) for x in series]
+
+
+def order_steps(ops: pd.DataFrame) -> list[Step]:
+    """`order_edges` in-process, with checkers/order_local.py: process edges
+    link every non-failed data operation to its process's next one (so each
+    is passed as "ok" there); realtime edges go into every non-failed one
+    (an op that never completed is passed with a placeholder completion
+    index, which order_local uses only to include its invoke) and come out
+    of ok ones only."""
+    data = ops[ops["f"].isin(DATA_FS) & (ops["type"] != "fail")]
+    ids = [int(i) for i in data["invoke_index"]]
+    processes = [int(p) for p in data["process"]]
+    types = list(data["type"])
+    completes = _nullable_ints(data["complete_index"])
+    steps = local_process_edges([(i, p, "ok", i, None) for i, p in zip(ids, processes)])
+    steps += local_realtime_edges([(i, p, t, i, c if t == "ok" else -1)
+                                   for i, p, t, c in zip(ids, processes, types, completes)])
+    return steps
+
+
+def _in_sccs(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Edges inside a non-trivial strongly connected component (or self-loops),
+    as graph_shrink's SCC step keeps them."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    if not len(src):
+        return np.zeros(0, dtype=bool)
+    vertices, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    a, b = inverse[:len(src)], inverse[len(src):]
+    n = len(vertices)
+    matrix = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
+    _, labels = connected_components(matrix, directed=True, connection="strong")
+    cyclic = np.bincount(labels, minlength=n)[labels] > 1
+    cyclic[a[a == b]] = True
+    return cyclic[a] & cyclic[b] & (labels[a] == labels[b])
+
+
+def _text(series: pd.Series) -> list:
+    """Explanation columns as graph_shrink.EDGE_SCHEMA types them: text."""
+    return [None if x is None or x is pd.NA or (isinstance(x, float) and x != x) else str(x) for x in series]
+
+
+def edge_frame(bucket_edges: pd.DataFrame, order: list[Step] = ()) -> pd.DataFrame:
+    """Bucket edges (queue_bucket.OUT_SCHEMA "edge" rows) and order steps in
+    one frame of graph_shrink.EDGE_SCHEMA's types (conform_edges)."""
+    frame = pd.DataFrame({"src": bucket_edges["src"].to_numpy("int64"), "dst": bucket_edges["dst"].to_numpy("int64"),
+                          "kind": list(bucket_edges["kind"]), "key": _text(bucket_edges["key"]),
+                          "value": _text(bucket_edges["value"]),
+                          "offset": pd.array(bucket_edges["offset"], dtype="Int64"),
+                          "prev": _text(bucket_edges["prev"])})
+    if not len(order):
+        return frame
+    steps = pd.DataFrame([(s.src, s.dst, s.kind, s.key, s.value, s.offset, s.prev) for s in order],
+                         columns=list(EDGE_FIELDS))
+    steps["offset"] = pd.array(steps["offset"], dtype="Int64")
+    return pd.concat([frame, steps.astype({"src": "int64", "dst": "int64"})], ignore_index=True)
+
+
+def _paths(edges: pd.DataFrame) -> pd.DataFrame:
+    """One edge per (src, dst, kind), with the smallest explanation (nulls
+    first): what graph_shrink._as_paths keeps."""
+    ordered = edges.sort_values(list(EDGE_FIELDS), na_position="first", kind="stable")
+    return ordered.drop_duplicates(["src", "dst", "kind"], keep="first")
+
+
+def local_graph(edges: pd.DataFrame, collect_limit: int = COLLECT_LIMIT, rounds: bool = False
+                ) -> tuple[list[Step], bool, dict]:
+    """graph_shrink.shrink in-process: (steps, truncated, stats). Without
+    `rounds` (max_rounds=0 there), the SCC cut runs on the raw edges above
+    `collect_limit`, then edges are grouped. With `rounds` (order edges in),
+    edges are grouped first; Spark then runs trim/contract rounds above
+    collect_limit / 4 edges, which only drop or merge edges on no cycle:
+    here the SCC cut does that at once (so the stats differ there)."""
+    stats: dict = {"edges": len(edges), "rounds": []}
+    if rounds:
+        edges = _paths(edges)
+        stats["edges"] = len(edges)
+        if len(edges) > collect_limit // 4:
+            edges = edges[_in_sccs(edges["src"].to_numpy(), edges["dst"].to_numpy())]
+            stats["after_scc"] = len(edges)
+    else:
+        if len(edges) > collect_limit:
+            edges = edges[_in_sccs(edges["src"].to_numpy(), edges["dst"].to_numpy())]
+        edges = _paths(edges)
+        stats["after_scc"] = len(edges)
+    truncated = len(edges) > collect_limit
+    if truncated:
+        edges = edges.head(collect_limit)
+    steps = [Step(int(src), int(dst), kind, key, value, None if pd.isna(offset) else int(offset), prev)
+             for src, dst, kind, key, value, offset, prev in zip(*(edges[c] for c in EDGE_FIELDS))]
+    stats["steps_collected"] = len(steps)
+    return steps, truncated, stats
+
+
+def local_op_details(ops: pd.DataFrame) -> OpDetails:
+    """anomalies.op_struct for operations of a pandas `ops` frame."""
+    def details(ids: list[int]) -> dict[int, dict]:
+        rows = ops[ops["invoke_index"].isin(ids)]
+        out = {}
+        for inv, process, f, type_, cindex, ctime, itime in zip(
+                rows["invoke_index"], rows["process"], rows["f"], rows["type"], _nullable_ints(rows["complete_index"]),
+                _nullable_ints(rows["complete_time"]), rows["invoke_time"]):
+            out[int(inv)] = {"index": cindex if cindex is not None else int(inv), "process": int(process),
+                             "time": ctime if ctime is not None else int(itime), "f": f, "type": type_}
+        return out
+    return details
+
+
+def find_cycles_local(bucket_edges: pd.DataFrame, ops: pd.DataFrame, limit: int,
+                      realtime: bool = False) -> tuple[dict[str, dict], dict]:
+    """find_cycles_queue in-process: `bucket_edges` are the buckets' "edge"
+    rows (shrunk unless `realtime`), `ops` the operations."""
+    if realtime:
+        graph = local_graph(edge_frame(bucket_edges, order_steps(ops)), rounds=True)
+    else:
+        graph = local_graph(edge_frame(bucket_edges))
+    return search(*graph, limit, local_op_details(ops))

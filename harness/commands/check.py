@@ -1,4 +1,4 @@
-"""`logtrial check`: check a stored run (or any history file) on Spark."""
+"""`logtrial check`: check a stored run (or any history file), in-process or on Spark."""
 from __future__ import annotations
 
 import json
@@ -61,20 +61,23 @@ def summary(results: dict, path: Path) -> str:
 @click.option("--forbid", multiple=True, metavar="TYPE", help="Anomaly type that makes the run invalid.")
 @click.option("--consistency-model", default="strict-serializable", show_default=True,
               help="list-append: the model to check against.")
+@click.option("--engine", type=click.Choice(["auto", "local", "spark"]), default="auto", show_default=True,
+              help="local: in-process, no JVM; spark: on Spark; auto: local up to 64 MB of JSON Lines "
+                   "with no --spark-master, else Spark.")
 @click.option("--realtime-cycles", is_flag=True,
               help="queue: also search -process/-realtime cycles (slow on big histories).")
-def check(target: Path, workload, out_dir, spark_master, allow, forbid, consistency_model,
+def check(target: Path, workload, out_dir, spark_master, allow, forbid, consistency_model, engine,
           realtime_cycles) -> None:
     """Check a history for anomalies. Exit 0 valid, 1 invalid, 2 unknown, 3 bad input."""
     from checkers.api import CheckOptionError, check_history
-    from checkers.history_io import HistoryError
+    from checkers.history_errors import HistoryError
 
     try:
         history, detected = resolve_history(target)
         workload = workload or detected or "queue"
         results = check_history(history, workload=workload, out_dir=out_dir, spark_master=spark_master,
                                 allow=allow, forbid=forbid, consistency_model=consistency_model,
-                                realtime_cycles=realtime_cycles)
+                                realtime_cycles=realtime_cycles, engine=engine)
     except (HistoryError, click.BadParameter, CheckOptionError) as e:
         click.echo(f"logtrial check: {e}", err=True)
         sys.exit(exit_codes.BAD_INPUT)
