@@ -88,7 +88,7 @@ def _is_prefix(a: list, b: list) -> bool:
 def incompatible_order(key, states: list[list]) -> Finding | None:
     for a, b in zip(states, states[1:]):
         if not _is_prefix(a, b):
-            return Finding("incompatible-order", (), {"key": key, "values": [a, b]})
+            return Finding("incompatible-order", (0, 0), {"key": key, "values": [a, b]})
     return None
 
 

@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "test-all": "harness.commands.test_all:test_all",
     "check": "harness.commands.check:check",
     "to-parquet": "harness.commands.to_parquet:to_parquet",
+    "import-edn": "harness.commands.import_edn:import_edn",
     "report": "harness.commands.report:report",
     "index": "harness.commands.serve:index",
     "serve": "harness.commands.serve:serve",
