@@ -71,12 +71,19 @@ def depth(name: str) -> int:
     return BASE_NAMES.index(base) + VARIANTS.index(suffix)
 
 
+# Elle's implication between cycle types runs within two families: G0 is a
+# G1c, and G-single a G-nonadjacent, a G2-item; G1c does not imply G-single.
+FAMILIES = (("G0", "G1c"), ("G-single", "G-nonadjacent", "G2-item"))
+
+
 def implied(name: str) -> set[str]:
     """Every type a cycle of type `name` makes redundant (itself included):
-    the stronger bases, and the -process then -realtime variants of each."""
+    the later types of its family, and the -process then -realtime variants
+    of each."""
     base = name.removesuffix("-process").removesuffix("-realtime")
     suffix = VARIANTS.index(name[len(base):])
-    return {b + v for b in BASE_NAMES[BASE_NAMES.index(base):] for v in VARIANTS[suffix:]}
+    family = next(f for f in FAMILIES if base in f)
+    return {b + v for b in family[family.index(base):] for v in VARIANTS[suffix:]}
 
 
 SEARCH_ORDER = tuple(sorted(SPECS, key=lambda n: (depth(n), n)))
@@ -157,7 +164,24 @@ def _goal(spec: Spec, state: tuple, first_rw: bool) -> bool:
     return not missing and _rw_ok(spec, rws, adjacent or wraps)
 
 
-def _search(spec: Spec, component: list[Step], max_tries: int) -> Cycle | None:
+def _explained(cycle: list[Step], preferred: dict[tuple[int, int], Step]) -> list[Step]:
+    """Each step as Elle explains the pair: by its strongest relation
+    (ww, then wr, then rw, then process, then realtime), whichever edge the
+    search walked."""
+    return [preferred.get((s.src, s.dst), s) for s in cycle]
+
+
+def _preferred(component: list[Step]) -> dict[tuple[int, int], Step]:
+    best: dict[tuple[int, int], Step] = {}
+    for s in component:
+        pair = (s.src, s.dst)
+        if pair not in best or _KIND_ORDER[s.kind] < _KIND_ORDER[best[pair].kind]:
+            best[pair] = s
+    return best
+
+
+def _search(spec: Spec, component: list[Step], max_tries: int,
+            preferred: dict[tuple[int, int], Step]) -> Cycle | None:
     usable = [s for s in component if s.kind in spec.kinds]
     if not spec.need <= {s.kind for s in usable}:
         return None
@@ -173,10 +197,13 @@ def _search(spec: Spec, component: list[Step], max_tries: int) -> Cycle | None:
     best: list[Step] | None = None
     for first in firsts[:max_tries]:
         path = _close(spec, first, out)
-        if path is None or classify([first, *path]) != spec.name:
+        if path is None:
             continue
-        if best is None or len(path) + 1 < len(best):
-            best = [first, *path]
+        cycle = _explained([first, *path], preferred)
+        if classify(cycle) != spec.name:
+            continue
+        if best is None or len(cycle) < len(best):
+            best = cycle
         if len(best) <= 2:
             break
     return None if best is None else Cycle(spec.name, tuple(best))
@@ -194,10 +221,11 @@ def cycle_anomalies(steps: Iterable[Step], wanted: Iterable[str] = SEARCH_ORDER,
     for component in strongly_connected(list(dict.fromkeys(steps))):
         component.sort(key=lambda s: _KIND_ORDER[s.kind])
         redundant: set[str] = set()
+        preferred = _preferred(component)
         for name in wanted:
             if name in redundant:
                 continue
-            cycle = _search(SPECS[name], component, max_tries)
+            cycle = _search(SPECS[name], component, max_tries, preferred)
             if cycle is not None:
                 found.append(cycle)
                 redundant |= implied(name)

@@ -120,7 +120,7 @@ class Cycle:
 
     @property
     def keys(self) -> list[str]:
-        return sorted({s.key for s in self.steps if s.key is not None})
+        return sorted({s.key for s in self.steps if s.key is not None and s.kind in DATA_KINDS})
 
 
 def classify(steps: Sequence[Step]) -> str:

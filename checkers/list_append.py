@@ -126,8 +126,9 @@ def check_list_append(ops: pd.DataFrame, consistency_model: str = "strict-serial
     findings, edges = analyze(all_txns)
     counts = _type_counts(t.type for t in all_txns)
     ops_by_id = {t.id: t.info for t in all_txns}
-    return assemble(findings, edges + order_edges(all_txns, model), ops_by_id.get, counts, model,
-                    allow, forbid, examples)
+    graph = edges + order_edges(all_txns, model)
+    return assemble(findings, graph, ops_by_id.get, counts, model, allow, forbid, examples,
+                    graph_edges=len(graph))
 
 
 def _type_counts(types: Iterable[str]) -> dict[str, int]:
@@ -139,11 +140,12 @@ def _type_counts(types: Iterable[str]) -> dict[str, int]:
 
 def assemble(findings: Iterable[Finding], edges: list[Step], op_info, counts: dict[str, int],
              model: str, allow=(), forbid=(), examples: int = DEFAULT_EXAMPLES,
-             exact_counts: dict[str, int] | None = None) -> dict:
+             exact_counts: dict[str, int] | None = None, graph_edges: int = 0) -> dict:
     """Results from findings (the first `examples` per type, by op and
     position), the graph's cycles and the verdict. `op_info(id)` describes
     an operation; `exact_counts` overrides the counts of findings when only
-    the first few of each type were gathered (Spark)."""
+    the first few of each type were gathered (Spark); `graph_edges` is the
+    size of the whole dependency graph (`edges` may be only its cyclic part)."""
     anomalies: dict[str, dict] = {}
     by_type: dict[str, list[Finding]] = {}
     for f in findings:
@@ -160,10 +162,10 @@ def assemble(findings: Iterable[Finding], edges: list[Step], op_info, counts: di
             ops = {op: op_info(op) or {"index": op} for op in cycle.ops}
             entry["examples"].append(explain_cycle(cycle, ops, ListAppendPhrasing()))
     types = sorted(anomalies)
-    valid, bad = verdict(types, "list-append", Evidence(any_ok=bool(counts.get("ok"))), model,
-                         allow, forbid)
+    evidence = Evidence(any_ok=bool(counts.get("ok")), empty_graph=graph_edges == 0)
+    valid, bad = verdict(types, "list-append", evidence, model, allow, forbid)
     not_, also_not = consistency.violated(types)
     return {"valid": valid, "anomaly_types": types, "bad_anomaly_types": bad,
             "anomalies": {k: anomalies[k] for k in types}, "not": not_, "also_not": also_not,
             "consistency_model": model,
-            "stats": {"ops": counts}}
+            "stats": {"ops": counts, "graph_edges": graph_edges}}

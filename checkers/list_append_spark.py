@@ -113,11 +113,15 @@ def _findings(rows: DataFrame, limit: int) -> tuple[list[Finding], dict[str, int
             counts)
 
 
-def _cyclic_steps(edges: DataFrame, order: list[Step]) -> list[Step]:
+def _cyclic_steps(edges: DataFrame, order: list[Step]) -> tuple[list[Step], int]:
     """The data edges inside a strongly connected component of the whole
-    graph (order edges included), with their explanations; and those order
-    edges."""
+    graph (order edges included), with their explanations, and those order
+    edges; and the size of the whole graph."""
     pairs = edges.select("src", "dst").toPandas()
+    return _inside_components(edges, pairs, order), len(pairs) + len(order)
+
+
+def _inside_components(edges: DataFrame, pairs: pd.DataFrame, order: list[Step]) -> list[Step]:
     src = np.concatenate([pairs["src"].to_numpy(np.int64), np.array([s.src for s in order], np.int64)])
     dst = np.concatenate([pairs["dst"].to_numpy(np.int64), np.array([s.dst for s in order], np.int64)])
     if len(src) == 0:
@@ -159,7 +163,7 @@ def check_list_append_spark(spark: SparkSession, ops: DataFrame, consistency_mod
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         found, counts = _findings(rows, examples)
         txns = _meta_txns(meta)
-        steps = _cyclic_steps(rows.where("rec = 'edge'"), order_edges(txns, model))
+        steps, graph_edges = _cyclic_steps(rows.where("rec = 'edge'"), order_edges(txns, model))
         rows.unpersist()
     finally:
         txn_ops.unpersist()
@@ -167,7 +171,8 @@ def check_list_append_spark(spark: SparkSession, ops: DataFrame, consistency_mod
     op_counts: dict[str, int] = {}
     for t in txns:
         op_counts[t.type] = op_counts.get(t.type, 0) + 1
-    return assemble(found, steps, info.get, op_counts, model, allow, forbid, examples, exact_counts=counts)
+    return assemble(found, steps, info.get, op_counts, model, allow, forbid, examples, exact_counts=counts,
+                    graph_edges=graph_edges)
 
 
 def _meta_txns(meta: pd.DataFrame) -> list[Txn]:

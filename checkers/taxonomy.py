@@ -68,11 +68,11 @@ _DECLARED = (
     AnomalyType("internal", LIST_APPEND, "A transaction's read disagreed with its own earlier "
                 "reads and appends of the key.", forbidden_by=("read-uncommitted",)),
     AnomalyType("future-read", LIST_APPEND, "A transaction read an element that it appends only "
-                "later, itself.", forbidden_by=("read-uncommitted",)),
+                "later, itself.", forbidden_by=("read-committed",)),
     AnomalyType("duplicate-elements", LIST_APPEND, "A read saw the same appended element more "
                 "than once.", forbidden_by=("read-uncommitted",)),
     AnomalyType("incompatible-order", LIST_APPEND, "Two reads of a key saw orders of appends "
-                "that cannot both be prefixes of one list.", forbidden_by=("read-uncommitted",)),
+                "that cannot both be prefixes of one list (Elle: implies G1a).", forbidden_by=("read-committed",)),
     AnomalyType("dirty-update", LIST_APPEND, "A committed append came right after, and so built "
                 "on, an append of a transaction that failed.", forbidden_by=("read-committed",)),
     AnomalyType("lost-update", LIST_APPEND, "Two or more committed transactions read the same "

@@ -13,8 +13,10 @@ checkers/taxonomy.py:
   it cannot judge pass;
 - `allow` moves types out of the bad set, `forbid` into it;
 - "unknown" when nothing bad was found but the history cannot vouch for
-  anything: no ok operation at all, or (queue) `unseen` is the only bad
-  type and no poll ran after the last acknowledged send.
+  anything: no ok operation at all; (list-append) no dependency edge at all,
+  so no cycle could have been seen (Elle's empty-transaction-graph); or
+  (queue) `unseen` is the only bad type and no poll ran after the last
+  acknowledged send.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ class Evidence:
     used_subscribe: bool = False
     final_reads: bool = True
     wr_only_g1c: dict[str, int] = field(default_factory=dict)  # type -> count of wr-only cycles
+    empty_graph: bool = False      # list-append: no dependency at all (Elle's empty-transaction-graph)
 
 
 def is_bad(name: str, workload: str, model: str | None, evidence: Evidence) -> bool:
@@ -61,4 +64,4 @@ def verdict(found: Iterable[str], workload: str, evidence: Evidence | None = Non
         if bad == ["unseen"] and not evidence.final_reads:
             return "unknown", bad
         return False, bad
-    return (True if evidence.any_ok else "unknown"), bad
+    return (True if evidence.any_ok and not evidence.empty_graph else "unknown"), bad
