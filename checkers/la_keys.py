@@ -165,10 +165,9 @@ def lost_updates(key, mops: list[KeyMop]) -> Iterator[Finding]:
     for m in sorted((m for m in mops if m.otype == "ok"), key=lambda m: (m.op, m.pos)):
         if m.f == "r" and m.op not in first_read:
             first_read[m.op] = tuple(m.value or ())
-        elif m.f == "append" and m.op not in wrote:
-            wrote.add(m.op)
-            if m.op in first_read:
-                by_state.setdefault(first_read[m.op], []).append(m.op)
+        elif m.f == "append" and m.op not in wrote and m.op in first_read:
+            wrote.add(m.op)     # its first append after reading (Elle's rule)
+            by_state.setdefault(first_read[m.op], []).append(m.op)
     for state, ops in by_state.items():
         if len(ops) > 1:
             yield Finding("lost-update", (ops[0], 0), {"key": key, "value": list(state), "ops": ops})

@@ -30,7 +30,7 @@ OP_FIELDS = ("op", "writer", "aborted_op")
 def describe_op(op: dict | None) -> str:
     if not op:
         return "an unknown operation"
-    return f"op {op['index']} (process {op['process']}, {op['type']})"
+    return f"op {op['index']} (process {op.get('process', '?')}, {op.get('type', '?')})"
 
 
 def describe_list(xs) -> str:

@@ -5,8 +5,8 @@ the same in Spark), as Elle builds them:
 - realtime: a transitive reduction of "A completed (ok) before B was
   invoked": walking the history, every invoke is linked from the buffer of
   ok completions seen so far, and an ok completion replaces in the buffer
-  the completions already linked to it. Operations that never completed are
-  left out.
+  the completions already linked to it. An operation that never completed
+  counts as info (the contract): it gets edges in, none out.
 
 `ops` are (id, process, type, invoke_index, complete_index) tuples.
 """
@@ -32,7 +32,7 @@ def process_edges(ops: Iterable[tuple]) -> list[Step]:
 def realtime_edges(ops: Iterable[tuple]) -> list[Step]:
     events = []
     for op_id, _, otype, invoke_index, complete_index in ops:
-        if complete_index is None or otype == "fail":
+        if otype == "fail":
             continue
         events.append((invoke_index, "invoke", op_id))
         if otype == "ok":

@@ -1,11 +1,16 @@
 """Hand-made list-append histories: txns laid out concurrently or one after
 another, scenarios chained so that each starts after the previous ended
 (realtime edges between scenarios then only point forward: no cycle spans two
-scenarios)."""
+scenarios).
+
+Keys are ints, as the history contract requires (shared/history-format.md);
+tests give them readable names with a `Keys` namespace (see `keys()`).
+Values need only be unique per key."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 
 @dataclass(frozen=True)
@@ -19,12 +24,26 @@ def T(process: int, *mops, type: str = "ok") -> Txn:
     return Txn(process, tuple(mops), type)
 
 
-def a(key, value):
-    return ("append", key, value)
+def _key(key) -> int:
+    if not isinstance(key, int) or isinstance(key, bool):
+        raise TypeError(f"list-append keys are ints, not {key!r}: name them with keys()")
+    return key
 
 
-def r(key, values):
-    return ("r", key, values)
+def a(key: int, value):
+    return ("append", _key(key), value)
+
+
+def r(key: int, values):
+    return ("r", _key(key), values)
+
+
+def keys(*names: str, start: int = 1) -> SimpleNamespace:
+    """Readable names for int keys: keys("x", "y").y == 2."""
+    ids = {name: i for i, name in enumerate(names, start=start)}
+    if len(ids) != len(names):
+        raise ValueError("key names must be distinct")
+    return SimpleNamespace(**ids)
 
 
 def _invoke(t: Txn) -> dict:

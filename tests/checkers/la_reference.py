@@ -1,11 +1,22 @@
 """A straightforward single-process list-append checker (plain Python and
-networkx) to compare the Spark checker against.
+networkx) to compare checkers/list_append.check_list_append against.
 
-The reference builds the whole dependency graph without any shrinking and
-computes realtime edges by brute force (all pairs, then the transitive
-reduction). Cycle naming uses checkers.cycles (shared on purpose: what is
-compared is everything upstream of it: parsing, version orders, edges,
-shrinking). Histories come from benchmarks/gen_list_append.py's simulator."""
+It re-derives everything from Elle's definitions (jepsen-io/elle,
+src/elle/list_append.clj and txn.clj), written the plain way, over whole
+operations and never per key: internal, future-read, duplicate-elements,
+sorted values and incompatible-order, G1a, G1b, dirty-update, lost-update
+(Elle's `lost-update-cases`, or by default the checker's narrower reading
+of it: see `lost_updates`), the ww / wr / rw edges (Elle's
+append, write and read indexes), and realtime edges by brute force (every
+"completed before invoked" pair, then the transitive reduction), the order
+edges strict-serializable needs. Naming the cycles uses
+checkers.cycle_search (shared on purpose: what is compared is everything
+upstream of it: parsing, version orders, edges). Histories come from
+benchmarks/gen_list_append.py's simulator.
+
+Like the checker (checkers/order_local.py), an operation with no completion
+gets no realtime edge (Elle does the same for a partial history).
+"""
 
 from __future__ import annotations
 
@@ -13,160 +24,218 @@ from collections import Counter, defaultdict
 
 import networkx as nx
 
-from checkers.cycles import Step, find_cycles
+from checkers.cycle_search import SEARCH_ORDER, cycle_anomalies
+from checkers.cycles import Step
 
-
-def s(x) -> str:
-    """A JSON scalar as the Spark side keeps it (its text)."""
-    return x if isinstance(x, str) else str(x)
+INIT = "init"          # the initial (empty) state of a key; values are ints
+UNKNOWN = "..."        # an unknown prefix, in an expected state
 
 
 def pair(events: list[dict]) -> list[dict]:
-    """Operations: invoke + next event of the same process (or none: info)."""
+    """Operations: invoke + next event of the same process (or none: info),
+    in invoke order."""
     pending: dict = {}
     ops = []
     for e in events:
+        if e["process"] == "nemesis":
+            continue
         if e["type"] == "invoke":
             pending[e["process"]] = e
             continue
-        inv = pending.pop(e["process"])
-        ops.append({"invoke": inv, "complete": e})
+        ops.append({"invoke": pending.pop(e["process"]), "complete": e})
     ops += [{"invoke": inv, "complete": None} for inv in pending.values()]
+    ops.sort(key=lambda o: o["invoke"]["index"])
     for o in ops:
         c = o["complete"]
         o["type"] = c["type"] if c else "info"
         o["id"] = c["index"] if c else o["invoke"]["index"]
         o["process"] = o["invoke"]["process"]
-        value = c["value"] if o["type"] == "ok" else o["invoke"]["value"]
-        o["mops"] = [(f, s(k), None if f == "r" else s(v),
-                      [s(x) for x in v] if f == "r" and v is not None and o["type"] == "ok"
-                      else None) for f, k, v in value]
+        ok = o["type"] == "ok"
+        value = c["value"] if ok else o["invoke"]["value"]
+        # (f, key, appended value | list read: [] for an ok null read, None when unknown)
+        o["mops"] = [(f, k, (v or []) if ok else None) if f == "r" else (f, k, v)
+                     for f, k, v in value]
     return ops
 
 
-def _txn_checks(op, found):
-    state: dict[str, tuple] = {}
-    for pos, (f, k, v, read) in enumerate(op["mops"]):
-        known, mine = state.get(k, (None, []))
+def internal(op) -> bool:
+    """Elle's op-int-case."""
+    state: dict = {}
+    for f, k, v in op["mops"]:
         if f == "append":
-            state[k] = (known, mine + [v])
+            state[k] = state.get(k, [UNKNOWN]) + [v]
             continue
-        if read is None:
-            continue
-        if known is not None and read != known + mine:
-            found["internal"].append(op)
-        elif known is None and mine and read[-len(mine):] != mine:
-            found["internal"].append(op)
-        later = {v2 for f2, k2, v2, _ in op["mops"][pos + 1:] if f2 == "append" and k2 == k}
-        if later & set(read):
-            found["future-read"].append(op)
-        if len(set(read)) < len(read):
-            found["duplicate-elements"].append(op)
-        state[k] = (read, [])
+        if k in state:
+            s = state[k]
+            if s[:1] == [UNKNOWN]:
+                tail = s[1:]
+                if len(v) < len(tail) or v[len(v) - len(tail):] != tail:
+                    return True
+            elif s != v:
+                return True
+        state[k] = list(v)
+    return False
 
 
-def _lost_updates(ops, found):
-    groups = defaultdict(set)
+def future_read(op) -> bool:
+    seen = set()
+    for f, k, v in op["mops"]:
+        if f == "r":
+            seen |= {(k, e) for e in v}
+        elif (k, v) in seen:
+            return True
+    return False
+
+
+def lost_updates(ok_ops) -> int:
+    """Elle's lost-update-cases literally: per ok txn, the first read of each
+    key and the first append to it *after* that read; a (key, state read)
+    shared by two or more txns is one case."""
+    txns = defaultdict(set)
+    for op in ok_ops:
+        reads, writes = {}, set()
+        for f, k, v in op["mops"]:
+            if f == "append" and k not in writes:
+                if k in reads:
+                    txns[(k, tuple(reads[k]))].add(op["id"])
+                    writes.add(k)
+            elif f == "r" and k not in reads:
+                reads[k] = v
+    return sum(1 for ids in txns.values() if len(ids) > 1)
+
+
+def sorted_values(ops) -> dict:
+    """Elle's sorted-values over `ops`: non-empty ok reads, replaced by [v]
+    for a key with exactly one append; shortest first. Reads go into each
+    key's set in history order (ties in length are broken as the checker's)."""
+    states: dict = {}
+    appends = defaultdict(list)
     for op in ops:
-        if op["type"] != "ok":
-            continue
-        last_read, appended = {}, set()
-        for f, k, v, read in op["mops"]:
-            if f == "r":
-                last_read[k] = read
-            elif k not in appended:
-                appended.add(k)
-                if k in last_read:
-                    groups[(k, tuple(last_read[k]))].add(op["id"])
-    found["lost-update"] += [g for g in groups.values() if len(g) > 1]
+        for f, k, v in op["mops"]:
+            if f == "r" and op["type"] == "ok" and v:
+                states.setdefault(k, set()).add(tuple(v))
+            elif f == "append":
+                appends[k].append(v)
+    for k, vs in appends.items():
+        if len(vs) == 1:
+            states[k] = {(vs[0],)}
+    return {k: [list(s) for s in sorted(v, key=len)] for k, v in states.items()}
 
 
-def realtime_reduction(ops) -> set[tuple[int, int]]:
-    done = [o for o in ops if o["type"] == "ok"]
-    before = {(x["id"], y["id"]) for x in done for y in ops
+def prefix(a, b) -> bool:
+    return len(a) <= len(b) and b[:len(a)] == a
+
+
+def dirty_updates(order: dict, ops) -> int:
+    """Elle's dirty-update-cases (failed txns' appends included)."""
+    writer_type = {}
+    for op in ops:
+        for f, k, v in op["mops"]:
+            if f == "append":
+                writer_type[(k, v)] = op["type"]
+    cases = 0
+    for k, values in order.items():
+        t1 = "ok"
+        for v in values:
+            t2 = writer_type.get((k, v))
+            if t2 is None:
+                continue
+            if t1 == "fail" and t2 == "ok":
+                cases += 1
+            if t2 == "info" or (t1 == "fail" and t2 == "fail"):
+                continue
+            t1 = t2
+    return cases
+
+
+def realtime_edges(ops) -> set[Step]:
+    """All "x completed ok before y was invoked" pairs between not failed ops
+    (one that never completed is info: edges in only), transitively reduced
+    through ok ops."""
+    done = [o for o in ops if o["type"] != "fail"]
+    oks = [o for o in done if o["type"] == "ok"]
+    before = {(x["id"], y["id"]) for x in oks for y in done
               if x["complete"]["index"] < y["invoke"]["index"]}
-    ids = [o["id"] for o in ops]
-    return {(x, y) for x, y in before if not any((x, c) in before and (c, y) in before
-                                                 for c in ids)}
+    by_id = {o["id"]: o for o in done}
+    return {Step(x, y, "realtime", value=str(by_id[y]["invoke"]["index"]),
+                 prev=str(by_id[x]["complete"]["index"]))
+            for x, y in before
+            if not any((x, c["id"]) in before and (c["id"], y) in before for c in oks)}
 
 
 def check(events: list[dict]) -> Counter:
-    """{anomaly type: count}, counted the way the Spark checker counts."""
+    """{anomaly type: count}, counted the way the checker counts (cycles: one
+    per type and strongly connected component, as Elle)."""
     ops = [o for o in pair(events) if o["invoke"]["f"] == "txn"]
-    found: dict[str, list] = defaultdict(list)
-    writer = {}
+    ok_ops = [o for o in ops if o["type"] == "ok"]
+    possible = [o for o in ops if o["type"] != "fail"]
+    found: Counter = Counter()
+
+    for op in ok_ops:
+        found["internal"] += internal(op)
+        found["future-read"] += future_read(op)
+        for f, k, v in op["mops"]:
+            if f == "r" and len(set(v)) < len(v):
+                found["duplicate-elements"] += 1
+    found["lost-update"] += lost_updates(ok_ops)
+
+    # G1a and G1b over every txn, failed ones included (Elle)
+    failed = {(k, v) for o in ops if o["type"] == "fail" for f, k, v in o["mops"] if f == "append"}
+    intermediate = {}
     for op in ops:
-        appends = [(k, v) for f, k, v, _ in op["mops"] if f == "append"]
-        for i, (k, v) in enumerate(appends):
-            last = all(k2 != k for k2, _ in appends[i + 1:])
-            writer[(k, v)] = (op, last)
-    reads = [(op, k, read) for op in ops if op["type"] == "ok"
-             for f, k, _, read in op["mops"] if f == "r" and read is not None]
-    for op in ops:
-        if op["type"] == "ok":
-            _txn_checks(op, found)
-    _lost_updates(ops, found)
+        last = {}
+        for f, k, v in op["mops"]:
+            if f == "append":
+                if k in last:
+                    intermediate[(k, last[k])] = op["id"]
+                last[k] = v
+    reads = [(op, k, v) for op in ok_ops for f, k, v in op["mops"] if f == "r"]
+    for op, k, v in reads:
+        found["G1a"] += sum((k, e) in failed for e in v)
+        if v and intermediate.get((k, v[-1]), op["id"]) != op["id"]:
+            found["G1b"] += 1
 
-    order, compatible = {}, {}
-    for op, k, read in reads:
-        if k not in order or len(read) > len(order[k]):
-            order[k] = read
-    for op, k, read in reads:
-        if order[k][:len(read)] != read:
-            if compatible.get(k, True):
-                found["incompatible-order"].append(k)
-            compatible[k] = False
-        compatible.setdefault(k, True)
+    values = sorted_values(possible)
+    for k, states in values.items():
+        if any(not prefix(a, b) for a, b in zip(states, states[1:])):
+            found["incompatible-order"] += 1
+    # the version order: the longest read, even when reads disagree (Elle)
+    order = {k: list(dict.fromkeys(states[-1])) for k, states in values.items()}
+    found["dirty-update"] += dirty_updates(
+        {k: list(dict.fromkeys(s[-1])) for k, s in sorted_values(ops).items()}, ops)
 
-    steps = set()
-    def add(src, dst, kind, key, value=None, prev=None):
-        if src["id"] != dst["id"]:
-            steps.add(Step(src["id"], dst["id"], kind, key, value, None, prev))
-
-    for op, k, read in reads:
-        for x in read:
-            w = writer.get((k, x))
-            if w and w[0]["type"] == "fail":
-                found["G1a"].append(op)
-        if read:
-            w = writer.get((k, read[-1]))
-            if w and w[0]["type"] != "fail" and w[0]["id"] != op["id"]:
-                add(w[0], op, "wr", k, read[-1])
-                if not w[1]:
-                    found["G1b"].append(op)
-        if compatible[k] and len(order[k]) > len(read):
-            w = writer.get((k, order[k][len(read)]))
-            if w and w[0]["type"] != "fail":
-                add(op, w[0], "rw", k, order[k][len(read)], read[-1] if read else None)
-    for k, xs in order.items():
-        if not compatible[k]:
-            continue
-        for x, y in zip(xs, xs[1:]):
-            wx, wy = writer.get((k, x)), writer.get((k, y))
-            if not wx or not wy:
+    # edges between ok and info txns
+    writer = {(k, v): o["id"] for o in possible for f, k, v in o["mops"] if f == "append"}
+    readers = defaultdict(set)
+    for op, k, v in reads:
+        readers[(k, v[-1] if v else INIT)].add(op["id"])
+    steps: set[Step] = set()
+    for op, k, v in reads:
+        w = writer.get((k, v[-1])) if v else None
+        if w is not None and w != op["id"]:
+            steps.add(Step(w, op["id"], "wr", k, v[-1]))
+    for op in possible:
+        for f, k, v in op["mops"]:
+            if f != "append":
                 continue
-            if wx[0]["type"] == "fail" and wy[0]["type"] != "fail":
-                found["dirty-update"].append(k)
-            if wx[0]["type"] != "fail" and wy[0]["type"] != "fail":
-                add(wx[0], wy[0], "ww", k, y, x)
-
-    live = sorted((o for o in ops if o["type"] != "fail"), key=lambda o: o["invoke"]["index"])
-    by_id = {o["id"]: o for o in live}
-    last_of = {}
-    for o in live:
-        if o["process"] in last_of:
-            add(last_of[o["process"]], o, "process", s(o["process"]))
-        last_of[o["process"]] = o
-    for x, y in realtime_reduction(live):
-        add(by_id[x], by_id[y], "realtime", None)
+            vs = order.get(k, [])
+            if v in vs:
+                i = vs.index(v)
+                prev = vs[i - 1] if i > 0 else INIT
+            else:
+                prev = vs[-1] if vs else INIT
+            w = writer.get((k, prev)) if prev != INIT else None
+            if w is not None and w != op["id"]:
+                steps.add(Step(w, op["id"], "ww", k, v, prev=prev))
+            for r in readers.get((k, prev), ()):
+                if r != op["id"]:
+                    steps.add(Step(r, op["id"], "rw", k, v, prev=None if prev == INIT else prev))
+    steps |= realtime_edges(ops)
 
     graph = nx.MultiDiGraph()
-    graph.add_edges_from((st.src, st.dst) for st in steps)
-    # one step per (src, dst, kind), as the Spark side keeps
-    kept = {}
-    for st in sorted(steps):
-        kept.setdefault((st.src, st.dst, st.kind), st)
-    for cycle in find_cycles(kept.values()):
+    graph.add_edges_from((s.src, s.dst) for s in steps)
+    wanted = [t for t in SEARCH_ORDER if not t.endswith("-process")]   # strict-serializable
+    for cycle in cycle_anomalies(steps, wanted):
         assert nx.is_strongly_connected(graph.subgraph(cycle.ops))
-        found[cycle.anomaly].append(cycle)
-    return Counter({t: len(v) for t, v in found.items() if v})
+        found[cycle.anomaly] += 1
+    return Counter({t: n for t, n in found.items() if n})

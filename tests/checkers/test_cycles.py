@@ -135,3 +135,185 @@ def test_explanation_queue_wording():
         "T1 < T2 because T2 polled T1's send of 59 to key 18 at offset 162; "
         "T2 < T1 because T1 polled T2's send of 45 to key 19 at offset 119: a contradiction.")
     assert text["uses_ww"] is False
+
+
+# ------------------------------------------------ checkers/cycle_search (list-append)
+
+from checkers import cycle_search  # noqa: E402
+
+
+def search_names(steps, wanted=cycle_search.SEARCH_ORDER):
+    return sorted(c.anomaly for c in cycle_search.cycle_anomalies(steps, wanted))
+
+
+@pytest.mark.parametrize("kinds, expected", [
+    (["ww", "ww"], "G0"),
+    (["ww", "wr"], "G1c"),
+    (["rw", "wr"], "G-single"),
+    (["rw", "rw"], "G2-item"),
+    (["rw", "rw", "ww"], "G2-item"),
+    (["rw", "wr", "rw", "wr"], "G-nonadjacent"),
+    (["wr", "rw", "ww", "rw"], "G-nonadjacent"),
+    (["rw", "wr", "rw"], "G2-item"),             # the last rw and the first are adjacent (wrap)
+    (["rw", "ww", "wr", "rw"], "G2-item"),       # likewise, with more between
+    (["ww", "rw", "wr", "rw"], "G-nonadjacent"),  # ww between the last rw and the first
+    (["rw", "wr", "rw", "rw", "ww"], "G2-item"),  # two of three rw in a row
+    (["rw", "wr", "rw", "realtime"], "G-nonadjacent-realtime"),
+    (["rw", "process", "rw", "wr"], "G-nonadjacent-process"),
+    (["rw", "realtime", "rw", "process"], "G-nonadjacent-realtime"),
+    (["rw", "rw", "process"], "G2-item-process"),
+    (["ww", "process"], "G0-process"),
+])
+def test_search_classify(kinds, expected):
+    n = len(kinds)
+    assert cycle_search.classify([S(i, (i + 1) % n, k) for i, k in enumerate(kinds)]) == expected
+
+
+def test_nonadjacent_cycle_found_and_g2_item_not_reported_beside_it():
+    steps = [S(1, 2, "rw"), S(2, 3, "wr"), S(3, 4, "rw"), S(4, 1, "wr")]
+    (cycle,) = cycle_search.cycle_anomalies(steps)
+    assert cycle.anomaly == "G-nonadjacent" and set(cycle.ops) == {1, 2, 3, 4}
+    assert_search_cycle(cycle, steps)
+
+
+def test_wrap_around_makes_it_g2_item():
+    steps = [S(1, 2, "rw"), S(2, 3, "wr"), S(3, 1, "rw")]
+    assert search_names(steps) == ["G2-item"]
+
+
+def test_nonadjacent_search_avoids_the_adjacent_closing():
+    # 1 -rw-> 2 closes two ways: rw 2->1 (G2-item) or wr 2->3 -rw-> 4 -wr-> 1
+    steps = [S(1, 2, "rw"), S(2, 1, "rw"), S(2, 3, "wr"), S(3, 4, "rw"), S(4, 1, "wr")]
+    found = {c.anomaly: c for c in cycle_search.cycle_anomalies(steps)}
+    assert set(found) == {"G-nonadjacent"}      # G2-item is implied by it: not reported
+    assert set(found["G-nonadjacent"].ops) == {1, 2, 3, 4}
+
+
+def assert_search_cycle(cycle, steps):
+    assert set(cycle.steps) <= set(steps)
+    for a, b in zip(cycle.steps, cycle.steps[1:] + cycle.steps[:1]):
+        assert a.dst == b.src
+    assert len(set(cycle.ops)) == len(cycle.ops)                   # simple
+    assert cycle_search.classify(cycle.steps) == cycle.anomaly
+
+
+def test_one_cycle_per_component_and_type():
+    steps = [S(1, 2, "ww"), S(2, 1, "ww"), S(2, 3, "ww"), S(3, 2, "ww"),   # one SCC, two G0s
+             S(5, 6, "ww"), S(6, 5, "ww")]                                 # another SCC
+    found = cycle_search.cycle_anomalies(steps)
+    assert [c.anomaly for c in found] == ["G0", "G0"]
+    assert [set(c.ops) <= {1, 2, 3} for c in found] == [True, False]
+
+
+@pytest.mark.parametrize("steps, expected", [
+    # G0 there says all a G1c would: the G1c (1 -wr-> 2 -ww-> 1) is not reported
+    ([S(1, 2, "ww"), S(2, 1, "ww"), S(1, 2, "wr")], ["G0"]),
+    # a G-single implies G-nonadjacent and G2-item (1 -rw-> 2 -rw-> 1 is one)
+    ([S(1, 2, "rw"), S(2, 1, "wr"), S(2, 1, "rw")], ["G-single"]),
+    # and its -realtime variant (1 -rw-> 2 -realtime-> 1)
+    ([S(1, 2, "rw"), S(2, 1, "wr"), S(2, 1, "realtime")], ["G-single"]),
+    # G0 implies G0-realtime
+    ([S(1, 2, "ww"), S(2, 1, "ww"), S(2, 1, "realtime")], ["G0"]),
+    # G0-process implies G0-realtime and G1c-process
+    ([S(1, 2, "ww"), S(2, 1, "process"), S(2, 1, "realtime"), S(1, 2, "wr")], ["G0-process"]),
+    # nothing weaker explains these: each is reported
+    ([S(1, 2, "ww"), S(2, 1, "wr")], ["G1c"]),
+    ([S(1, 2, "rw"), S(2, 1, "realtime")], ["G-single-realtime"]),
+    # a G-single and a G0-realtime in one component: both (G-single does not imply it)
+    ([S(1, 2, "rw"), S(2, 1, "wr"), S(2, 3, "ww"), S(3, 2, "realtime")], ["G-single", "G0-realtime"]),
+])
+def test_implied_types_skipped(steps, expected):
+    assert search_names(steps) == sorted(expected)
+
+
+def test_wanted_limits_the_types():
+    steps = [S(1, 2, "rw"), S(2, 1, "realtime"), S(3, 4, "ww"), S(4, 3, "ww")]
+    base = [n for n in cycle_search.SEARCH_ORDER if not n.endswith(("-process", "-realtime"))]
+    assert search_names(steps, base) == ["G0"]
+    assert search_names(steps) == ["G-single-realtime", "G0"]
+
+
+def test_search_order_weakest_model_first():
+    order = cycle_search.SEARCH_ORDER
+    assert order.index("G0") < order.index("G1c") < order.index("G-single") \
+        < order.index("G-nonadjacent") < order.index("G2-item")
+    assert order.index("G0") < order.index("G0-process") < order.index("G0-realtime")
+    assert cycle_search.implied("G-single") >= {"G-nonadjacent", "G2-item", "G-single-realtime",
+                                                "G2-item-process"}
+    assert "G0" not in cycle_search.implied("G1c")
+    assert "G-single" not in cycle_search.implied("G-single-process")
+
+
+# Elle (consistency_model.clj, anomaly-severity-graph): "G0 doesn't imply
+# G-Single": implication runs within G0/G1c and within G-single/G-nonadjacent/
+# G2-item, so a component with a G0 (or G1c) and an rw cycle reports both.
+@pytest.mark.parametrize("steps, expected", [
+    ([S(1, 2, "ww"), S(2, 1, "ww"), S(2, 3, "rw"), S(3, 2, "wr")], ["G-single", "G0"]),
+    ([S(1, 2, "wr"), S(2, 1, "wr"), S(2, 3, "rw"), S(3, 2, "realtime")], ["G-single-realtime", "G1c"]),
+    ([S(1, 2, "ww"), S(2, 1, "ww"), S(2, 3, "rw"), S(3, 2, "rw")], ["G0", "G2-item"]),
+])
+def test_g0_g1c_do_not_hide_rw_cycles_in_their_component(steps, expected):
+    assert search_names(steps) == sorted(expected)
+
+
+@pytest.mark.parametrize("steps, expected", [
+    # pair 1->2 is both ww and rw: Elle explains it as ww, so this is a G1c, not a G-single
+    ([S(1, 2, "rw"), S(1, 2, "ww"), S(2, 1, "wr")], ["G1c"]),
+    # rw beats realtime: a G-single, not a G1c-realtime
+    ([S(1, 2, "rw"), S(1, 2, "realtime"), S(2, 1, "wr")], ["G-single"]),
+])
+def test_each_pair_explained_by_its_strongest_relation(steps, expected):
+    found = cycle_search.cycle_anomalies(steps)
+    assert sorted(c.anomaly for c in found) == expected
+    for cycle in found:
+        assert_search_cycle(cycle, steps)
+
+
+STRENGTH = ("ww", "wr", "rw", "process", "realtime")
+
+
+def brute_force_by_component(steps):
+    """{frozenset(vertices of an SCC): every classification (cycle_search) of
+    every simple cycle in it}, each pair of ops by its strongest relation
+    (as Elle explains a cycle)."""
+    graph = nx.DiGraph()
+    graph.add_edges_from((s.src, s.dst) for s in steps)
+    strongest = {}
+    for s in steps:
+        best = strongest.get((s.src, s.dst))
+        if best is None or STRENGTH.index(s.kind) < STRENGTH.index(best.kind):
+            strongest[(s.src, s.dst)] = s
+    out = {}
+    for component in nx.strongly_connected_components(graph):
+        types = {cycle_search.classify([strongest[p] for p in zip(cycle, cycle[1:] + cycle[:1])])
+                 for cycle in nx.simple_cycles(graph.subgraph(component))}
+        if types:
+            out[frozenset(component)] = types
+    return out
+
+
+SEARCH_COMPLETE = {"G0", "G1c", "G-single"}   # the search is complete for these
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_search_random_graphs_against_brute_force(seed):
+    rng = random.Random(seed)
+    n = rng.randint(2, 6)
+    steps = sorted({S(rng.randrange(n), rng.randrange(n), rng.choice(["ww", "wr", "rw",
+                                                                     "process", "realtime"]))
+                    for _ in range(rng.randint(1, 12))})
+    truth = brute_force_by_component(steps)
+    found = cycle_search.cycle_anomalies(steps)
+    reported: dict[frozenset, list[str]] = {}
+    for cycle in found:
+        assert_search_cycle(cycle, steps)
+        (component,) = [c for c in truth if set(cycle.ops) <= c]
+        assert cycle.anomaly in truth[component]                  # sound
+        reported.setdefault(component, []).append(cycle.anomaly)
+    for component, types in truth.items():
+        mine = reported.get(component, [])
+        assert len(mine) == len(set(mine))                        # one per type and SCC
+        for a_type in mine:                                       # none implied by another
+            assert not any(a_type in cycle_search.implied(b) for b in mine if b != a_type)
+        for a_type in types & SEARCH_COMPLETE:                    # complete, up to implication
+            assert a_type in mine or any(a_type in cycle_search.implied(b) for b in mine)

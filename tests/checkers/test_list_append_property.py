@@ -1,8 +1,10 @@
 """Property test: random list-append histories from a simulated faulty
-database, checked by the Spark checker and by the plain-Python reference
-(tests/checkers/la_reference.py); anomaly types and counts must agree on
-every history. Spark is slow, so each example batches several histories into
-one check (each in its own block of keys, processes and time)."""
+database, checked by the checker (checkers/list_append.check_list_append,
+in-process) and by the plain-Python reference (tests/checkers/la_reference.py);
+anomaly types and counts must agree on every history. Many histories run
+in-process; one batch of several (each in its own block of keys, processes
+and time) also goes through checkers.api.check_history on Spark, whose
+results must equal the in-process engine's and add up to the reference's."""
 
 import itertools
 import json
@@ -13,16 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from benchmarks.gen_list_append import simulate
-from checkers.history_io import load_history, pair_operations
+from checkers.api import check_history
+from checkers.history_read import read_history
 from checkers.list_append import check_list_append
 from tests.checkers import la_reference as ref
 from tests.checkers.la_histories import history
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
-
 SPACE = 100     # keys and processes of history h live in [h*SPACE, (h+1)*SPACE)
 
-one_history = st.tuples(st.integers(0, 2**32), st.integers(2, 12), st.integers(1, 3),
+one_history = st.tuples(st.integers(0, 2**32), st.integers(2, 30), st.integers(1, 3),
                         st.integers(1, 4), st.sampled_from([0.0, 0.2, 0.5]))
 
 
@@ -37,6 +38,31 @@ def build(params, values):
     return per_history, history(*per_history)
 
 
+def write(path, events):
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+def counts(results) -> Counter:
+    return Counter({t: found["count"] for t, found in results["anomalies"].items()})
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(one_history)
+def test_checker_agrees_with_reference(tmp_path, params):
+    (events,), _ = build([params], itertools.count(1))
+    events = history(events)
+    path = write(tmp_path / "history.jsonl", events)
+    results = check_list_append(read_history(path, "list-append").ops, examples=100_000)
+    for found in results["anomalies"].values():
+        assert len(found["examples"]) == found["count"]
+    assert counts(results) == ref.check(events), f"params {params}: {events}"
+    # strict-serializable forbids every list-append type; no ok op or no edge: unknown
+    vouched = results["stats"]["ops"].get("ok") and results["stats"]["graph_edges"]
+    assert results["valid"] == (False if results["anomalies"] else True if vouched else "unknown")
+
+
 def origin(example: dict) -> int:
     """The history an example comes from, by the processes it names."""
     if "cycle" in example:
@@ -47,20 +73,26 @@ def origin(example: dict) -> int:
     return h
 
 
-@settings(max_examples=2, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(st.lists(one_history, min_size=6, max_size=10))
-def test_spark_checker_agrees_with_reference(spark, tmp_path, params):
-    per_history, events = build(params, itertools.count(1))
-    path = tmp_path / "history.jsonl"
-    path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    results = check_list_append(spark, pair_operations(load_history(spark, str(path))),
-                                examples=100_000)
-    got = [Counter() for _ in params]
-    for anomaly, found in results["anomalies"].items():
-        assert len(found["examples"]) == found["count"]
+BATCH = [(seed, 30, 1 + seed % 3, 1 + seed % 4, [0.0, 0.2, 0.5][seed % 3]) for seed in range(10)]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_spark_engine_agrees_with_local_and_reference(spark, tmp_path):
+    per_history, events = build(BATCH, itertools.count(1))
+    path = write(tmp_path / "history.jsonl", events)
+    on_spark = check_history(path, workload="list-append", out_dir=tmp_path / "spark", engine="spark")
+    local = check_history(path, workload="list-append", out_dir=tmp_path / "local", engine="local")
+    assert on_spark["checker"]["engine"] == "spark" and local["checker"]["engine"] == "local"
+    on_spark.pop("checker"), local.pop("checker")
+    assert on_spark == local
+    expected = [ref.check(history(events_h)) for events_h in per_history]
+    assert counts(on_spark) == sum(expected, Counter())
+    assert on_spark["anomalies"], "the batch should hold some anomalies"
+    # every example lands where the reference found its type
+    full = check_list_append(read_history(path, "list-append").ops, examples=100_000)
+    got = [Counter() for _ in per_history]
+    for anomaly, found in full["anomalies"].items():
         for example in found["examples"]:
             got[origin(example)][anomaly] += 1
-    for h, events_h in enumerate(per_history):
-        expected = ref.check(history(events_h))
-        assert got[h] == expected, f"history {h} (params {params[h]}): {events_h}"
+    assert got == expected
