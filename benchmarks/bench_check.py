@@ -88,6 +88,8 @@ def verify(results: dict, planted: dict[str, int]) -> list[str]:
         if kind == "poll-skip":   # lost writes also make the drain skip
             got = found.get("poll-skip", 0) + found.get("int-poll-skip", 0)
             n += planted.get("lost-write", 0)
+        if kind == "unseen":      # unseen counts lost writes too, as Jepsen's does
+            n += planted.get("lost-write", 0)
         if got != n:
             problems.append(f"{kind}: planted {n}, found {got}")
     return problems

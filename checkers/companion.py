@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 SOURCE = "_SOURCE.json"
-FORMAT = 1
+FORMAT = 2   # 2: records of info sends and of failed/info polls, PROVEN flags
 LARGE_HISTORY_BYTES = 100 << 20
 
 

@@ -47,7 +47,7 @@ def write_companion(spark: SparkSession, history: Path, workload: str = "queue")
     out = companion_path(history)
     if out.exists():
         shutil.rmtree(out)
-    fingerprint = fingerprint(history)
+    source = fingerprint(history)
     try:
         # parsed once, kept for the validation, the pairing's checks and the write
         with cached_history(spark, history, value_problem(workload)) as events:
@@ -58,7 +58,7 @@ def write_companion(spark: SparkSession, history: Path, workload: str = "queue")
         shutil.rmtree(out, ignore_errors=True)
         raise
     tmp = out / (SOURCE + ".tmp")
-    tmp.write_text(json.dumps(fingerprint))
+    tmp.write_text(json.dumps(source))
     os.replace(tmp, out / SOURCE)
     return out
 

@@ -1,145 +1,129 @@
-"""The queue checker: Jepsen's Kafka analysis on Spark.
+"""The queue checker: Jepsen's Kafka analysis, one analysis run two ways.
 
-    check_queue(spark, ops, allow=(), forbid=()) -> results dict
+    check_queue(spark, ops, allow=(), forbid=()) -> results dict        on Spark
+    queue_local.check_queue_local(ops, allow=(), forbid=()) -> the same  in-process
 
-`ops` comes from history_io.pair_operations (or the companion, history_parquet.load).
-One shuffle by key bucket runs every per-key analysis (checkers/
-queue_bucket.py); the driver receives only counts, at most `limit` examples
-per anomaly type, the TOP_KEYS unseen series and the part of the dependency
-graph that can hold a cycle (checkers/queue_cycles.py).
+Both run the per-key analysis of checkers/queue_bucket.analyze_bucket over
+the history's micro-op records, in buckets of keys, and gather from its
+output rows the same things (the `Gathered` protocol): exact counts and the
+first `limit` examples per anomaly type, the buckets' stats, the unseen
+series candidates, the graph's cycles (checkers/queue_cycles.py), the
+producer checks (checkers/producer_errors.py) and a few facts about the
+operations. `results()` turns what was gathered into the results dict, so
+the two engines cannot disagree on anything but how they gather:
+
+- Spark (checkers/queue_spark.py): `ops` from history_io.pair_operations
+  (or the companion, history_parquet.load); one shuffle by key bucket runs
+  the analysis in executors and the driver receives only counts, examples,
+  series candidates and the part of the graph that can hold a cycle;
+- in-process (checkers/queue_local.py): `ops` as a pandas frame
+  (history_read.ParsedHistory.ops), the whole history one bucket.
 """
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession, Window
-from pyspark.sql import functions as F
-
-from checkers import queue_bucket, queue_cycles
-from checkers.anomalies import DEFAULT_EXAMPLES
 from checkers.queue_explain import EXPLAIN
-from checkers.queue_series import TOP_KEYS, merge_series
-from checkers.validity import Evidence, verdict
+from checkers.queue_series import merge_series
+from checkers.verdict import Evidence, verdict
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
     from checkers.producer_errors import ProducerChecks
 
 QUEUE_OPS = ("send", "poll", "txn", "assign", "subscribe", "crash")
+DEFAULT_EXAMPLES = 20      # = checkers.anomalies.DEFAULT_EXAMPLES (that module needs pyspark)
 
 
-def op_stats(ops: DataFrame) -> dict:
-    """Operation counts by f and by outcome, and the time span."""
-    rows = ops.groupBy("f", "type").agg(
-        F.count(F.lit(1)).alias("n"), F.max(F.coalesce("complete_time", "invoke_time")).alias("end")).collect()
-    by_f: dict[str, dict[str, int]] = {}
-    for row in rows:
-        by_f.setdefault(row["f"], {})[row["type"]] = row["n"]
-    by_type: dict[str, int] = {}
-    for counts in by_f.values():
-        for kind, n in counts.items():
-            by_type[kind] = by_type.get(kind, 0) + n
-    end = max((row["end"] or 0 for row in rows), default=0)
-    return {"ops": sum(by_type.values()), "by_type": by_type, "by_f": by_f, "end_time": end}
+class Gathered(Protocol):
+    """What an engine gathers from one history, for `results()`. Built for
+    one `limit` (examples per type) and `realtime` (order edges in the
+    cycle search)."""
+
+    op_stats: dict    # {"ops", "by_type", "by_f", "end_time"}: operation counts and the time span
+
+    def anomaly_rows(self) -> tuple[dict[str, int], list[tuple[str, str]]]:
+        """({type: exact count}, [(type, example JSON)]: the first `limit` per
+        type by (sort, sort2, example JSON), in that order)."""
+
+    def bucket_stats(self) -> dict[str, int]:
+        """The buckets' "stat" rows summed and "max" rows maximised."""
+
+    def series_candidates(self) -> list[tuple[int, int, list[int]]]:
+        """The TOP_KEYS (key, peak, counts) unseen series of highest peak."""
+
+    def cycles(self) -> tuple[dict[str, dict], dict]:
+        """queue_cycles.search's ({type: {count, examples}}, stats)."""
+
+    def used_subscribe(self) -> bool:
+        """Did some operation subscribe?"""
+
+    def polled_after(self, time: int) -> bool:
+        """Did an ok poll (or txn with a poll) begin after `time`?"""
+
+    def producer(self, checks: ProducerChecks) -> dict:
+        """producer_errors.producer_results for this history."""
 
 
-def _final_reads(ops: DataFrame, last_ack: int | None) -> bool:
-    """Did an ok poll start after every send was acknowledged?"""
-    if last_ack is None:
-        return True
-    polls = ops.filter((F.col("type") == "ok") & F.col("f").isin("poll", "txn")
-                       & (F.col("invoke_time") > last_ack) & F.col("complete_value").contains('"poll"'))
-    return bool(polls.limit(1).count())
-
-
-def _anomalies(passed: DataFrame, limit: int) -> dict[str, dict]:
-    """{type: {"count", "examples"}} from the buckets' counts and examples:
-    the overall first `limit` examples per type are picked in Spark, so the
-    driver gets at most `limit` per type however many buckets there are."""
-    counts = passed.filter(F.col("rec") == "count").groupBy("type").agg(F.sum("count").alias("n")).collect()
-    found = {row["type"]: {"count": row["n"], "examples": []} for row in counts}
-    rank = F.row_number().over(Window.partitionBy("type").orderBy("sort", "sort2", "example"))
-    firsts = (passed.filter(F.col("rec") == "anomaly").select("type", "example", rank.alias("rank"))
-              .filter(F.col("rank") <= limit).orderBy("type", "rank").collect())
-    for row in firsts:
-        example = json.loads(row["example"])
-        if row["type"] in EXPLAIN:
-            example["explanation"] = EXPLAIN[row["type"]](example)
-        found[row["type"]]["examples"].append(example)
+def anomalies(counts: dict[str, int], firsts: list[tuple[str, str]]) -> dict[str, dict]:
+    """{type: {"count", "examples"}}, each example explained."""
+    found = {kind: {"count": n, "examples": []} for kind, n in counts.items()}
+    for kind, text in firsts:
+        example = json.loads(text)
+        if kind in EXPLAIN:
+            example["explanation"] = EXPLAIN[kind](example)
+        found[kind]["examples"].append(example)
     return found
 
 
-def _bucket_stats(passed: DataFrame) -> dict[str, int]:
-    """Stats the buckets counted ("stat": summed) or found ("max": maximised)."""
-    rows = (passed.filter(F.col("rec").isin("stat", "max")).groupBy("rec", "type")
-            .agg(F.sum("count").alias("total"), F.max("count").alias("top")).collect())
-    return {row["type"]: row["total"] if row["rec"] == "stat" else row["top"] for row in rows}
+def results(gathered: Gathered, allow=(), forbid=(), cycles: bool = True,
+            producer: ProducerChecks | None = None) -> dict:
+    """The results (shared/history-format.md) from what an engine gathered:
+    the one assembly both engines share."""
+    stats = dict(gathered.op_stats)
+    found = anomalies(*gathered.anomaly_rows())
+    bucket_stats = gathered.bucket_stats()
+    cycle_anomalies, cycle_stats = gathered.cycles() if cycles else ({}, {})
+    found.update(cycle_anomalies)
+    used_subscribe = gathered.used_subscribe()
+    last_ack = bucket_stats.get("last_ack")
+    producer_found = gathered.producer(producer) if producer is not None else None
+    if producer_found is not None:
+        stats.update(producer_found["stats"])
+        found.update(producer_found["anomalies"])
+    evidence = Evidence(used_subscribe=used_subscribe, any_ok=_any_data_ok(stats),
+                        final_reads=last_ack is None or gathered.polled_after(last_ack),
+                        wr_only_g1c=cycle_stats.get("wr_only", {}))
+    valid, bad = verdict(list(found), "queue", evidence, allow=allow, forbid=forbid)
+    stats.update({"sends": bucket_stats.get("sends", 0), "polled_values": bucket_stats.get("polled_values", 0),
+                  "keys": bucket_stats.get("keys", 0), "used_subscribe": used_subscribe,
+                  "final_reads": evidence.final_reads, "cycles": cycle_stats})
+    return {
+        "valid": valid,
+        "anomaly_types": sorted(found),
+        "bad_anomaly_types": bad,
+        "anomalies": {k: found[k] for k in sorted(found)},
+        "stats": stats,
+        "series": {"unseen": merge_series(gathered.series_candidates(), stats["end_time"])},
+    }
 
 
-def _unseen_series(passed: DataFrame, end_time: int) -> dict:
-    top = (passed.filter(F.col("rec") == "unseen").orderBy(F.desc("count"), "key")
-           .limit(TOP_KEYS).collect())
-    return merge_series([(row["key"], row["count"], json.loads(row["example"])) for row in top], end_time)
+def _any_data_ok(stats: dict) -> bool:
+    """Did any send, poll or txn succeed? (An ok assign alone checks nothing.)"""
+    return any(stats["by_f"].get(f, {}).get("ok", 0) for f in ("send", "poll", "txn"))
 
 
 def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
                 limit: int = DEFAULT_EXAMPLES, cycles: bool = True, realtime: bool = False,
-                producer: "ProducerChecks | None" = None, micro: DataFrame | None = None) -> dict:
-    """Results (shared/history-format.md) for the queue operations in `ops`.
-    `cycles` off skips G0/G1c; `realtime` adds process/realtime edges (the
-    -process/-realtime variants; costly on big histories, off by default).
-    With `producer` (checkers/producer_errors.ProducerChecks), the producer
-    checks are added too. `micro`: the micro-op records of `ops` when the
-    Parquet companion has them (checkers/history_parquet.py)."""
-    values = ops.filter(F.col("f").isin(*QUEUE_OPS))
-    parsed_here = micro is None
-    if parsed_here:   # from JSON: parse once, keep it
-        values = values.persist(StorageLevel.MEMORY_AND_DISK)
-        micro = queue_bucket.records(values)
-    # from the companion, re-reading a column is cheap: keep only the narrow part
-    ops = values.select(*[c for c in values.columns if c not in ("invoke_value", "complete_value")])
-    ops = ops.persist(StorageLevel.MEMORY_AND_DISK)
-    passed = None
-    try:
-        stats = op_stats(ops)
-        passed = queue_bucket.run(spark, ops, stats["ops"], limit, stats["end_time"], shrink=not realtime,
-                                  micro=micro)
-        passed = passed.persist(StorageLevel.MEMORY_AND_DISK)
-        anomalies = _anomalies(passed, limit)
-        bucket_stats = _bucket_stats(passed)
-        cycle_anomalies, cycle_stats = ({}, {})
-        if cycles:
-            cycle_anomalies, cycle_stats = queue_cycles.find_cycles_queue(
-                spark, passed.filter(F.col("rec") == "edge"), ops, limit, realtime)
-        anomalies.update(cycle_anomalies)
-        used_subscribe = bool(ops.filter(F.col("f") == "subscribe").limit(1).count())
-        evidence = Evidence(used_subscribe=used_subscribe, any_ok=stats["by_type"].get("ok", 0) > 0,
-                            final_reads=_final_reads(values, bucket_stats.get("last_ack")),
-                            wr_only_g1c=cycle_stats.get("wr_only", {}))
-        valid, bad = verdict(list(anomalies), evidence, allow, forbid)
-        stats.update({"sends": bucket_stats.get("sends", 0), "polled_values": bucket_stats.get("polled_values", 0),
-                      "keys": bucket_stats.get("keys", 0), "used_subscribe": used_subscribe,
-                      "final_reads": evidence.final_reads, "cycles": cycle_stats})
-        results = {
-            "valid": valid,
-            "anomaly_types": sorted(anomalies),
-            "bad_anomaly_types": bad,
-            "anomalies": {k: anomalies[k] for k in sorted(anomalies)},
-            "stats": stats,
-            "series": {"unseen": _unseen_series(passed, stats["end_time"])},
-        }
-        if producer is not None:
-            from checkers import producer_errors
-            lost = passed.filter(F.col("rec") == "lost").select(
-                "key", "value", F.col("sort").alias("start"), F.col("sort2").alias("end"))
-            dups = passed.filter(F.col("rec") == "idem_dup").select("key", "value")
-            found = producer_errors.analyze(values, producer, lost, dups)
-            producer_errors.merge_into(results, found, allow, forbid)
-        return results
-    finally:
-        if passed is not None:
-            passed.unpersist()
-        ops.unpersist()
-        if parsed_here:
-            values.unpersist()
+                producer: ProducerChecks | None = None, micro: DataFrame | None = None) -> dict:
+    """Results (shared/history-format.md) for the queue operations in `ops`,
+    on Spark. `cycles` off skips G0/G1c; `realtime` adds process/realtime
+    edges (the -process/-realtime variants; costly on big histories, off by
+    default). With `producer` (checkers/producer_errors.ProducerChecks), the
+    producer checks are added too. `micro`: the micro-op records of `ops`
+    when the Parquet companion has them (checkers/history_parquet.py)."""
+    from checkers.queue_spark import spark_pass
+    with spark_pass(spark, ops, limit, realtime, micro) as gathered:
+        return results(gathered, allow, forbid, cycles, producer)

@@ -20,8 +20,11 @@ A bucket returns rows of one schema (OUT_SCHEMA), told apart by `rec`:
 - "stat":    (type = name, count), summed over buckets, and "max":
   (type = name, count) maximised (last_ack: the last completion of a send
   that may have landed).
-Only counts, examples and series candidates, which do not grow with the
-history, are collected to the driver.
+On Spark (`run`: `records`, `bucketed`, one applyInPandas) only counts,
+examples and series candidates, which do not grow with the history, are
+collected to the driver. The in-process engine (checkers/queue_local.py)
+builds the same records with pandas and calls `analyze_bucket` itself, so
+this module imports pyspark only inside its Spark functions.
 """
 from __future__ import annotations
 
@@ -29,13 +32,16 @@ import json
 import math
 import os
 
-import pandas as pd
-from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
+from typing import TYPE_CHECKING
 
-from checkers import queue_edges, queue_mops, queue_order, queue_series, queue_versions, queue_writes
-from checkers.queue_frame import (COLUMNS, FAIL, FS, IDEMPOTENT, NULL, POLL, RESET, SEND, SINGLE_KEY_WRITER, TYPES,
-                                  Found)
+import pandas as pd
+
+from checkers import queue_edges, queue_order, queue_series, queue_versions, queue_writes
+from checkers.queue_frame import (COLUMNS, FAIL, FS, IDEMPOTENT, INFO, NULL, OK, POLL, PROVEN, RESET, SEND,
+                                  SINGLE_KEY_WRITER, TYPES, Found)
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 OUT_SCHEMA = ("rec string, type string, sort long, sort2 long, example string, count long, "
               "src long, dst long, kind string, key long, value long, offset long, prev long")
@@ -51,14 +57,17 @@ def bucket_count(ops: int) -> int:
 
 
 def _code(column: str, names: tuple[str, ...]) -> Column:
+    from pyspark.sql import functions as F
     return (F.array_position(F.array(*[F.lit(n) for n in names]), F.col(column)) - 1).cast("long")
 
 
 def _long(column: str) -> Column:
+    from pyspark.sql import functions as F
     return F.coalesce(F.col(column).cast("long"), F.lit(NULL))
 
 
 def _rows(df: DataFrame, kind: int, pos: Column, flags: Column) -> DataFrame:
+    from pyspark.sql import functions as F
     return df.select(_long("key").alias("key"), _long("offset").alias("offset"), _long("value").alias("value"),
                      F.col("op_id").alias("op"), F.col("process").cast("long").alias("process"),
                      F.lit(kind).cast("long").alias("kind"), _code("type", TYPES).alias("otype"),
@@ -67,22 +76,59 @@ def _rows(df: DataFrame, kind: int, pos: Column, flags: Column) -> DataFrame:
                      flags.alias("flags"))
 
 
+def _also_as_ok(parse, ops: DataFrame, outcomes: tuple[str, ...], **kw) -> DataFrame:
+    """parse(ops) (queue_mops.sends / .reads, which read the completions of
+    ok operations only) reading the completions of operations with these
+    `outcomes` too: each parsed as if ok, then given its outcome back."""
+    from functools import reduce
+
+    from pyspark.sql import DataFrame as SparkFrame
+    from pyspark.sql import functions as F
+    other = ~F.coalesce(F.col("type").isin(*outcomes), F.lit(False))
+    parts = [parse(ops.filter(other), **kw)]
+    for outcome in outcomes:
+        as_ok = ops.filter(F.col("type") == outcome).withColumn("type", F.lit("ok"))
+        parts.append(parse(as_ok, **kw).withColumn("type", F.lit(outcome)))
+    return reduce(SparkFrame.unionByName, parts)
+
+
 def records(ops: DataFrame) -> DataFrame:
     """Sends and poll results of `ops` as micro-op records (the columns of
-    checkers/queue_frame.COLUMNS). The Parquet companion stores these."""
+    checkers/queue_frame.COLUMNS; which rows: its docstring). The Parquet
+    companion stores these. (checkers/queue_local.records_frame builds the
+    same rows in pandas.)"""
+    from pyspark.sql import functions as F
+
+    from checkers import queue_mops
     idempotent = F.coalesce(F.col("idempotent"), F.lit(False)) if "idempotent" in ops.columns else F.lit(False)
     flags = (F.when(F.col("single_key"), F.lit(SINGLE_KEY_WRITER)).otherwise(F.lit(0))
              + F.when(F.col("_idempotent"), F.lit(IDEMPOTENT)).otherwise(F.lit(0))).cast("long")
-    sends = _rows(queue_mops.sends(ops.withColumn("_idempotent", idempotent), extra=("_idempotent",)), SEND,
-                  F.col("mop_pos").cast("long") * (1 << 31), flags)
-    polls = _rows(queue_mops.reads(ops), POLL,
+    sent = _also_as_ok(queue_mops.sends, ops.withColumn("_idempotent", idempotent), ("info",),
+                       extra=("_idempotent",))
+    sends = _rows(sent, SEND, F.col("mop_pos").cast("long") * (1 << 31), flags)
+    polls = _rows(_also_as_ok(queue_mops.reads, ops, ("fail", "info")), POLL,
                   F.col("mop_pos").cast("long") * (1 << 31) + F.col("poll_pos").cast("long"), F.lit(0).cast("long"))
-    return sends.unionByName(polls)
+    return _proven(sends, polls).unionByName(polls)
+
+
+def _proven(sends: DataFrame, polls: DataFrame) -> DataFrame:
+    """`sends` with PROVEN on every send of an info op that an ok poll
+    returned one of the values of (on any key). Info sends are few: they
+    are broadcast, so the polls are not shuffled for this."""
+    from pyspark.sql import functions as F
+    info = sends.filter(F.col("otype") == INFO).select("key", "value", "op")
+    read = polls.filter(F.col("otype") == OK).select("key", "value")
+    proven = read.join(F.broadcast(info), ["key", "value"]).select("op").distinct()
+    marked = sends.join(F.broadcast(proven.withColumn("_proven", F.lit(PROVEN).cast("long"))), "op", "left")
+    return marked.withColumn("flags", F.col("flags") + F.coalesce("_proven", F.lit(0).cast("long"))).select(*COLUMNS)
 
 
 def bucketed(micro: DataFrame, ops: DataFrame, buckets: int) -> DataFrame:
     """`micro` records with `bucket`, plus every assign/subscribe of `ops`
     copied into each bucket."""
+    from pyspark.sql import functions as F
+
+    from checkers import queue_mops
     keyed = micro.select(*COLUMNS).withColumn("bucket", F.pmod(F.xxhash64("key"), F.lit(buckets)))
     resets = (queue_mops.resets(ops)
               .select(F.lit(None).alias("key"), F.lit(None).alias("offset"), F.lit(None).alias("value"), "op_id",
@@ -118,7 +164,7 @@ def analyze_bucket(bucket: pd.DataFrame, limit: int, end_time: int, shrink: bool
     queue_writes.aborted_reads(bucket, found)
     queue_writes.precommitted_reads(bucket, found)
     queue_order.poll_order(obs, bucket, found)
-    queue_order.send_order(obs, found)
+    queue_order.send_order(obs, bucket, found)
     edges = queue_edges.edges(bucket, obs, shrink)
     series = queue_series.key_series(bucket, end_time)
     kinds = bucket["kind"]

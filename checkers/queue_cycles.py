@@ -8,9 +8,10 @@ Two ways to gather the graph, one search:
   (checkers/graph_shrink.py, order edges: checkers/order_edges.py) and only
   the cyclic part is collected;
 - in-process (`find_cycles_local`): the same edges as a pandas frame, the
-  same grouping into one step per (src, dst, kind) and, above the same
-  sizes, the same strongly-connected-components cut (order edges:
-  checkers/order_local.py, fed so that they are Spark's).
+  same grouping into one step per (src, dst, kind), the stats Spark
+  reports, and only the steps inside strongly connected components handed
+  to the search (order edges: checkers/order_local.py, fed so that they
+  are Spark's).
 Both end in `search()`, which finds, classifies and explains the cycles.
 
 Kafka has no write locks, so ww edges are not real dependencies: a G1c cycle
@@ -142,17 +143,16 @@ def _nullable_ints(series: pd.Series) -> list:
 def order_steps(ops: pd.DataFrame) -> list[Step]:
     """`order_edges` in-process, with checkers/order_local.py: process edges
     link every non-failed data operation to its process's next one (so each
-    is passed as "ok" there); realtime edges go into every non-failed one
-    (an op that never completed is passed with a placeholder completion
-    index, which order_local uses only to include its invoke) and come out
-    of ok ones only."""
+    is passed as "ok" there, which links ok operations only); realtime edges
+    go into every non-failed one, a never-completed one included, and come
+    out of ok ones only (as order_local does too)."""
     data = ops[ops["f"].isin(DATA_FS) & (ops["type"] != "fail")]
     ids = [int(i) for i in data["invoke_index"]]
     processes = [int(p) for p in data["process"]]
     types = list(data["type"])
     completes = _nullable_ints(data["complete_index"])
     steps = local_process_edges([(i, p, "ok", i, None) for i, p in zip(ids, processes)])
-    steps += local_realtime_edges([(i, p, t, i, c if t == "ok" else -1)
+    steps += local_realtime_edges([(i, p, t, i, c if t == "ok" else None)
                                    for i, p, t, c in zip(ids, processes, types, completes)])
     return steps
 
@@ -202,32 +202,44 @@ def _paths(edges: pd.DataFrame) -> pd.DataFrame:
     return ordered.drop_duplicates(["src", "dst", "kind"], keep="first")
 
 
+def _cut(edges: pd.DataFrame) -> pd.DataFrame:
+    return edges[_in_sccs(edges["src"].to_numpy(), edges["dst"].to_numpy())]
+
+
 def local_graph(edges: pd.DataFrame, collect_limit: int = COLLECT_LIMIT, rounds: bool = False
                 ) -> tuple[list[Step], bool, dict]:
-    """graph_shrink.shrink in-process: (steps, truncated, stats). Without
-    `rounds` (max_rounds=0 there), the SCC cut runs on the raw edges above
-    `collect_limit`, then edges are grouped. With `rounds` (order edges in),
-    edges are grouped first; Spark then runs trim/contract rounds above
-    collect_limit / 4 edges, which only drop or merge edges on no cycle:
-    here the SCC cut does that at once (so the stats differ there)."""
+    """graph_shrink.shrink in-process: (steps, truncated, stats), the stats
+    as Spark reports them. Without `rounds` (max_rounds=0 there) Spark cuts
+    the raw edges to their strongly connected components above
+    `collect_limit`, then keeps one edge per (src, dst, kind) (`_paths`) and
+    collects them all. With `rounds` (order edges in) it groups first, and
+    above collect_limit / 4 edges runs trim/contract rounds (random, which
+    only drop or merge edges on no cycle) before its SCC step: here the SCC
+    cut does that at once, so there the stats differ ("rounds" stays empty).
+    The steps passed on are always only those inside strongly connected
+    components: all that cycles.find_cycles looks at (it searches each
+    component of each kind-subgraph, and those lie inside the whole graph's
+    components), so the cycles are the same."""
     stats: dict = {"edges": len(edges), "rounds": []}
     if rounds:
         edges = _paths(edges)
         stats["edges"] = len(edges)
+        cut = _cut(edges)
+        collected = len(edges)
         if len(edges) > collect_limit // 4:
-            edges = edges[_in_sccs(edges["src"].to_numpy(), edges["dst"].to_numpy())]
-            stats["after_scc"] = len(edges)
+            stats["after_scc"] = collected = len(cut)
     else:
         if len(edges) > collect_limit:
-            edges = edges[_in_sccs(edges["src"].to_numpy(), edges["dst"].to_numpy())]
+            edges = _cut(edges)
         edges = _paths(edges)
-        stats["after_scc"] = len(edges)
-    truncated = len(edges) > collect_limit
+        stats["after_scc"] = collected = len(edges)
+        cut = _cut(edges)
+    truncated = len(cut) > collect_limit
     if truncated:
-        edges = edges.head(collect_limit)
+        cut = cut.head(collect_limit)
     steps = [Step(int(src), int(dst), kind, key, value, None if pd.isna(offset) else int(offset), prev)
-             for src, dst, kind, key, value, offset, prev in zip(*(edges[c] for c in EDGE_FIELDS))]
-    stats["steps_collected"] = len(steps)
+             for src, dst, kind, key, value, offset, prev in zip(*(cut[c] for c in EDGE_FIELDS))]
+    stats["steps_collected"] = min(collected, collect_limit)
     return steps, truncated, stats
 
 

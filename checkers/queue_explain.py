@@ -20,9 +20,12 @@ def _duplicate(e: dict) -> str:
 
 def _lost(e: dict) -> str:
     op = e["ops"][0]
-    return (f"The send of {e['values'][0]} to key {e['key']} was acknowledged at offset {e['offsets'][0]} by "
-            f"{_op(op)}, but no poll ever returned it, although polls read key {e['key']} up to offset "
-            f"{e['max_read_offset']}.")
+    how = ("was acknowledged at offset {o} by {op}" if op["type"] == "ok" else
+           "landed at offset {o} ({op} is indefinite, but a poll returned one of its values)")
+    return (f"The send of {e['values'][0]} to key {e['key']} "
+            + how.format(o=e["offsets"][0], op=_op(op))
+            + f", but no poll ever returned it, although polls read key {e['key']} up to offset "
+              f"{e['max_read_offset']}.")
 
 
 def _unseen(e: dict) -> str:

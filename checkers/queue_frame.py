@@ -15,7 +15,19 @@ float conversions (a missing value is NULL):
     itime, ctime, cindex  invoke time, completion time and index (NULL: none)
     flags                 SINGLE_KEY_WRITER: a `send` op whose sends all go to
                           one key (so all its dependencies live in this bucket);
-                          IDEMPOTENT: sent by an idempotent producer
+                          IDEMPOTENT: sent by an idempotent producer;
+                          PROVEN: a send of an indefinite (info) op some of
+                          whose sent values an ok poll returned, on any key
+                          (so it happened; set where all keys are seen)
+
+Which rows the record builders give (queue_bucket.records, queue_local):
+a SEND row for every send micro-op whatever its outcome, its offset from an
+ok or info completion (NULL for a fail, or when unknown); a POLL row for
+every (offset, value) a poll micro-op of any completed operation returned
+(an aborted or indefinite op's polls still show what the log held, as in
+Jepsen's version orders). The analyses decide what counts: polls of ok
+operations are the reads (lost-write, unseen, G1a, the order baselines); an
+info send's offset counts only when the op is proven (`proven_sends`).
 """
 from __future__ import annotations
 
@@ -34,9 +46,26 @@ FS = ("send", "poll", "txn", "assign", "subscribe", "crash")
 F_POLL = FS.index("poll")
 SINGLE_KEY_WRITER = 1
 IDEMPOTENT = 2
+PROVEN = 4
 COLUMNS = ("key", "offset", "value", "op", "process", "kind", "otype", "fcode", "pos",
            "itime", "ctime", "cindex", "flags")
 OPS_PER_EXAMPLE = 10
+
+
+def proven_sends(bucket: pd.DataFrame) -> pd.Series:
+    """Over `bucket`'s rows: True for a send that certainly happened: an ok
+    send, or a send of an info op that is proven (an ok poll returned one of
+    its values: the PROVEN flag, set across keys, or seen in this bucket).
+    Jepsen's must-have-committed?."""
+    kind, otype = bucket["kind"].to_numpy(), bucket["otype"].to_numpy()
+    sends = kind == SEND
+    info = sends & (otype == INFO)
+    proven = info & ((bucket["flags"].to_numpy() & PROVEN) != 0)
+    if info.any():
+        reads = bucket.loc[(kind == POLL) & (otype == OK), ["key", "value"]].drop_duplicates()
+        read_ops = bucket.loc[info, ["key", "value", "op"]].merge(reads, on=["key", "value"])["op"].unique()
+        proven |= info & bucket["op"].isin(read_ops).to_numpy()
+    return pd.Series(sends & ((otype == OK) | proven), index=bucket.index)
 
 
 def nullable(x) -> int | None:

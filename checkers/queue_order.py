@@ -5,14 +5,18 @@ Between two consecutive reads of a key by one process, the next read should
 start right after where the last one ended: delta = idx(first of next) -
 idx(last of previous) is 1. delta > 1 skipped offsets (poll-skip), delta < 1
 went back (nonmonotonic-poll). Consecutive reads inside one operation give the
-int- variants. An assign or subscribe (not a failed one) between two
-operations resets the expectation on every key, the keys it keeps included:
-the harness's consumer (librdkafka) restarts each assigned partition at the
-group's committed offset, not where this process left off (Jepsen's Java
-client keeps those positions, so its checker resets only dropped keys; see
-docs/checkers.md, "Compared with Jepsen's checker"). Sends: within one operation offsets rise by one (else
-int-send-skip / int-nonmonotonic-send); across operations they rise
-(else nonmonotonic-send).
+int- variants. Every poll with results is checked, an aborted or
+indefinite one too, but only an ok poll moves the process's position (an
+aborted transaction's consumer rewinds). An assign or subscribe (not a
+failed one) between two operations resets the expectation on every key, the
+keys it keeps included: the harness's consumer (librdkafka) restarts each
+assigned partition at the group's committed offset, not where this process
+left off (Jepsen's Java client keeps those positions, so its checker resets
+only dropped keys; see docs/checkers.md, "Compared with Jepsen's checker").
+Sends: within one operation offsets rise by one (else int-send-skip /
+int-nonmonotonic-send); across operations they rise (else
+nonmonotonic-send). A send whose offset is unknown is placed where a poll
+saw its value.
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from checkers.queue_frame import FAIL, POLL, RESET, SEND, Found, op_struct, previous
+from checkers.queue_frame import FAIL, NULL, OK, POLL, RESET, SEND, Found, op_struct, previous, proven_sends
 from checkers.queue_writes import OP_COLUMNS
 
 
@@ -83,14 +87,26 @@ def with_epochs(summary: pd.DataFrame, resets: pd.DataFrame) -> pd.DataFrame:
     return tagged.assign(epoch=tagged["epoch"].fillna(0).astype("int64"))
 
 
-def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found) -> None:
-    ordered = summary.sort_values(["process", "key", "op"], kind="stable").reset_index(drop=True)
-    has, prev = previous(ordered, ["process", "key"], ["last_idx", "last_offset", "last_value", "epoch"]
-                         + OP_COLUMNS)
-    has &= prev["epoch"] == ordered["epoch"].to_numpy()
-    steps = ordered[has].assign(delta=ordered["idx"].to_numpy()[has] - prev["last_idx"][has],
-                                prev_offset=prev["last_offset"][has], prev_value=prev["last_value"][has],
-                                **{"p_" + c: prev[c][has] for c in OP_COLUMNS})
+def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baselines: bool = False) -> None:
+    """Each op-key row against the last earlier row of its process, key and
+    epoch that can serve as a baseline: any row, or with `ok_baselines`
+    only rows of ok operations (as Jepsen checks polls: an aborted or
+    indefinite poll is itself checked against where the process stood, but
+    consumed nothing, so the next poll is checked against the same place)."""
+    ordered = summary.sort_values(["process", "key", "epoch", "op"], kind="stable").reset_index(drop=True)
+    n = len(ordered)
+    if n < 2:
+        return
+    usable = (ordered["otype"] == OK).to_numpy() if ok_baselines else np.ones(n, dtype=bool)
+    group = [ordered[c] for c in ("process", "key", "epoch")]
+    upto = pd.Series(np.where(usable, np.arange(n), -1)).groupby(group).cummax()
+    base = upto.groupby(group).shift(1).fillna(-1).astype("int64").to_numpy()   # strictly before
+    has = base >= 0
+    at = base[has]
+    prev = {c: ordered[c].to_numpy()[at] for c in ["last_idx", "last_offset", "last_value"] + OP_COLUMNS}
+    steps = ordered[has].assign(delta=ordered["idx"].to_numpy()[has] - prev["last_idx"],
+                                prev_offset=prev["last_offset"], prev_value=prev["last_value"],
+                                **{"p_" + c: prev[c] for c in OP_COLUMNS})
     _classify(names.skip, names.nonmonotonic, steps, found,
               lambda r: _pair(r, [op_struct(r, "p_"), op_struct(r)]))
 
@@ -98,10 +114,25 @@ def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found) -> None:
 def poll_order(obs: pd.DataFrame, bucket: pd.DataFrame, found: Found) -> None:
     polls = obs[obs["kind"] == POLL]
     within_ops(polls, POLL_NAMES, found)
-    across_ops(with_epochs(per_op(polls), bucket[bucket["kind"] == RESET]), POLL_NAMES, found)
+    across_ops(with_epochs(per_op(polls), bucket[bucket["kind"] == RESET]), POLL_NAMES, found, ok_baselines=True)
 
 
-def send_order(obs: pd.DataFrame, found: Found) -> None:
+def placed_sends(obs: pd.DataFrame, bucket: pd.DataFrame) -> pd.DataFrame:
+    """Sends that landed, each at its acknowledged offset, or, when that is
+    unknown (an info send proven by a poll, an ok completion without one), at
+    the lowest offset a poll returned its value (as Jepsen places a send by
+    where its value sits in the log)."""
     sends = obs[obs["kind"] == SEND]
+    unplaced = bucket[(bucket["kind"] == SEND) & (bucket["offset"] == NULL) & proven_sends(bucket)]
+    if unplaced.empty:
+        return sends
+    polled = (obs.loc[obs["kind"] == POLL, ["key", "value", "offset", "idx"]]
+              .sort_values("offset", kind="stable").drop_duplicates(["key", "value"]))
+    placed = unplaced.drop(columns=["offset"]).merge(polled, on=["key", "value"])
+    return pd.concat([sends, placed[sends.columns]], ignore_index=True) if len(placed) else sends
+
+
+def send_order(obs: pd.DataFrame, bucket: pd.DataFrame, found: Found) -> None:
+    sends = placed_sends(obs, bucket)
     within_ops(sends, SEND_NAMES, found)
     across_ops(per_op(sends).assign(epoch=np.int64(0)), SEND_NAMES, found)

@@ -1,8 +1,8 @@
 """Unseen sends over time, for a plot: per key, how many acknowledged sends
 had not yet been returned by any poll, bucketed to at most MAX_BUCKETS times.
 
-A send counts from its acknowledgement until the first poll that returned it
-completed (or for ever, when none did). Each bucket of keys computes its
+A send counts from its acknowledgement until the first ok poll that returned
+it completed (or for ever, when none did). Each bucket of keys computes its
 keys' series (`key_series`) and offers its TOP_KEYS highest; the driver keeps
 the overall TOP_KEYS (`merge_series`).
 """
@@ -29,7 +29,8 @@ def key_series(bucket: pd.DataFrame, end_time: int) -> list[tuple[int, int, list
     """[(key, peak, counts per time bucket)] for this bucket's TOP_KEYS keys
     with the highest peak (peak > 0), highest first."""
     width, n = bucket_width(end_time), buckets_for(end_time)
-    sends, polls = bucket[bucket["kind"] == SEND], bucket[bucket["kind"] == POLL]
+    sends = bucket[bucket["kind"] == SEND]
+    polls = bucket[(bucket["kind"] == POLL) & (bucket["otype"] == OK)]
     first_read = polls.groupby(["key", "value"], as_index=False)["ctime"].min().rename(columns={"ctime": "read"})
     acked = sends.loc[sends["otype"] == OK, ["key", "value", "ctime"]].merge(first_read, on=["key", "value"],
                                                                             how="left")

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import pandas as pd
 
-from checkers.queue_frame import FAIL, NULL, POLL, SEND, Found, first_ops, op_struct
+from checkers.queue_frame import NULL, POLL, Found, first_ops, op_struct, proven_sends
 
 
 def observations(bucket: pd.DataFrame) -> pd.DataFrame:
-    """Sends with a known offset (not failed) and poll results, with `idx`
-    (dense rank of the offset in its key)."""
+    """Sends with a known offset that certainly landed (ok, or info and
+    proven: queue_frame.proven_sends) and the results of every poll, the
+    polls of failed and info operations included (Jepsen's version orders
+    take all polls: a poller always sees what the log holds, whether or not
+    its own transaction commits), with `idx` (dense rank of the offset in
+    its key)."""
     kind = bucket["kind"]
-    seen = ((kind == SEND) & (bucket["offset"] != NULL) & (bucket["otype"] != FAIL)) | (kind == POLL)
+    seen = (proven_sends(bucket) & (bucket["offset"] != NULL)) | (kind == POLL)
     obs = bucket[seen].copy()
     obs["idx"] = obs.groupby("key")["offset"].rank(method="dense").astype("int64")
     return obs

@@ -9,34 +9,41 @@ from __future__ import annotations
 
 import pandas as pd
 
-from checkers.queue_frame import FAIL, NULL, OK, POLL, SEND, Found, nullable, op_struct
+from checkers.queue_frame import FAIL, NULL, OK, POLL, SEND, Found, nullable, op_struct, proven_sends
 
 OP_COLUMNS = ["op", "process", "otype", "fcode", "itime", "ctime", "cindex"]
 
 
-def unread_acknowledged(sends: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFrame:
-    """ok sends that no poll ever returned. (An info send that someone read
-    counts as acknowledged too, but it was read, so it is never here.)"""
-    acked = sends[sends["otype"] == OK]
+def ok_polls(bucket: pd.DataFrame) -> pd.DataFrame:
+    """The reads: poll results of ok operations. (Polls of failed and info
+    operations show what the log held, queue_versions.observations, but
+    nobody is known to have consumed them.)"""
+    return bucket[(bucket["kind"] == POLL) & (bucket["otype"] == OK)]
+
+
+def unread(sends: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFrame:
+    """`sends` whose value no poll in `polls` returned."""
     read = polls[["key", "value"]].drop_duplicates()
-    marked = acked.merge(read, on=["key", "value"], how="left", indicator=True)
+    marked = sends.merge(read, on=["key", "value"], how="left", indicator=True)
     return marked[marked["_merge"] == "left_only"].drop(columns="_merge")
 
 
 def lost_and_unseen(bucket: pd.DataFrame, found: Found) -> pd.DataFrame:
-    """unseen: every acknowledged send that no poll returned by the end of the
+    """unseen: every ok send that no ok poll returned by the end of the
     history (as Jepsen's kafka checker counts it: its final "unseen" map).
-    lost-write: those of them at or below the highest offset read on their
-    key, which a reader must have passed over; an unseen send above it (or of
-    unknown offset) may only not have been read yet. A lost write is thus
-    reported under both types. Returns the lost writes (key, value, itime,
-    ctime)."""
-    sends, polls = bucket[bucket["kind"] == SEND], bucket[bucket["kind"] == POLL]
-    unread = unread_acknowledged(sends, polls)
+    lost-write: every send that certainly landed (ok, or info and proven:
+    queue_frame.proven_sends) at or below the highest offset an ok poll read
+    on its key, and that no ok poll returned: a reader must have passed over
+    it. An unseen send above that offset (or of unknown offset) may only not
+    have been read yet. An ok lost write is reported under both types.
+    Returns the lost writes (key, value, itime, ctime)."""
+    polls = ok_polls(bucket)
+    landed = unread(bucket[proven_sends(bucket)], polls)
     highest = polls.groupby("key")["offset"].max()
-    unread["max_read"] = unread["key"].map(highest).fillna(NULL).astype("int64")
-    known = (unread["offset"] != NULL) & (unread["max_read"] != NULL)
-    lost = known & (unread["offset"] <= unread["max_read"])
+    landed["max_read"] = landed["key"].map(highest).fillna(NULL).astype("int64")
+    known = (landed["offset"] != NULL) & (landed["max_read"] != NULL)
+    lost = known & (landed["offset"] <= landed["max_read"])
+    unseen = landed["otype"] == OK
 
     def example(r) -> dict:
         offset = nullable(r["offset"])
@@ -46,9 +53,9 @@ def lost_and_unseen(bucket: pd.DataFrame, found: Found) -> pd.DataFrame:
             e["max_read_offset"] = int(r["max_read"])
         return e
 
-    found.add("lost-write", unread[lost], "key", "offset", example)
-    found.add("unseen", unread, "key", "cindex", example)
-    return unread.loc[lost, ["key", "value", "itime", "ctime"]]
+    found.add("lost-write", landed[lost], "key", "offset", example)
+    found.add("unseen", landed[unseen], "key", "cindex", example)
+    return landed.loc[lost, ["key", "value", "itime", "ctime"]]
 
 
 def readers(polls: pd.DataFrame) -> pd.DataFrame:
@@ -71,13 +78,15 @@ def _writer_reader(kind: str, pairs: pd.DataFrame, found: Found) -> None:
 
 
 def aborted_reads(bucket: pd.DataFrame, found: Found) -> None:
-    """G1a: a poll returned a value whose send failed."""
-    sends, polls = bucket[bucket["kind"] == SEND], bucket[bucket["kind"] == POLL]
-    _writer_reader("G1a", _reads_of(sends[sends["otype"] == FAIL], polls), found)
+    """G1a: an ok poll returned a value whose send failed."""
+    sends = bucket[bucket["kind"] == SEND]
+    _writer_reader("G1a", _reads_of(sends[sends["otype"] == FAIL], ok_polls(bucket)), found)
 
 
 def precommitted_reads(bucket: pd.DataFrame, found: Found) -> None:
-    """precommitted-read: a transaction polled its own send before it committed."""
+    """precommitted-read: a transaction polled its own send before it
+    committed (whatever its outcome: as in Jepsen, an aborted transaction
+    must not see its own sends either)."""
     sends, polls = bucket[bucket["kind"] == SEND], bucket[bucket["kind"] == POLL]
     pairs = _reads_of(sends, polls[polls["op"].isin(sends["op"].unique())])
     _writer_reader("precommitted-read", pairs[pairs["w_op"] == pairs["r_op"]], found)

@@ -29,12 +29,13 @@ def micro_ops(ops):
                 if mop[0] != "send":
                     continue
                 offset = None
-                if op["type"] == "ok" and op["done"] and pos < len(op["done"]) and op["done"][pos][0] == "send":
+                if op["type"] in ("ok", "info") and op["done"] and pos < len(op["done"]) \
+                        and op["done"][pos][0] == "send":
                     offset = op["done"][pos][2][0]
                 sends.append({"op": op, "key": mop[1], "value": mop[2], "offset": offset, "pos": pos})
-        if op["type"] == "ok" and op["f"] in ("poll", "txn"):
+        if op["f"] in ("poll", "txn"):   # every completed poll; only ok ones are reads
             for pos, mop in enumerate(op["done"] or []):
-                if mop[0] != "poll":
+                if mop[0] != "poll" or len(mop) < 2:
                     continue
                 for key, pairs in mop[1].items():
                     for i, (offset, value) in enumerate(pairs):
@@ -46,9 +47,13 @@ def micro_ops(ops):
 def check(events: list[dict]) -> Counter:
     """Counter of (type, key, offsets, values)."""
     ops = pair(events)
-    sends, reads = micro_ops(ops)
+    sends, polled = micro_ops(ops)
+    reads = [r for r in polled if r["op"]["type"] == "ok"]
     found: Counter = Counter()
-    obs = [s for s in sends if s["offset"] is not None and s["op"]["type"] != "fail"] + reads
+    read_kv = {(r["key"], r["value"]) for r in reads}
+    proven = {s["op"]["id"] for s in sends if s["op"]["type"] == "info" and (s["key"], s["value"]) in read_kv}
+    landed = [s for s in sends if s["op"]["type"] == "ok" or s["op"]["id"] in proven]
+    obs = [s for s in landed if s["offset"] is not None] + polled
     offsets_of = defaultdict(set)
     by_ko, by_kv = defaultdict(set), defaultdict(set)
     for o in obs:
@@ -62,32 +67,33 @@ def check(events: list[dict]) -> Counter:
     for (k, v), offs in by_kv.items():
         if len(offs) > 1:
             found[("duplicate", k, tuple(sorted(offs)), (v,))] += 1
-    read_kv = {(r["key"], r["value"]) for r in reads}
     max_read = {}
     for r in reads:
         max_read[r["key"]] = max(max_read.get(r["key"], r["offset"]), r["offset"])
-    for s in sends:
-        if s["op"]["type"] != "ok" or (s["key"], s["value"]) in read_kv:
+    for s in landed:
+        if (s["key"], s["value"]) in read_kv:
             continue
         lost = s["offset"] is not None and s["key"] in max_read and s["offset"] <= max_read[s["key"]]
         offsets = () if s["offset"] is None else (s["offset"],)
-        found[("lost-write" if lost else "unseen", s["key"], offsets, (s["value"],))] += 1
+        if s["op"]["type"] == "ok":   # as Jepsen: every unread ok send is unseen, lost or not
+            found[("unseen", s["key"], offsets, (s["value"],))] += 1
+        if lost:
+            found[("lost-write", s["key"], offsets, (s["value"],))] += 1
     writer = {(s["key"], s["value"]): s for s in sends}
     seen = {}
-    for r in reads:
+    for r in polled:
         ident = (r["op"]["id"], r["key"], r["value"])
-        seen[ident] = min(seen.get(ident, r["offset"]), r["offset"])
-    for (op_id, k, v), off in seen.items():
+        seen[ident] = (min(seen.get(ident, (r["offset"],))[0], r["offset"]), r["op"]["type"])
+    for (op_id, k, v), (off, reader_type) in seen.items():
         w = writer.get((k, v))
         if w is None:
             continue
-        if w["op"]["type"] == "fail":
+        if w["op"]["type"] == "fail" and reader_type == "ok":
             found[("G1a", k, (off,), (v,))] += 1
         if w["op"]["id"] == op_id:
             found[("precommitted-read", k, (off,), (v,))] += 1
-    _order(found, reads, idx, ops, "poll")
-    _order(found, [dict(s, order=(s["pos"], 0)) for s in sends
-                   if s["offset"] is not None and s["op"]["type"] != "fail"], idx, ops, "send")
+    _order(found, polled, idx, ops, "poll")
+    _order(found, [dict(s, order=(s["pos"], 0)) for s in landed if s["offset"] is not None], idx, ops, "send")
     return found
 
 
@@ -102,7 +108,7 @@ def _order(found, rows, idx, ops, what):
         per_op[(r["op"]["id"], r["key"])].append(r)
     epoch_of, epochs = {}, defaultdict(int)
     for op in sorted(ops, key=lambda o: o["id"]):
-        if op["f"] in ("assign", "subscribe") and what == "poll":
+        if op["f"] in ("assign", "subscribe") and op["type"] != "fail" and what == "poll":
             epochs[op["process"]] += 1
         epoch_of[op["id"]] = epochs[op["process"]]
     last = {}
@@ -121,4 +127,5 @@ def _order(found, rows, idx, ops, what):
             name = skip if d > 1 else back if d < 1 else None
             if name:
                 found[(name, key, (a["offset"], b["offset"]), (a["value"], b["value"]))] += 1
-        last[(p, key)] = (op_id, rs[-1])
+        if what == "send" or rs[0]["op"]["type"] == "ok":   # only an ok poll moves the position
+            last[(p, key)] = (op_id, rs[-1])

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from checkers.api import load
-from checkers.producer_errors import IDEMPOTENT_DUPLICATE, OOS_WINDOW_S, SPURIOUS_OOS, ProducerChecks, merge_into
+from checkers.history_parquet import load
+from checkers.producer_errors import IDEMPOTENT_DUPLICATE, OOS_WINDOW_S, SPURIOUS_OOS, ProducerChecks
+from checkers.verdict import verdict
 from checkers.queue import check_queue
 from tests.checkers.histories import write_history
 
@@ -101,19 +102,14 @@ def test_duplicates_on_keys_only_idempotent_producers_wrote(checked):
     assert [(e["key"], e["value"]) for e in found["examples"]] == [(5, 51)]
 
 
-def test_merged_verdict_idempotent_duplicate_is_bad_spurious_error_allowed_unless_forbidden(checked):
-    def queue_results() -> dict:  # what the queue checker says about the same history
-        return {"valid": False, "anomaly_types": ["duplicate", "lost-write"], "anomalies": {},
-                "bad_anomaly_types": ["duplicate", "lost-write"], "stats": {"ops": 21}}
-    merged = merge_into(queue_results(), checked)
-    assert merged["valid"] is False
-    assert merged["bad_anomaly_types"] == ["duplicate", IDEMPOTENT_DUPLICATE, "lost-write"]
-    assert merged["anomaly_types"] == [IDEMPOTENT_DUPLICATE, SPURIOUS_OOS]
-    assert merged["stats"]["ops"] == 21 and merged["stats"]["producer_errors"][OOS] == 4
-    forbidding = merge_into(queue_results(), checked, forbid=[SPURIOUS_OOS])
-    assert SPURIOUS_OOS in forbidding["bad_anomaly_types"]
-    only_spurious = {"stats": {}, "anomalies": {SPURIOUS_OOS: checked["anomalies"][SPURIOUS_OOS]}}
-    assert merge_into({"valid": True, "anomalies": {}, "bad_anomaly_types": []}, only_spurious)["valid"] is True
+def test_verdict_idempotent_duplicate_is_bad_spurious_error_allowed_unless_forbidden(checked):
+    # the queue's types found in the same history, plus the producer's (checkers/taxonomy.py decides)
+    found = ["duplicate", "lost-write", *checked["anomalies"]]
+    assert sorted(checked["anomalies"]) == [IDEMPOTENT_DUPLICATE, SPURIOUS_OOS]
+    assert verdict(found, "queue") == (False, ["duplicate", IDEMPOTENT_DUPLICATE, "lost-write"])
+    assert SPURIOUS_OOS in verdict(found, "queue", forbid=[SPURIOUS_OOS])[1]
+    assert verdict([SPURIOUS_OOS], "queue") == (True, [])
+    assert checked["stats"]["producer_errors"][OOS] == 4
 
 
 def test_clean_history_reports_nothing(spark, tmp_path):

@@ -1,8 +1,11 @@
 """Property: on random small histories (a simulated Kafka with random faults:
-lost, duplicated, reordered, aborted, phantom records), the Spark queue
-checker and the single-process reference (queue_reference.py) find exactly
-the same anomalies. Several histories go into one file (disjoint keys and
-processes) so one Spark run checks them all."""
+lost, duplicated, reordered, aborted, phantom records), the queue checker,
+on Spark and in-process (checkers/queue_local.py), and the single-process
+reference (queue_reference.py) find exactly the same anomalies. Several
+histories go into one file (disjoint keys and processes) so one Spark run
+checks them all; the in-process checker, which needs no JVM, gets many more
+examples. (tests/checkers/test_queue_engines.py compares the two engines'
+whole results.)"""
 from __future__ import annotations
 
 import json
@@ -11,8 +14,8 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checkers.history_io import load_history, pair_operations
-from checkers.queue import check_queue
+from checkers.history_read import read_history
+from checkers.queue_local import check_queue_local
 from tests.checkers import queue_reference
 
 FAULTS = ("none", "none", "none", "lose", "dup", "skip", "back", "phantom", "offset")
@@ -91,16 +94,37 @@ def spark_found(results: dict) -> Counter:
     return found
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(st.lists(action, min_size=5, max_size=25), min_size=4, max_size=4))
-def test_spark_checker_agrees_with_reference(spark, tmp_path_factory, histories):
+def write_events(histories, folder) -> tuple[list[dict], object]:
+    """The simulated histories in one history.jsonl (disjoint keys and processes)."""
     values = iter(range(1000, 10**6))
     events = []
     for i, actions in enumerate(histories):
         events += simulate(actions, base_key=10 * i, base_process=10 * i, values=values)
     for i, e in enumerate(events):
         e.update(index=i, time=1000 * (i + 1))
-    path = tmp_path_factory.mktemp("prop") / "history.jsonl"
+    path = folder / "history.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return events, path
+
+
+def local_results(path) -> dict:
+    return check_queue_local(read_history(path, "queue").ops, limit=10**6, cycles=False)
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.lists(action, min_size=5, max_size=25), min_size=4, max_size=4))
+def test_spark_checker_agrees_with_reference(spark, tmp_path_factory, histories):
+    from checkers.history_io import load_history, pair_operations
+    from checkers.queue import check_queue
+    events, path = write_events(histories, tmp_path_factory.mktemp("prop"))
     results = check_queue(spark, pair_operations(load_history(spark, path)), limit=10**6, cycles=False)
-    assert spark_found(results) == queue_reference.check(events)
+    expected = queue_reference.check(events)
+    assert spark_found(results) == expected
+    assert spark_found(local_results(path)) == expected
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.lists(action, min_size=5, max_size=25), min_size=1, max_size=4))
+def test_local_checker_agrees_with_reference(tmp_path_factory, histories):
+    events, path = write_events(histories, tmp_path_factory.mktemp("prop-local"))
+    assert spark_found(local_results(path)) == queue_reference.check(events)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from checkers import validity
 from checkers.taxonomy import TYPES, of_workload
 from checkers.verdict import Evidence, verdict
 
@@ -48,12 +47,6 @@ def test_allow_and_forbid():
     # what apply_overrides did on results: allowing the only bad type makes the run valid
     assert queue(["G1b", "G0"], forbid=["G1b"]) == (False, ["G1b"])
     assert queue(["G1b", "G0"], forbid=["G1b"], allow=["G1b"]) == (True, [])
-
-
-def test_validity_shim_is_the_queue_verdict():
-    for found, evidence in [(["poll-skip"], Evidence()), (["unseen"], Evidence(final_reads=False)),
-                            (["G1c"], Evidence(wr_only_g1c={"G1c": 2}))]:
-        assert validity.verdict(found, evidence) == queue(found, evidence)
 
 
 # ---------------------------------------------------------------- list-append

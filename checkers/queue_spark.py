@@ -1,0 +1,111 @@
+"""The queue checker's gathering on Spark (checkers/queue.py assembles).
+
+One shuffle by key bucket (checkers/queue_bucket.run) runs every per-key
+analysis in executors; its output rows stay in Spark (persisted while the
+check runs) and only counts, at most `limit` examples per anomaly type, the
+TOP_KEYS unseen series and the part of the dependency graph that can hold a
+cycle (checkers/queue_cycles.py) reach the driver.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from checkers import producer_errors, queue_bucket, queue_cycles
+from checkers.queue import QUEUE_OPS
+from checkers.queue_series import TOP_KEYS
+
+
+def op_stats(ops: DataFrame) -> dict:
+    """Operation counts by f and by outcome, and the time span."""
+    rows = ops.groupBy("f", "type").agg(
+        F.count(F.lit(1)).alias("n"), F.max(F.coalesce("complete_time", "invoke_time")).alias("end")).collect()
+    by_f: dict[str, dict[str, int]] = {}
+    for row in rows:
+        by_f.setdefault(row["f"], {})[row["type"]] = row["n"]
+    by_type: dict[str, int] = {}
+    for counts in by_f.values():
+        for kind, n in counts.items():
+            by_type[kind] = by_type.get(kind, 0) + n
+    end = max((row["end"] or 0 for row in rows), default=0)
+    return {"ops": sum(by_type.values()), "by_type": by_type, "by_f": by_f, "end_time": end}
+
+
+class SparkPass:
+    """queue.Gathered from the bucket pass's rows (`passed`, in Spark)."""
+
+    def __init__(self, spark: SparkSession, values: DataFrame, ops: DataFrame, passed: DataFrame,
+                 op_stats: dict, limit: int, realtime: bool) -> None:
+        self.spark, self.values, self.ops, self.passed = spark, values, ops, passed
+        self.op_stats, self.limit, self.realtime = op_stats, limit, realtime
+
+    def _rec(self, kind: str) -> DataFrame:
+        return self.passed.filter(F.col("rec") == kind)
+
+    def anomaly_rows(self) -> tuple[dict[str, int], list[tuple[str, str]]]:
+        """The overall first `limit` examples per type are picked in Spark, so
+        the driver gets at most `limit` per type however many buckets there are."""
+        counts = self._rec("count").groupBy("type").agg(F.sum("count").alias("n")).collect()
+        rank = F.row_number().over(Window.partitionBy("type").orderBy("sort", "sort2", "example"))
+        firsts = (self._rec("anomaly").select("type", "example", rank.alias("rank"))
+                  .filter(F.col("rank") <= self.limit).orderBy("type", "rank").collect())
+        return {r["type"]: r["n"] for r in counts}, [(r["type"], r["example"]) for r in firsts]
+
+    def bucket_stats(self) -> dict[str, int]:
+        rows = (self.passed.filter(F.col("rec").isin("stat", "max")).groupBy("rec", "type")
+                .agg(F.sum("count").alias("total"), F.max("count").alias("top")).collect())
+        return {row["type"]: row["total"] if row["rec"] == "stat" else row["top"] for row in rows}
+
+    def series_candidates(self) -> list[tuple[int, int, list[int]]]:
+        top = self._rec("unseen").orderBy(F.desc("count"), "key").limit(TOP_KEYS).collect()
+        return [(row["key"], row["count"], json.loads(row["example"])) for row in top]
+
+    def cycles(self) -> tuple[dict[str, dict], dict]:
+        return queue_cycles.find_cycles_queue(self.spark, self._rec("edge"), self.ops, self.limit, self.realtime)
+
+    def used_subscribe(self) -> bool:
+        return bool(self.ops.filter(F.col("f") == "subscribe").limit(1).count())
+
+    def polled_after(self, time: int) -> bool:
+        polls = self.values.filter((F.col("type") == "ok") & F.col("f").isin("poll", "txn")
+                                   & (F.col("invoke_time") > time) & F.col("complete_value").contains('"poll"'))
+        return bool(polls.limit(1).count())
+
+    def producer(self, checks: producer_errors.ProducerChecks) -> dict:
+        lost = self._rec("lost").select("key", "value", F.col("sort").alias("start"), F.col("sort2").alias("end"))
+        dups = self._rec("idem_dup").select("key", "value")
+        return producer_errors.analyze(self.values, checks, lost, dups)
+
+
+@contextmanager
+def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
+               micro: DataFrame | None = None) -> Iterator[SparkPass]:
+    """The bucket pass over the queue operations of `ops`, kept (memory,
+    then disk) for the `with` block. `micro`: their micro-op records when
+    the Parquet companion has them (else parsed here, once)."""
+    values = ops.filter(F.col("f").isin(*QUEUE_OPS))
+    parsed_here = micro is None
+    if parsed_here:   # from JSON: parse once, keep it
+        values = values.persist(StorageLevel.MEMORY_AND_DISK)
+        micro = queue_bucket.records(values)
+    # from the companion, re-reading a column is cheap: keep only the narrow part
+    narrow = values.select(*[c for c in values.columns if c not in ("invoke_value", "complete_value")])
+    narrow = narrow.persist(StorageLevel.MEMORY_AND_DISK)
+    passed = None
+    try:
+        stats = op_stats(narrow)
+        passed = queue_bucket.run(spark, narrow, stats["ops"], limit, stats["end_time"], shrink=not realtime,
+                                  micro=micro)
+        passed = passed.persist(StorageLevel.MEMORY_AND_DISK)
+        yield SparkPass(spark, values, narrow, passed, stats, limit, realtime)
+    finally:
+        if passed is not None:
+            passed.unpersist()
+        narrow.unpersist()
+        if parsed_here:
+            values.unpersist()

@@ -1,0 +1,236 @@
+"""The queue checker's two engines agree: in-process (checkers/queue_local.py,
+from history_read.read_history) and Spark (checkers/queue.check_queue, from
+history_io), on the planted, clean and cycle histories of the other queue
+tests, producer-error and non-ok-completion histories, and a batch of random
+simulated-Kafka histories (test_queue_property.py checks many more of those
+in-process against the reference). The whole results dict must be equal
+(there are no timing stats in it), and so must the micro-op records."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from checkers.history_read import read_history
+from checkers.producer_errors import OUT_OF_ORDER, ProducerChecks
+from checkers.queue_local import check_queue_local, records_frame
+from tests.checkers.test_queue_anomalies import clean_history, planted_history
+from tests.checkers.test_queue_cycles import cycles_history
+from tests.checkers.test_queue_property import action, simulate
+
+S = 1_000_000_000
+
+
+def _send(process, key, value, t0, t1, type_="ok", error=None, offset=None, idempotent=True) -> list[dict]:
+    """A one-send operation from t0 to t1 s (test_producer_errors' cases)."""
+    invoke = {"type": "invoke", "process": process, "f": "send", "value": [["send", key, value]], "time": t0 * S}
+    if idempotent is not None:
+        invoke["producer"] = {"idempotent": idempotent, "transactional": False}
+    done = {"type": type_, "process": process, "f": "send", "time": t1 * S,
+            "value": [["send", key, [offset, value] if type_ == "ok" else value]]}
+    if error:
+        done["error"] = [error, f"Broker: {error}"]
+    return [invoke, done]
+
+
+def _poll(process, t0, t1, polled: dict) -> list[dict]:
+    return [{"type": "invoke", "process": process, "f": "poll", "value": [["poll"]], "time": t0 * S},
+            {"type": "ok", "process": process, "f": "poll", "value": [["poll", polled]], "time": t1 * S}]
+
+
+def producer_events() -> list[dict]:
+    """Lost writes near and far from OUT_OF_ORDER_SEQUENCE_NUMBER errors,
+    duplicates on idempotent-only and mixed keys, other errors."""
+    oos = OUT_OF_ORDER
+    return (_send(0, 1, 10, 10, 11, offset=0) + _send(1, 1, 11, 12, 13, "info", oos)
+            + _send(2, 2, 20, 14, 15, "info", oos) + _send(3, 1, 12, 30, 31, "info", oos)
+            + _send(4, 2, 21, 32, 33, offset=0) + _send(5, 1, 13, 34, 35, offset=1)
+            + _poll(6, 40, 41, {"1": [[1, 13]], "2": [[0, 21]]})
+            + _send(10, 7, 70, 50, 51, offset=3) + _send(11, 7, 71, 55, 56, "fail", oos)
+            + _send(12, 7, 72, 57, 58, offset=4) + _poll(13, 59, 60, {"7": [[4, 72]]})
+            + _send(20, 5, 50, 70, 71, offset=0) + _send(21, 5, 51, 71, 72, offset=1)
+            + _send(22, 6, 60, 72, 73, offset=0) + _send(23, 6, 61, 73, 74, offset=1, idempotent=False)
+            + _send(24, 8, 80, 74, 75, offset=0, idempotent=None)
+            + _poll(25, 76, 77, {"5": [[0, 50], [1, 51], [2, 51]], "6": [[0, 60], [1, 61], [2, 60]],
+                                 "8": [[0, 80], [1, 80]]})
+            + _send(30, 3, 30, 80, 81, "info", "NOT_LEADER_FOR_PARTITION")
+            + _send(31, 3, 31, 82, 83, "info", "UNKNOWN_PRODUCER_ID")
+            + _send(32, 3, 32, 84, 85, "fail", "INVALID_PRODUCER_EPOCH")
+            + [{"type": "invoke", "process": 33, "f": "poll", "value": [["poll"]], "time": 86 * S},
+               {"type": "fail", "process": 33, "f": "poll", "value": None, "time": 87 * S,
+                "error": ["UNKNOWN_PRODUCER_ID", "not counted"]}]
+            # an OOS txn that never completed, sending to two keys
+            + [{"type": "invoke", "process": 34, "f": "txn", "value": [["send", 9, 90], ["send", 7, 91], ["poll"]],
+                "time": 88 * S}])
+
+def outcomes_events() -> list[dict]:
+    """Completions of failed and indefinite operations that carry values:
+    their polls and (info) offsets are records too."""
+    def op(p, f, invoked, type_, done, error=None):
+        e = {"type": type_, "process": p, "f": f, "value": done}
+        if error:
+            e["error"] = error
+        return [{"type": "invoke", "process": p, "f": f, "value": invoked}, e]
+    return (op(0, "send", [["send", 30, 300]], "ok", [["send", 30, [0, 300]]])
+            + op(1, "txn", [["send", 30, 301], ["poll"]], "fail",
+                 [["send", 30, [1, 301]], ["poll", {"30": [[0, 300], [1, 301]]}]], ["ABORTED", "a"])
+            + op(2, "txn", [["send", 31, 310], ["send", 32, 320], ["poll"]], "info",
+                 [["send", 31, [0, 310]], ["send", 32, [0, 320]], ["poll", {"30": [[0, 300]]}]], ["TIMEOUT", "t"])
+            + op(3, "poll", [["poll"]], "info", [["poll", {"30": [[2, 302]], "31": [[0, 310]]}]])
+            + op(4, "send", [["send", 32, 321]], "info", [["send", 32, [1, 321]]])
+            + op(5, "poll", [["poll"]], "ok", [["poll", {"31": [[0, 310]], "32": [[1, 321]]}]])
+            + op(5, "poll", [["poll"]], "fail", [["poll", {"32": [[0, 320]]}]], ["X", "x"])
+            + op(6, "send", [["send", 30, 302]], "ok", [["send", 30, [2, 302]]]))
+
+
+# (history, check options): every option each history's own test uses, and more
+HISTORIES = {
+    "planted": (lambda: planted_history().events, [{"cycles": False}, {"producer": ProducerChecks()}]),
+    "planted-few-examples": (lambda: planted_history().events, [{"limit": 1, "realtime": True}]),
+    "clean": (lambda: clean_history().events, [{}, {"realtime": True, "producer": ProducerChecks()}]),
+    "cycles": (lambda: cycles_history()[0].events, [{"realtime": True}, {}]),
+    "producer": (producer_events,
+                 [{"producer": ProducerChecks()}, {"producer": ProducerChecks(window_s=2.0, max_examples=1)}]),
+    "outcomes": (outcomes_events, [{"producer": ProducerChecks()}, {"realtime": True, "limit": 1}]),
+    "empty": (lambda: [], [{"producer": ProducerChecks()}]),
+    "assign-only": (lambda: [{"type": "invoke", "process": 0, "f": "assign", "value": [1]},
+                             {"type": "ok", "process": 0, "f": "assign", "value": [1]}], [{}]),
+}
+
+
+def _write(events: list[dict], path: Path) -> Path:
+    """history.jsonl with index (and time, where missing) filled in."""
+    with open(path, "w") as out:
+        for i, e in enumerate(events):
+            out.write(json.dumps({"index": i, "time": (i + 1) * 1000, **e}) + "\n")
+    return path
+
+
+def spark_check(spark, path: Path, **options) -> dict:
+    from checkers.history_io import load_history, pair_operations
+    from checkers.queue import check_queue
+    return check_queue(spark, pair_operations(load_history(spark, path)), **options)
+
+
+def local_check(path: Path, **options) -> dict:
+    return check_queue_local(read_history(path, "queue").ops, **options)
+
+
+def first_difference(a, b, where: str = "results") -> str | None:
+    """Where two results dicts differ first (for a readable failure)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            return f"{where}: keys {sorted(set(a) ^ set(b))} in one only"
+        return next((d for k in a if (d := first_difference(a[k], b[k], f"{where}.{k}"))), None)
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return next((d for i, (x, y) in enumerate(zip(a, b)) if (d := first_difference(x, y, f"{where}[{i}]"))),
+                    None)
+    return None if a == b and type(a) is type(b) else f"{where}: {a!r} != {b!r}"
+
+
+def assert_same(local: dict, spark: dict) -> None:
+    assert first_difference(local, spark) is None, first_difference(local, spark)
+    json.dumps(local)     # plain Python values only, as results.json needs
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("engines")
+    return {name: _write(make(), folder / f"{name}.jsonl") for name, (make, _) in HISTORIES.items()}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", sorted(HISTORIES))
+def test_engines_give_the_same_results(spark, written, name):
+    for options in HISTORIES[name][1]:
+        assert_same(local_check(written[name], **options), spark_check(spark, written[name], **options))
+
+
+def _spark_records(spark, path: Path) -> pd.DataFrame:
+    from pyspark.sql import functions as F
+
+    from checkers.history_io import load_history, pair_operations
+    from checkers.queue import QUEUE_OPS
+    from checkers.queue_bucket import bucketed, records
+    ops = pair_operations(load_history(spark, path)).filter(F.col("f").isin(*QUEUE_OPS))
+    return bucketed(records(ops), ops, 1).drop("bucket").toPandas()
+
+
+def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.astype("int64").sort_values(list(frame.columns), ignore_index=True)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", ["planted", "clean", "cycles", "producer", "outcomes"])
+def test_records_are_spark_records(spark, written, name):
+    local = records_frame(read_history(written[name], "queue").ops)
+    pd.testing.assert_frame_equal(_canonical(local), _canonical(_spark_records(spark, written[name])))
+
+
+def test_records_flags(written):
+    """Spot checks of the encoding: single-key writers, idempotent sends, pos."""
+    from checkers.queue_frame import IDEMPOTENT, POLL, PROVEN, SEND, SINGLE_KEY_WRITER
+    rec = records_frame(read_history(written["producer"], "queue").ops)
+    sends = rec[rec["kind"] == SEND]
+    single = (sends["flags"] & SINGLE_KEY_WRITER) != 0
+    assert (single == (sends["fcode"] == 0)).all()                    # the one-send `send` ops, not the txn
+    assert set(sends.loc[(sends["flags"] & IDEMPOTENT) != 0, "key"]) == {1, 2, 5, 6, 7, 3}
+    rec = records_frame(read_history(written["cycles"], "queue").ops)
+    txn_sends = rec[(rec["kind"] == SEND) & (rec["fcode"] == 2)]
+    assert not ((txn_sends["flags"] & SINGLE_KEY_WRITER) != 0).any()  # a txn is never a link
+    polls = rec[(rec["kind"] == POLL) & (rec["key"] == 51)]
+    assert sorted(polls["pos"]) == [0, 1]                             # mop 0, poll positions 0 and 1
+    rec = records_frame(read_history(written["planted"], "queue").ops)
+    proven = rec.loc[(rec["flags"] & PROVEN) != 0, ["key", "value"]].sort_values("value")
+    # the info txn's send of 161 was polled: its send of 171 (key 17) is proven too; the
+    # info sends of 12 and 151 (never completed: info too) were polled
+    assert [tuple(r) for r in proven.to_numpy()] == [(1, 12), (15, 151), (16, 161), (17, 171)]
+    aborted = rec[(rec["kind"] == POLL) & (rec["otype"] != 0)]
+    assert aborted.empty                                              # (no poll of a non-ok op there)
+
+
+# ---------------------------------------------------------------- random histories
+
+def random_events(histories, producer_seed: int = 0) -> list[dict]:
+    """test_queue_property's simulated histories in one file, with producer
+    flags and errors sprinkled on sends (by value), so the producer checks
+    have something to find."""
+    values = iter(range(1000, 10**6))
+    events = []
+    for i, actions in enumerate(histories):
+        events += simulate(actions, base_key=10 * i, base_process=10 * i, values=values)
+    for i, e in enumerate(events):
+        e.update(index=i, time=1000 * (i + 1))
+        sent = [m[2] for m in e["value"] if m[0] == "send"] if e["type"] == "invoke" and e["f"] != "assign" else []
+        if sent:
+            e["producer"] = {"idempotent": (sent[0] + producer_seed) % 4 != 0, "transactional": False}
+    pending = {}
+    for e in events:
+        if e["type"] == "invoke":
+            pending[e["process"]] = e
+        elif e["type"] in ("fail", "info") and e["f"] in ("send", "txn"):
+            value = pending[e["process"]]["value"][0][2]
+            if (value + producer_seed) % 3:
+                e["error"] = [OUT_OF_ORDER if value % 2 else "NOT_LEADER_OR_FOLLOWER", "x"]
+    return events
+
+
+histories = st.lists(st.lists(action, min_size=5, max_size=25), min_size=1, max_size=4)
+
+
+@pytest.mark.spark
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(histories, min_size=4, max_size=4), st.integers(0, 11))
+def test_engines_agree_on_random_histories(spark, tmp_path_factory, batch, seed):
+    """Each example: four files of up to four random histories, each checked
+    by both engines with cycles, producer checks and few examples per type
+    (so the ranking of examples is compared too)."""
+    folder = tmp_path_factory.mktemp("prop-engines")
+    for i, hs in enumerate(batch):
+        path = _write(random_events(hs, seed), folder / f"history-{i}.jsonl")
+        options = {"limit": 1 + i, "realtime": i % 2 == 1, "producer": ProducerChecks(window_s=2e-6)}
+        assert_same(local_check(path, **options), spark_check(spark, path, **options))
