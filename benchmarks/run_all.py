@@ -15,7 +15,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("benchmarks.cluster_bringup", ["--nodes", "3"]),
     ("benchmarks.nemesis_latency", ["--repeat", "3"]),
     ("benchmarks.bench_check", ["--sizes", "100000,1000000,10000000"]),
-    ("benchmarks.bench_list_append", ["--sizes", "1000", "10000", "100000"]),
+    ("benchmarks.bench_engines", ["--sizes", "10000,100000", "--out", "benchmarks/results/engines.json"]),
     ("benchmarks.report_big_history", ["--ops", "500000"]),
     ("benchmarks.index_listing", ["--runs", "3000"]),
 ]

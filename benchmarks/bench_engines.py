@@ -1,0 +1,102 @@
+"""`logtrial check` against a naive single-process checker, on the same
+input, in the same run (this machine is shared: ratios mean more than
+seconds).
+
+    python -m benchmarks.bench_engines --sizes 10000,100000 [--out benchmarks/results/engines.json]
+
+For each workload and size (operations): generate a history
+(benchmarks.gen_history / gen_list_append), then time, each in a fresh
+process, wall clock start-up included:
+
+- `logtrial check --engine auto` (in-process below 64 MB);
+- the naive reference: tests/checkers/queue_reference.py or
+  la_reference.py (plain Python + networkx, no shrinking, brute-force
+  realtime order: what a first checker would be).
+
+Prints a Markdown table with the load average before and after each row.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LOGTRIAL = str(Path(sys.executable).with_name("logtrial"))
+REFERENCE = {"queue": "tests.checkers.queue_reference", "list-append": "tests.checkers.la_reference"}
+NAIVE = ("import json, sys, importlib; ref = importlib.import_module(sys.argv[1]); "
+         "events = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]; "
+         "print(json.dumps(dict(ref.check(events))))")
+
+
+def generate(workload: str, ops: int, path: Path) -> None:
+    if workload == "queue":
+        args = ["-m", "benchmarks.gen_history", str(path), "--events", str(2 * ops),
+                "--plant", "duplicate=2,lost-write=2,G1a=1,poll-skip=1"]
+    else:
+        args = ["-m", "benchmarks.gen_list_append", str(path), "--ops", str(ops), "--fault-rate", "0.001"]
+    subprocess.run([sys.executable, *args], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+
+
+def timed(cmd: list[str], timeout: float) -> tuple[float | None, str]:
+    start = time.monotonic()
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "timeout"
+    return time.monotonic() - start, done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-200:]
+
+
+def row(workload: str, ops: int, tmp: Path, naive_timeout: float) -> dict:
+    history = tmp / f"{workload}-{ops}.jsonl"
+    generate(workload, ops, history)
+    load_before = os.getloadavg()[0]
+    check_s, check_out = timed([LOGTRIAL, "check", str(history), "--workload", workload,
+                                "--out", str(tmp / "out")], 3600)
+    engine = json.loads((tmp / "out" / "results.json").read_text())["checker"]["engine"]
+    naive_s, naive_out = timed([sys.executable, "-c", NAIVE, REFERENCE[workload], str(history)], naive_timeout)
+    return {"workload": workload, "ops": ops, "bytes": history.stat().st_size, "engine": engine,
+            "check_s": round(check_s, 2), "naive_s": None if naive_s is None else round(naive_s, 2),
+            "ratio": None if naive_s is None else round(naive_s / check_s, 1),
+            "load": [round(load_before, 1), round(os.getloadavg()[0], 1)], "check_summary": check_out,
+            "naive_summary": naive_out[:200]}
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| workload | operations | engine | `logtrial check` | naive reference | naive / check | load avg (before, after) |",
+             "|---|---:|---|---:|---:|---:|---|"]
+    for r in rows:
+        naive = "timeout" if r["naive_s"] is None else f"{r['naive_s']} s"
+        ratio = "—" if r["ratio"] is None else f"{r['ratio']}x"
+        lines.append(f"| {r['workload']} | {r['ops']:,} | {r['engine']} | {r['check_s']} s | {naive} | {ratio} | "
+                     f"{r['load'][0]}, {r['load'][1]} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--workloads", default="queue,list-append")
+    ap.add_argument("--naive-timeout", type=float, default=1800)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for workload in args.workloads.split(","):
+            for ops in (int(s) for s in args.sizes.split(",")):
+                rows.append(row(workload, ops, Path(tmp), args.naive_timeout))
+                print(json.dumps(rows[-1]), flush=True)
+    print(table(rows))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
