@@ -121,7 +121,10 @@ def _close(spec: Spec, first: Step, out: dict[int, list[Step]]) -> list[Step] | 
     cycle of `spec` (see the module docstring)."""
     first_rw = first.kind == "rw"
     cap = 1 if spec.rw in ("none", "one") else 2
-    start = (first.dst, spec.need - {first.kind}, int(first_rw), first_rw, False)
+    # adjacency only matters when two or more rw edges may be used: keep it
+    # out of the state otherwise (fewer states, same answers)
+    track = spec.rw in ("nonadjacent", "adjacent")
+    start = (first.dst, spec.need - {first.kind}, int(first_rw), first_rw and track, False)
     parent: dict[tuple, tuple | None] = {start: None}
     queue = deque([start])
     goal = None
@@ -136,8 +139,9 @@ def _close(spec: Spec, first: Step, out: dict[int, list[Step]]) -> list[Step] | 
                 continue
             if spec.rw == "nonadjacent" and is_rw and last_rw:
                 continue
-            nxt = (step.dst, missing - {step.kind}, min(rws + is_rw, cap), is_rw,
-                   adjacent or (is_rw and last_rw))
+            count = rws + is_rw
+            nxt = (step.dst, missing - {step.kind} if missing else missing, cap if count > cap else count,
+                   is_rw and track, adjacent or (is_rw and last_rw))
             if nxt in parent:
                 continue
             parent[nxt] = (state, step)
