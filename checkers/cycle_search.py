@@ -26,10 +26,10 @@ shows it; every reported cycle is exactly of its type.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from checkers.cycles import Cycle, Step, strongly_connected
+from checkers.cycles import Cycle, Step, classify, strongly_connected  # noqa: F401 (classify re-exported)
 
 DATA = frozenset({"ww", "wr", "rw"})
 
@@ -87,28 +87,6 @@ def implied(name: str) -> set[str]:
 
 
 SEARCH_ORDER = tuple(sorted(SPECS, key=lambda n: (depth(n), n)))
-
-
-def classify(steps: Sequence[Step]) -> str:
-    """Elle's name for a cycle: by its rw edges (and whether two are
-    consecutive, wrapping around), else wr, else G0; suffixed -realtime if it
-    uses a realtime edge, else -process if it uses a process edge."""
-    kinds = [s.kind for s in steps]
-    rw = kinds.count("rw")
-    if rw >= 2:
-        adjacent = any(a == b == "rw" for a, b in zip(kinds, kinds[1:] + kinds[:1]))
-        base = "G2-item" if adjacent else "G-nonadjacent"
-    elif rw == 1:
-        base = "G-single"
-    elif "wr" in kinds:
-        base = "G1c"
-    else:
-        base = "G0"
-    if "realtime" in kinds:
-        return base + "-realtime"
-    if "process" in kinds:
-        return base + "-process"
-    return base
 
 
 def _rw_ok(spec: Spec, count: int, adjacent: bool) -> bool:

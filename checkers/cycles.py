@@ -12,7 +12,8 @@ before the other was invoked).
 Classification of a cycle by the edges it uses (Adya / Elle):
 
 - G0: only ww edges;                 G1c: ww + wr, at least one wr;
-- G-single: exactly one rw edge;     G2-item: two or more rw edges;
+- G-single: exactly one rw edge;     G2-item: two or more, two in a row;
+- G-nonadjacent: two or more rw edges, none in a row;
 - suffix "-realtime" if the cycle needs a realtime edge, else "-process" if
   it needs a process edge (e.g. "G-single-realtime").
 
@@ -124,11 +125,14 @@ class Cycle:
 
 
 def classify(steps: Sequence[Step]) -> str:
-    """The Elle name of a cycle made of these steps."""
+    """Elle's name for a cycle: by its rw edges (and whether two are
+    consecutive, wrapping around), else wr, else G0; suffixed -realtime if it
+    uses a realtime edge, else -process if it uses a process edge."""
     kinds = [s.kind for s in steps]
     rw = kinds.count("rw")
     if rw >= 2:
-        base = "G2-item"
+        adjacent = any(a == b == "rw" for a, b in zip(kinds, kinds[1:] + kinds[:1]))
+        base = "G2-item" if adjacent else "G-nonadjacent"
     elif rw == 1:
         base = "G-single"
     elif "wr" in kinds:
