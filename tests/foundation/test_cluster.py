@@ -23,6 +23,20 @@ def new_topic(cluster, **kwargs) -> str:
     return name
 
 
+def partition_leader(admin, topic: str, deadline_s: float = 30) -> int:
+    """The broker id leading partition 0 of a new topic, waiting for its
+    metadata to reach the broker answering (a fresh topic can show no
+    partitions, or no leader, for a moment)."""
+    end = time.monotonic() + deadline_s
+    while True:
+        partitions = admin.list_topics(topic=topic, timeout=10).topics[topic].partitions
+        if 0 in partitions and partitions[0].leader >= 0:
+            return partitions[0].leader
+        if time.monotonic() > end:
+            raise AssertionError(f"topic {topic}: no leader for partition 0 after {deadline_s} s")
+        time.sleep(0.5)
+
+
 def topic_config(cluster, topic: str) -> dict[str, str]:
     from confluent_kafka.admin import AdminClient, ConfigResource
     admin = AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers()})
@@ -123,7 +137,7 @@ def test_clock_offset_file_skews_the_broker_clock_and_heal_resets_it(cluster):
     from confluent_kafka.admin import AdminClient
     topic = new_topic(cluster, config={"message.timestamp.type": "LogAppendTime"})
     admin = AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers()})
-    leader = admin.list_topics(topic=topic, timeout=10).topics[topic].partitions[0].leader
+    leader = partition_leader(admin, topic)
     node = cluster.nodes[leader - 1]
     cluster.ssh[node].write_file(cluster.db.clock_offset_file(node), "+1d\n")
     try:
