@@ -26,8 +26,12 @@ shows it; every reported cycle is exactly of its type.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from checkers.cycles import Cycle, Step, classify, strongly_connected  # noqa: F401 (classify re-exported)
 
@@ -146,6 +150,59 @@ def _goal(spec: Spec, state: tuple, first_rw: bool) -> bool:
     return not missing and _rw_ok(spec, rws, adjacent or wraps)
 
 
+def _closable(spec: Spec, usable: Sequence[Step], firsts: list[Step]) -> list[Step]:
+    """The firsts a closing path exists for, when the spec allows at most one
+    rw edge: then the search state is just (vertex, kinds still needed), and
+    whether the goal is reachable is decided for every first at once, by the
+    transitive closure of that state graph. Firsts it rules out are exactly
+    those whose search would fail, so results are unchanged; a failing
+    search explores the whole component and dominated large histories."""
+    if spec.rw not in ("none", "one") or not firsts:
+        return firsts
+    need = sorted(spec.need)
+    layers = 1 << len(need)
+    full = layers - 1
+    bit = {kind: 1 << i for i, kind in enumerate(need)}
+    vertex = {v: i for i, v in enumerate(dict.fromkeys(v for s in usable for v in (s.src, s.dst)))}
+    closing = [(vertex[s.src], vertex[s.dst], bit.get(s.kind, 0)) for s in usable if s.kind != "rw"]
+    src = [u * layers + m for u, _, _ in closing for m in range(layers)]
+    dst = [v * layers + (m & ~b) for _, v, b in closing for m in range(layers)]
+    reach = _reachability(len(vertex) * layers, src, dst)
+    keep = []
+    for f in firsts:
+        start = vertex[f.dst] * layers + (full & ~bit.get(f.kind, 0))
+        if reach(start, vertex[f.src] * layers):
+            keep.append(f)
+    return keep
+
+
+def _reachability(n: int, src: list[int], dst: list[int]):
+    """reach(a, b): is b reachable from a (or a itself) in the graph of n
+    vertices and edges src[i] -> dst[i]. Strongly connected components by
+    scipy, then one bit set per component, unioned in topological order."""
+    matrix = coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n)).tocsr()
+    count, label = connected_components(matrix, directed=True, connection="strong")
+    successors: list[set[int]] = [set() for _ in range(count)]
+    indegree = [0] * count
+    for a, b in {(int(label[a]), int(label[b])) for a, b in zip(src, dst)}:
+        if a != b:
+            successors[a].add(b)
+            indegree[b] += 1
+    order = [c for c in range(count) if indegree[c] == 0]
+    for c in order:  # Kahn's algorithm: grows while it is walked
+        for d in successors[c]:
+            indegree[d] -= 1
+            if indegree[d] == 0:
+                order.append(d)
+    bits = [0] * count
+    for c in reversed(order):
+        acc = 1 << c
+        for d in successors[c]:
+            acc |= bits[d]
+        bits[c] = acc
+    return lambda a, b: bool(bits[label[a]] >> int(label[b]) & 1)
+
+
 def _explained(cycle: list[Step], preferred: dict[tuple[int, int], Step]) -> list[Step]:
     """Each step as Elle explains the pair: by its strongest relation
     (ww, then wr, then rw, then process, then realtime), whichever edge the
@@ -176,20 +233,30 @@ def _search(spec: Spec, component: list[Step], max_tries: int,
         out.setdefault(s.src, []).append(s)
     firsts = [s for s in usable if s.kind == "rw"] if spec.rw != "none" else \
         [s for s in usable if s.kind in (spec.need or spec.kinds)]
+    firsts = _closable(spec, usable, firsts)[:max_tries]
     best: list[Step] | None = None
-    for first in firsts[:max_tries]:
+    last_try = len(firsts)
+    for i, first in enumerate(firsts):
+        if i > last_try:
+            break
         path = _close(spec, first, out)
         if path is None:
             continue
         cycle = _explained([first, *path], preferred)
         if classify(cycle) != spec.name:
             continue
+        if best is None:
+            last_try = i + REFINE_TRIES
         if best is None or len(cycle) < len(best):
             best = cycle
         if len(best) <= 2:
             break
     return None if best is None else Cycle(spec.name, tuple(best))
 
+
+# Once a cycle is found, this many more first edges are tried for a shorter
+# one (easier to read); Elle keeps the first it finds.
+REFINE_TRIES = 30
 
 _KIND_ORDER = {"ww": 0, "wr": 1, "rw": 2, "process": 3, "realtime": 4}
 
