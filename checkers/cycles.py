@@ -146,24 +146,46 @@ def classify(steps: Sequence[Step]) -> str:
     return base
 
 
+@dataclass(frozen=True)
+class Components:
+    """Strongly connected components of the graph of edges src[i] -> dst[i]."""
+    vertices: np.ndarray   # the distinct vertex ids, sorted
+    labels: np.ndarray     # component of each vertex
+    cyclic: np.ndarray     # vertex lies in a non-trivial component or on a self-loop
+    src: np.ndarray        # each edge's ends, as positions in `vertices`
+    dst: np.ndarray
+
+    def inside(self) -> np.ndarray:
+        """Mask of the edges inside a cycle (both ends in one cyclic component)."""
+        return self.cyclic[self.src] & (self.labels[self.src] == self.labels[self.dst])
+
+
+def components(src: np.ndarray, dst: np.ndarray) -> Components:
+    """The one place SCCs are computed (scipy's compiled routine), for the
+    in-process checkers, Spark executors and the driver alike."""
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    vertices, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    a, b = inverse[:len(src)], inverse[len(src):]
+    n = len(vertices)
+    matrix = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
+    labels = connected_components(matrix, directed=True, connection="strong")[1] if n else \
+        np.zeros(0, dtype=np.int32)
+    cyclic = np.bincount(labels, minlength=n)[labels] > 1
+    cyclic[a[a == b]] = True
+    return Components(vertices, labels, cyclic, a, b)
+
+
 def strongly_connected(steps: Sequence[Step]) -> list[list[Step]]:
     """The steps inside each non-trivial strongly connected component (two or
-    more vertices, or a self-loop), computed with scipy's compiled routine."""
+    more vertices, or a self-loop), each sorted, components in a stable order."""
     if not steps:
         return []
-    vertices, inverse = np.unique(
-        np.array([[s.src, s.dst] for s in steps], dtype=np.int64), return_inverse=True)
-    pairs = inverse.reshape(-1, 2)
-    n = len(vertices)
-    matrix = coo_matrix((np.ones(len(pairs), dtype=np.int8), (pairs[:, 0], pairs[:, 1])),
-                        shape=(n, n))
-    _, labels = connected_components(matrix, directed=True, connection="strong")
-    sizes = np.bincount(labels)
+    comps = components([s.src for s in steps], [s.dst for s in steps])
+    labels = comps.labels[comps.src].tolist()
     groups: dict[int, list[Step]] = {}
-    for step, (a, b) in zip(steps, pairs):
-        la = labels[a]
-        if la == labels[b] and (sizes[la] > 1 or a == b):
-            groups.setdefault(int(la), []).append(step)
+    for step, label, keep in zip(steps, labels, comps.inside().tolist()):
+        if keep:
+            groups.setdefault(label, []).append(step)
     order = lambda s: (s.src, s.dst, s.kind, str(s.key), str(s.value))  # noqa: E731 (fast, no dataclass compares)
     return [sorted(g, key=order) for _, g in sorted(groups.items(), key=lambda kv: min(map(order, kv[1])))]
 

@@ -28,10 +28,8 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import Column, DataFrame, functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
-from checkers.cycles import Step
+from checkers.cycles import Step, components
 
 EXPLANATION_FIELDS = (("key", StringType()), ("value", StringType()),
                       ("offset", LongType()), ("prev", StringType()))
@@ -148,16 +146,8 @@ def _round(paths: DataFrame, round_no: int) -> DataFrame:
 
 def _cyclic_vertices(pairs: pd.DataFrame) -> pd.DataFrame:
     """Executor side: vertices of non-trivial SCCs, with their component."""
-    src = pairs["src"].to_numpy(np.int64)
-    dst = pairs["dst"].to_numpy(np.int64)
-    vertices, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
-    a, b = inverse[:len(src)], inverse[len(src):]
-    n = len(vertices)
-    matrix = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
-    _, labels = connected_components(matrix, directed=True, connection="strong")
-    cyclic = np.bincount(labels, minlength=n)[labels] > 1
-    cyclic[a[a == b]] = True
-    return pd.DataFrame({"v": vertices[cyclic], "comp": labels[cyclic].astype(np.int64)})
+    comps = components(pairs["src"].to_numpy(np.int64), pairs["dst"].to_numpy(np.int64))
+    return pd.DataFrame({"v": comps.vertices[comps.cyclic], "comp": comps.labels[comps.cyclic].astype(np.int64)})
 
 
 def _keep_inside_sccs(edges: DataFrame) -> DataFrame:

@@ -21,11 +21,9 @@ import numpy as np
 import pandas as pd
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window, functions as F
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from checkers import consistency
-from checkers.cycles import Step
+from checkers.cycles import Step, components
 from checkers.la_keys import Finding, KeyMop, analyze_key, group_by_key
 from checkers.la_txn import txn_findings
 from checkers.list_append import DEFAULT_EXAMPLES, Txn, assemble, key_mops, order_edges
@@ -126,15 +124,9 @@ def _inside_components(edges: DataFrame, pairs: pd.DataFrame, order: list[Step])
     dst = np.concatenate([pairs["dst"].to_numpy(np.int64), np.array([s.dst for s in order], np.int64)])
     if len(src) == 0:
         return []
-    vertices, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
-    a, b = inverse[:len(src)], inverse[len(src):]
-    n = len(vertices)
-    _, labels = connected_components(coo_matrix((np.ones(len(a), np.int8), (a, b)), shape=(n, n)),
-                                     directed=True, connection="strong")
-    inside = labels[a] == labels[b]
-    sizes = np.bincount(labels)
-    inside &= (sizes[labels[a]] > 1) | (a == b)
-    cyclic = pd.DataFrame({"v": vertices, "comp": labels})
+    comps = components(src, dst)
+    inside = comps.inside()
+    cyclic = pd.DataFrame({"v": comps.vertices, "comp": comps.labels})
     cyclic = cyclic[cyclic["v"].isin(np.concatenate([src[inside], dst[inside]]))]
     if cyclic.empty:
         return []

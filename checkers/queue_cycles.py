@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from checkers.cycles import DEFAULT_SPECS, Cycle, QueuePhrasing, Step, explain_cycle, find_cycles
+from checkers.cycles import DEFAULT_SPECS, Cycle, QueuePhrasing, Step, components, explain_cycle, find_cycles
 from checkers.order_local import process_edges as local_process_edges
 from checkers.order_local import realtime_edges as local_realtime_edges
 
@@ -160,18 +160,9 @@ def order_steps(ops: pd.DataFrame) -> list[Step]:
 def _in_sccs(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Edges inside a non-trivial strongly connected component (or self-loops),
     as graph_shrink's SCC step keeps them."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
     if not len(src):
         return np.zeros(0, dtype=bool)
-    vertices, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
-    a, b = inverse[:len(src)], inverse[len(src):]
-    n = len(vertices)
-    matrix = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
-    _, labels = connected_components(matrix, directed=True, connection="strong")
-    cyclic = np.bincount(labels, minlength=n)[labels] > 1
-    cyclic[a[a == b]] = True
-    return cyclic[a] & cyclic[b] & (labels[a] == labels[b])
+    return components(src, dst).inside()
 
 
 def _text(series: pd.Series) -> list:
