@@ -25,8 +25,9 @@ $(VENV)/.installed: pyproject.toml
 demo: install
 	@bash scripts/demo.sh
 
+# two workers (pytest-xdist): see tests/conftest.py for how tests are shared out
 test: install
-	@$(BIN)/python -m pytest $(PYTEST_ARGS)
+	@$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=20 $(PYTEST_ARGS)
 
 bench: install
 	@$(BIN)/python -m benchmarks.run_all

@@ -5,3 +5,18 @@ pytest_plugins = [
     "tests.fixtures.cluster",
     "tests.fixtures.spark",
 ]
+
+
+# `make test` runs two pytest-xdist workers: the checker tests (CPU-bound:
+# pandas, Spark) share out across both, while every test outside
+# tests/checkers/ runs on one worker, in order, as one group. That group holds
+# everything that brings up clusters (the shared one is named, so two workers
+# must never both bring it up) and mostly waits on brokers and faults.
+HARNESS_GROUP = "harness"
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    import pytest
+    for item in items:
+        if "tests/checkers/" not in item.nodeid:
+            item.add_marker(pytest.mark.xdist_group(HARNESS_GROUP))
