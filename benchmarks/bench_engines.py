@@ -13,6 +13,9 @@ process, wall clock start-up included:
   la_reference.py (plain Python + networkx, no shrinking, brute-force
   realtime order: what a first checker would be).
 
+- with --previous REV: the same `logtrial check` of an earlier commit (a
+  git worktree of REV), the other reference the README asks for.
+
 Prints a Markdown table with the load average before and after each row.
 """
 from __future__ import annotations
@@ -31,7 +34,7 @@ LOGTRIAL = str(Path(sys.executable).with_name("logtrial"))
 REFERENCE = {"queue": "tests.checkers.queue_reference", "list-append": "tests.checkers.la_reference"}
 NAIVE = ("import json, sys, importlib; ref = importlib.import_module(sys.argv[1]); "
          "events = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]; "
-         "print(json.dumps(dict(ref.check(events))))")
+         "print(repr(dict(ref.check(events)))[:300])")
 
 
 def generate(workload: str, ops: int, path: Path) -> None:
@@ -52,7 +55,22 @@ def timed(cmd: list[str], timeout: float) -> tuple[float | None, str]:
     return time.monotonic() - start, done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-200:]
 
 
-def row(workload: str, ops: int, tmp: Path, naive_timeout: float) -> dict:
+def previous_checkout(rev: str, tmp: Path) -> Path:
+    """A worktree of `rev`, so its checker runs from its own code (PYTHONPATH
+    comes before this venv's editable install of the current one)."""
+    where = tmp / f"previous-{rev}"
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(where), rev], cwd=ROOT, check=True)
+    return where
+
+
+def previous_check(where: Path, history: Path, workload: str, out: Path) -> tuple[float | None, str]:
+    cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(where)!r}); "
+           "from harness.cli import main; sys.exit(main())",
+           "check", str(history), "--workload", workload, "--out", str(out)]
+    return timed(cmd, 3600)
+
+
+def row(workload: str, ops: int, tmp: Path, naive_timeout: float, previous: Path | None = None) -> dict:
     history = tmp / f"{workload}-{ops}.jsonl"
     generate(workload, ops, history)
     load_before = os.getloadavg()[0]
@@ -60,7 +78,9 @@ def row(workload: str, ops: int, tmp: Path, naive_timeout: float) -> dict:
                                 "--out", str(tmp / "out")], 3600)
     engine = json.loads((tmp / "out" / "results.json").read_text())["checker"]["engine"]
     naive_s, naive_out = timed([sys.executable, "-c", NAIVE, REFERENCE[workload], str(history)], naive_timeout)
+    previous_s = previous_check(previous, history, workload, tmp / "out-previous")[0] if previous else None
     return {"workload": workload, "ops": ops, "bytes": history.stat().st_size, "engine": engine,
+            "previous_s": None if previous_s is None else round(previous_s, 2),
             "check_s": round(check_s, 2), "naive_s": None if naive_s is None else round(naive_s, 2),
             "ratio": None if naive_s is None else round(naive_s / check_s, 1),
             "load": [round(load_before, 1), round(os.getloadavg()[0], 1)], "check_summary": check_out,
@@ -68,12 +88,14 @@ def row(workload: str, ops: int, tmp: Path, naive_timeout: float) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| workload | operations | engine | `logtrial check` | naive reference | naive / check | load avg (before, after) |",
-             "|---|---:|---|---:|---:|---:|---|"]
+    lines = ["| workload | operations | engine | `logtrial check` | previous version | naive reference | "
+             "naive / check | load avg (before, after) |",
+             "|---|---:|---|---:|---:|---:|---:|---|"]
     for r in rows:
         naive = "timeout" if r["naive_s"] is None else f"{r['naive_s']} s"
         ratio = "—" if r["ratio"] is None else f"{r['ratio']}x"
-        lines.append(f"| {r['workload']} | {r['ops']:,} | {r['engine']} | {r['check_s']} s | {naive} | {ratio} | "
+        previous = "—" if r.get("previous_s") is None else f"{r['previous_s']} s"
+        lines.append(f"| {r['workload']} | {r['ops']:,} | {r['engine']} | {r['check_s']} s | {previous} | {naive} | {ratio} | "
                      f"{r['load'][0]}, {r['load'][1]} |")
     return "\n".join(lines)
 
@@ -84,13 +106,19 @@ def main(argv=None) -> int:
     ap.add_argument("--workloads", default="queue,list-append")
     ap.add_argument("--naive-timeout", type=float, default=1800)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--previous", metavar="REV", help="also time `logtrial check` as of this commit")
     args = ap.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for workload in args.workloads.split(","):
-            for ops in (int(s) for s in args.sizes.split(",")):
-                rows.append(row(workload, ops, Path(tmp), args.naive_timeout))
-                print(json.dumps(rows[-1]), flush=True)
+        previous = previous_checkout(args.previous, Path(tmp)) if args.previous else None
+        try:
+            for workload in args.workloads.split(","):
+                for ops in (int(s) for s in args.sizes.split(",")):
+                    rows.append(row(workload, ops, Path(tmp), args.naive_timeout, previous))
+                    print(json.dumps(rows[-1]), flush=True)
+        finally:
+            if previous:
+                subprocess.run(["git", "worktree", "remove", "--force", str(previous)], cwd=ROOT)
     print(table(rows))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
