@@ -1,6 +1,8 @@
 """Shared fixtures live in tests/fixtures/, one module per resource, so that a
 cluster and a Spark session are each brought up once per test session."""
 
+import pytest
+
 pytest_plugins = [
     "tests.fixtures.cluster",
     "tests.fixtures.spark",
@@ -15,8 +17,8 @@ pytest_plugins = [
 HARNESS_GROUP = "harness"
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items) -> None:
-    import pytest
     for item in items:
         if "tests/checkers/" not in item.nodeid:
             item.add_marker(pytest.mark.xdist_group(HARNESS_GROUP))
