@@ -28,6 +28,9 @@ from clusters.faketime import leftover_files
 from clusters.inventory import Inventory, Node, write_inventory
 
 STATE_ROOT = Path(os.environ.get("LOGTRIAL_STATE_DIR", "/var/lib/logtrial/clusters"))
+# the one default name: `test --local` and every `cluster` subcommand use it;
+# several users of one machine set LOGTRIAL_LOCAL_CLUSTER to keep apart
+DEFAULT_NAME = os.environ.get("LOGTRIAL_LOCAL_CLUSTER", "local")
 POOL = ipaddress.ip_network("10.201.0.0/16")
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,23}$")
 SSHD = "/usr/sbin/sshd"
@@ -436,3 +439,12 @@ def _write_yaml(path: Path, data: dict) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(yaml.safe_dump(data, sort_keys=False))
     os.replace(tmp, path)
+
+
+def existing_clusters(state_root: Path | str | None = None) -> list[LocalCluster]:
+    """The local clusters recorded under the state root, by name."""
+    root = Path(state_root) if state_root else STATE_ROOT
+    if not root.is_dir():
+        return []
+    return [LocalCluster(d.name, root) for d in sorted(root.iterdir())
+            if (d / "state.yaml").exists() and NAME_PATTERN.match(d.name)]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clusters.local import DEFAULT_NAME
 from harness import exit_codes
 from harness.history import HistoryWriter
 from harness.progress import Progress
@@ -31,9 +32,8 @@ from workloads.settings import WorkloadSettings
 log = logging.getLogger(__name__)
 
 WORKLOADS = ("queue", "list-append")
-# the cluster --local brings up (and reuses when left running); several users of one
-# machine set LOGTRIAL_LOCAL_CLUSTER to keep apart
-LOCAL_CLUSTER = os.environ.get("LOGTRIAL_LOCAL_CLUSTER", "lt-local")
+# the cluster --local brings up (and reuses when left running)
+LOCAL_CLUSTER = DEFAULT_NAME
 
 
 @dataclass
@@ -238,6 +238,8 @@ class Run:
         inventory_path = opts.nodes_file
         if opts.local:
             inventory_path = self._local_cluster(opts.local)
+        if not opts.local:
+            self._record_cluster({"inventory": str(Path(inventory_path).resolve())})
         self.cluster = Cluster.open(inventory_path, insecure_host_keys=opts.insecure_host_keys,
                                     db_settings=opts.db_settings)
         log.info("cluster %s open; kafka running on every node", self.cluster.inventory.name)
@@ -247,12 +249,18 @@ class Run:
         self.test_json["nodes"] = [n.name for n in self.cluster.inventory.nodes]
         return self.cluster.db.bootstrap_servers()
 
+    def _record_cluster(self, where: dict) -> None:
+        """Written before the cluster is touched, so `logtrial cluster heal --run`
+        finds it even if this process dies in the next instant."""
+        self._write_test_json(cluster=where)
+
     def _local_cluster(self, nodes: int) -> str:
         """Brings up the local cluster LOCAL_CLUSTER, or reuses it if one of the
         right size was left running (--leave-db-running)."""
         from clusters.inventory import load_inventory
         from clusters.local import LocalCluster
         local = LocalCluster(LOCAL_CLUSTER)
+        self._record_cluster({"local": local.name, "state_root": str(local.root)})
         if local.exists() and len(load_inventory(local.inventory_path).nodes) != nodes:
             local.down()
         if not local.exists():

@@ -61,6 +61,7 @@ def test_queue_run_is_well_formed_and_final_reads_see_every_ack(cluster, tmp_pat
     assert missing == {}
     assert test_json["final"]["complete"] is True
     assert test_json["versions"]["librdkafka"]
+    assert test_json["cluster"] == {"inventory": str(Path(cluster.inventory.path).resolve())}
     for node in cluster.nodes:  # teardown collected every broker's log
         assert (result.run_dir / "nodes" / node / "server.log").stat().st_size > 0
 

@@ -3,8 +3,11 @@ machine) by --name, or real machines by --inventory."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
@@ -12,14 +15,20 @@ from clusters.cluster import Cluster, ClusterNotHealed
 from clusters.db import DatabaseError
 from clusters.inventory import InventoryError, load_inventory, write_inventory
 from clusters.kafka import parse_settings
-from clusters.local import LocalCluster, LocalClusterError
+from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
 from harness import exit_codes
 from harness.ssh import SSHError
 
 FAILURES = (LocalClusterError, SSHError, DatabaseError, ClusterNotHealed)
 
-name_option = click.option("--name", default="local", show_default=True,
-                           help="Local cluster name (its netns are lt-<name>-n1...).")
+up_name_option = click.option("--name", default=DEFAULT_NAME, show_default=True,
+                              help="Local cluster name (its netns are lt-<name>-n1...).")
+name_option = click.option("--name", default=None,
+                           help="Local cluster name. Default: every local cluster that exists "
+                                "(or the one --run used).")
+run_option = click.option("--run", "run_dir", type=click.Path(file_okay=False),
+                          help="A run directory (e.g. store/latest): act on the cluster it used, "
+                               "local or an inventory of real machines.")
 inventory_option = click.option("--inventory", "inventory_path", type=click.Path(dir_okay=False),
                                 help="Inventory of real machines (docs/inventory.md); "
                                      "instead of a local cluster.")
@@ -32,14 +41,50 @@ def fail(message: str, code: int = exit_codes.HARNESS_ERROR) -> None:
     sys.exit(code)
 
 
-def resolve_inventory(name: str, inventory_path: str | None) -> str:
+@dataclass
+class Target:
+    """One cluster a command acts on."""
+    label: str                       # how the output names it
+    inventory_path: str
+    local: LocalCluster | None = None
+
+
+def _run_cluster(run_dir: str) -> dict:
+    test_json = Path(run_dir) / "test.json"
+    try:
+        where = json.loads(test_json.read_text()).get("cluster")
+    except (OSError, ValueError) as e:
+        fail(f"{test_json}: cannot read the run's record ({e})", exit_codes.BAD_INPUT)
+    if not where:
+        fail(f"{test_json}: the run recorded no cluster (bootstrap servers only, or a run "
+             "from before runs recorded their cluster)", exit_codes.BAD_INPUT)
+    return where
+
+
+def targets(name: str | None, inventory_path: str | None, run_dir: str | None = None) -> list[Target]:
+    """The clusters a command acts on: --run's, --inventory, --name's, or else
+    every local cluster that exists (and the output says which)."""
+    if run_dir:
+        where = _run_cluster(run_dir)
+        if "inventory" in where:
+            return [Target(f"inventory {where['inventory']}", where["inventory"])]
+        local = LocalCluster(where["local"], where.get("state_root"))
+        if not local.inventory_path.exists():
+            fail(f"the local cluster {local.name!r} that {run_dir} used no longer exists",
+                 exit_codes.BAD_INPUT)
+        return [Target(f"cluster {local.name}", str(local.inventory_path), local)]
     if inventory_path:
-        return inventory_path
-    local = LocalCluster(name)
-    if not local.inventory_path.exists():
-        fail(f"no local cluster {name!r} (no {local.inventory_path}); "
-             f"start one with `logtrial cluster up --name {name}`", exit_codes.BAD_INPUT)
-    return str(local.inventory_path)
+        return [Target(f"inventory {inventory_path}", inventory_path)]
+    if name:
+        local = LocalCluster(name)
+        if not local.inventory_path.exists():
+            fail(f"no local cluster {name!r} (no {local.inventory_path}); "
+                 f"start one with `logtrial cluster up --name {name}`", exit_codes.BAD_INPUT)
+        return [Target(f"cluster {name}", str(local.inventory_path), local)]
+    found = [c for c in existing_clusters() if c.inventory_path.exists()]
+    click.echo(f"local clusters in {LocalCluster(DEFAULT_NAME).root}: "
+               f"{', '.join(c.name for c in found) or 'none'}")
+    return [Target(f"cluster {c.name}", str(c.inventory_path), c) for c in found]
 
 
 @click.group()
@@ -48,7 +93,7 @@ def cluster() -> None:
 
 
 @cluster.command()
-@name_option
+@up_name_option
 @inventory_option
 @click.option("--nodes", default=3, show_default=True, type=int, help="Local nodes (1-9).")
 @click.option("--subnet", help="Private IPv4 subnet for a local cluster "
@@ -93,36 +138,51 @@ def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
 @cluster.command()
 @name_option
 @inventory_option
+@run_option
 @click.option("--keep-data", is_flag=True, help="Keep node data (logs, Kafka data).")
 @insecure_option
-def down(name: str, inventory_path: str | None, keep_data: bool,
+def down(name: str | None, inventory_path: str | None, run_dir: str | None, keep_data: bool,
          insecure_host_keys: bool) -> None:
-    """Stop everything and remove the local cluster (or stop Kafka on --inventory nodes)."""
-    try:
-        if inventory_path:
-            with Cluster.open(inventory_path, insecure_host_keys, start=False) as c:
-                for node in c.nodes:
-                    c.db.stop(node) if keep_data else c.db.wipe(node)
-            click.echo(f"stopped Kafka on {len(c.nodes)} nodes")
-            return
-        removed = LocalCluster(name).down(keep_data=keep_data)
-    except InventoryError as e:
-        fail(str(e), exit_codes.BAD_INPUT)
-    except FAILURES as e:
-        fail(f"cluster down failed: {e}")
-    click.echo(f"cluster {name}: " + ("removed " + ", ".join(removed) if removed
-                                      else "nothing to remove"))
+    """Stop everything and remove the local cluster(s) (or stop Kafka on --inventory nodes)."""
+    failed = False
+    for target in targets(name, inventory_path, run_dir):
+        try:
+            if target.local is None:
+                with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
+                    for node in c.nodes:
+                        c.db.stop(node) if keep_data else c.db.wipe(node)
+                click.echo(f"{target.label}: stopped Kafka on {len(c.nodes)} nodes")
+                continue
+            removed = target.local.down(keep_data=keep_data)
+            click.echo(f"{target.label}: " + ("removed " + ", ".join(removed) if removed
+                                              else "nothing to remove"))
+        except InventoryError as e:
+            fail(str(e), exit_codes.BAD_INPUT)
+        except FAILURES as e:
+            click.echo(f"error: {target.label}: down failed: {e}", err=True)
+            failed = True
+    if failed:
+        sys.exit(exit_codes.HARNESS_ERROR)
 
 
 @cluster.command()
 @name_option
 @inventory_option
+@run_option
 @insecure_option
-def status(name: str, inventory_path: str | None, insecure_host_keys: bool) -> None:
+def status(name: str | None, inventory_path: str | None, run_dir: str | None,
+           insecure_host_keys: bool) -> None:
     """Each node's reachability over SSH and its broker's state."""
-    path = resolve_inventory(name, inventory_path)
+    healthy = True
+    for target in targets(name, inventory_path, run_dir):
+        healthy &= _status(target, insecure_host_keys)
+    if not healthy:
+        sys.exit(exit_codes.HARNESS_ERROR)
+
+
+def _status(target: Target, insecure_host_keys: bool) -> bool:
     try:
-        inventory = load_inventory(path)
+        inventory = load_inventory(target.inventory_path)
     except InventoryError as e:
         fail(str(e), exit_codes.BAD_INPUT)
     from clusters.kafka import KafkaDB
@@ -130,9 +190,9 @@ def status(name: str, inventory_path: str | None, insecure_host_keys: bool) -> N
     ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys, connect_timeout=5)
     db = KafkaDB(inventory, ssh)
     # for a local cluster, say why a node is unreachable (namespace or sshd gone)
-    local = {} if inventory_path else {n.name: n for n in LocalCluster(name).status()}
+    local = {n.name: n for n in target.local.status()} if target.local else {}
     healthy = True
-    click.echo(f"cluster {inventory.name} ({path})")
+    click.echo(f"cluster {inventory.name} ({target.inventory_path})")
     click.echo(f"  {'node':6} {'address':16} {'ssh':12} broker")
     for node in inventory.nodes:
         try:
@@ -149,25 +209,32 @@ def status(name: str, inventory_path: str | None, insecure_host_keys: bool) -> N
         healthy &= reach == "reachable" and state == "running"
         click.echo(f"  {node.name:6} {node.host:16} {reach:12} {state}")
     ssh.close()
-    if not healthy:
-        sys.exit(exit_codes.HARNESS_ERROR)
+    return healthy
 
 
 @cluster.command()
 @name_option
 @inventory_option
+@run_option
 @insecure_option
-def heal(name: str, inventory_path: str | None, insecure_host_keys: bool) -> None:
-    """Undo every fault: flush iptables, resume paused and restart dead brokers, reset clocks."""
-    path = resolve_inventory(name, inventory_path)
-    try:
-        with Cluster.open(path, insecure_host_keys, start=False) as c:
-            actions = c.heal()
-            c.verify_healed()
-    except InventoryError as e:
-        fail(str(e), exit_codes.BAD_INPUT)
-    except FAILURES as e:
-        fail(f"heal failed: {e}")
-    for action in actions:
-        click.echo(f"  {action}")
-    click.echo(f"cluster healed ({len(actions)} actions)")
+def heal(name: str | None, inventory_path: str | None, run_dir: str | None,
+         insecure_host_keys: bool) -> None:
+    """Undo every fault logtrial made: its iptables chain, paused and dead brokers,
+    clock offsets and strobes."""
+    failed = False
+    for target in targets(name, inventory_path, run_dir):
+        try:
+            with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
+                actions = c.heal()
+                c.verify_healed()
+        except InventoryError as e:
+            fail(str(e), exit_codes.BAD_INPUT)
+        except FAILURES as e:
+            click.echo(f"error: {target.label}: heal failed: {e}", err=True)
+            failed = True
+            continue
+        for action in actions:
+            click.echo(f"  {action}")
+        click.echo(f"{target.label}: healed ({len(actions)} actions)")
+    if failed:
+        sys.exit(exit_codes.HARNESS_ERROR)

@@ -39,7 +39,53 @@ def test_status_explains_an_unreachable_local_node(fresh_cluster):
 def test_heal_on_a_healthy_cluster_does_nothing(cluster, local_cluster):
     result = run("cluster", "heal", "--name", local_cluster.name)
     assert result.exit_code == 0, result.output
-    assert "cluster healed (0 actions)" in result.output
+    assert f"cluster {local_cluster.name}: healed (0 actions)" in result.output
+
+
+@pytest.fixture
+def state_root(tmp_path, monkeypatch):
+    """An isolated state root, so "every local cluster" means only the ones a
+    test puts there (other clusters on this machine are never touched)."""
+    import clusters.local
+    root = tmp_path / "clusters"
+    root.mkdir()
+    monkeypatch.setattr(clusters.local, "STATE_ROOT", root)
+    return root
+
+
+def test_heal_and_status_without_a_name_act_on_every_cluster_and_say_which(cluster, local_cluster,
+                                                                              state_root):
+    (state_root / local_cluster.name).symlink_to(local_cluster.dir)
+    for command in ("heal", "status"):
+        result = run("cluster", command)
+        assert result.exit_code == 0, result.output
+        assert f"local clusters in {state_root}: {local_cluster.name}" in result.output
+    assert f"cluster {local_cluster.name}: healed (0 actions)" in run("cluster", "heal").output
+
+
+def test_down_without_a_name_removes_every_cluster_there(state_root):
+    local = LocalCluster("lt-cli-all", state_root)
+    local.up(nodes=1)
+    result = run("cluster", "down")
+    assert result.exit_code == 0, result.output
+    assert "local clusters in" in result.output and "cluster lt-cli-all: removed" in result.output
+    assert not [ns for ns in list_netns() if ns.startswith("lt-lt-cli-all-")]
+    assert not link_exists(local.bridge) and not local.dir.exists()
+    assert "local clusters in" in run("cluster", "down").output  # none left: says so, exit 0
+
+
+def test_heal_with_run_finds_the_cluster_the_run_recorded(cluster, local_cluster, tmp_path):
+    import json
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "test.json").write_text(json.dumps(
+        {"cluster": {"local": local_cluster.name, "state_root": str(local_cluster.root)}}))
+    result = run("cluster", "heal", "--run", str(run_dir))
+    assert result.exit_code == 0, result.output
+    assert f"cluster {local_cluster.name}: healed" in result.output
+    (run_dir / "test.json").write_text(json.dumps({"status": "complete"}))
+    result = run("cluster", "heal", "--run", str(run_dir))
+    assert result.exit_code == exit_codes.BAD_INPUT and "recorded no cluster" in result.output
 
 
 def test_status_of_unknown_cluster_is_bad_input():
