@@ -9,6 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from clusters.db import DatabaseError
 from clusters.inventory import Inventory, load_inventory
 from clusters.kafka import CLIENT_PORT, KafkaDB
 from harness.ssh import NodeSession, SSHError, SSHPool
@@ -74,11 +75,22 @@ class Cluster:
     def start_database(self) -> None:
         stopped = [n for n, running in self.ssh.run_on(
             self.nodes, lambda s: self.db.is_running(s.node.name)).items() if not running]
+        self._check_running_release([n for n in self.nodes if n not in stopped])
         if not stopped:
             return
         self.ssh.run_on(stopped, lambda s: (self.db.install(s.node.name),
                                             self.db.setup(s.node.name)))
         self.db.start_all(stopped)
+
+    def _check_running_release(self, running: list[str]) -> None:
+        """A broker already running another version or mode is an error naming both: a
+        run must never test a release other than the one it asked for."""
+        found = self.ssh.run_on(running, lambda s: self.db.recorded_release(s.node.name))
+        for node in running:
+            release = found[node]
+            if release is not None and release != self.db.release:
+                raise DatabaseError(node, f"runs {release.label}, but {self.db.release.label} was "
+                                    "asked for; take the cluster down first (logtrial cluster down)")
 
     def reset_database(self) -> None:
         """A clean slate for the next test: kill every broker, wipe its data, format
@@ -157,7 +169,21 @@ class Cluster:
         if self._clock_offset(session) != "+0":
             self.db.reset_clock(node)
             actions.append(f"{node}: reset clock offset")
+        if self.db.zookeeper:
+            actions += self._heal_zookeeper(node)
         return actions, state != "stopped"
+
+    def _heal_zookeeper(self, node: str) -> list[str]:
+        zookeeper = self.db.zookeeper
+        state = zookeeper.state(node)
+        if state == "paused":
+            zookeeper.resume(node)
+            return [f"{node}: resumed paused zookeeper"]
+        if state == "stopped":
+            zookeeper.launch(node)
+            zookeeper.wait_ready(node)
+            return [f"{node}: restarted zookeeper"]
+        return []
 
     def _clock_offset(self, session: NodeSession) -> str:
         return session.exec(f"cat {shlex.quote(self.db.clock_offset_file(session.node.name))}",
@@ -190,6 +216,8 @@ class Cluster:
         state = self.db.state(node)
         if state != "running":
             found.append(f"{BROKER_IS}{state}")
+        if self.db.zookeeper and self.db.zookeeper.state(node) != "running":
+            found.append(f"zookeeper is {self.db.zookeeper.state(node)}")
         clock = self._clock_offset(session)
         if clock != "+0":
             found.append(f"clock offset is {clock or 'missing'!r}, not +0")

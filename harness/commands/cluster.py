@@ -11,9 +11,11 @@ import click
 from clusters.cluster import Cluster, ClusterNotHealed
 from clusters.db import DatabaseError
 from clusters.inventory import InventoryError, load_inventory, write_inventory
-from clusters.kafka import parse_settings
+from clusters.kafka import parse_settings, release_settings
+from clusters.kafka_versions import KafkaVersionError, resolve
 from clusters.local import LocalCluster, LocalClusterError
 from harness import exit_codes
+from harness.kafka_options import kafka_release_options
 from harness.ssh import SSHError
 
 FAILURES = (LocalClusterError, SSHError, DatabaseError, ClusterNotHealed)
@@ -55,13 +57,16 @@ def cluster() -> None:
                                "(default: first free /24 in 10.201.0.0/16).")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="Broker setting overriding logtrial's defaults; repeatable.")
+@kafka_release_options
 @insecure_option
 def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
-       settings: tuple[str, ...], insecure_host_keys: bool) -> None:
+       settings: tuple[str, ...], kafka_version: str | None, kafka_mode: str | None,
+       insecure_host_keys: bool) -> None:
     """Create a local cluster (or use --inventory) and start Kafka on every node."""
     try:
-        overrides = parse_settings(settings)
-    except ValueError as e:
+        overrides = {**parse_settings(settings), **release_settings(kafka_version, kafka_mode)}
+        release = resolve(kafka_version, kafka_mode)  # before anything is created
+    except ValueError as e:  # KafkaVersionError names the version and mode
         fail(str(e), exit_codes.BAD_INPUT)
     started = time.monotonic()
     local = None if inventory_path else LocalCluster(name)
@@ -75,7 +80,7 @@ def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
         with Cluster.open(inventory_path, insecure_host_keys=insecure_host_keys,
                           db_settings=overrides):
             pass
-    except InventoryError as e:
+    except (InventoryError, KafkaVersionError) as e:
         fail(str(e), exit_codes.BAD_INPUT)
     except (*FAILURES, KeyboardInterrupt) as e:
         if local:
@@ -85,7 +90,7 @@ def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
              exit_codes.HARNESS_ERROR)
     loaded = load_inventory(inventory_path)
     click.echo(f"cluster {loaded.name}: {len(loaded.nodes)} nodes up in "
-               f"{time.monotonic() - started:.1f} s")
+               f"{time.monotonic() - started:.1f} s, {release.label}")
     click.echo(f"  inventory: {inventory_path}")
     click.echo(f"  bootstrap: {','.join(f'{n.host}:9092' for n in loaded.nodes)}")
 
@@ -102,11 +107,11 @@ def down(name: str, inventory_path: str | None, keep_data: bool,
         if inventory_path:
             with Cluster.open(inventory_path, insecure_host_keys, start=False) as c:
                 for node in c.nodes:
-                    c.db.stop(node) if keep_data else c.db.wipe(node)
+                    c.db.shutdown(node) if keep_data else c.db.wipe(node)
             click.echo(f"stopped Kafka on {len(c.nodes)} nodes")
             return
         removed = LocalCluster(name).down(keep_data=keep_data)
-    except InventoryError as e:
+    except (InventoryError, KafkaVersionError) as e:
         fail(str(e), exit_codes.BAD_INPUT)
     except FAILURES as e:
         fail(f"cluster down failed: {e}")
@@ -123,16 +128,19 @@ def status(name: str, inventory_path: str | None, insecure_host_keys: bool) -> N
     path = resolve_inventory(name, inventory_path)
     try:
         inventory = load_inventory(path)
-    except InventoryError as e:
+    except (InventoryError, KafkaVersionError) as e:
         fail(str(e), exit_codes.BAD_INPUT)
     from clusters.kafka import KafkaDB
     from harness.ssh import SSHPool
     ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys, connect_timeout=5)
-    db = KafkaDB(inventory, ssh)
+    try:
+        db = KafkaDB(inventory, ssh)
+    except KafkaVersionError as e:
+        fail(f"{path}: {e}", exit_codes.BAD_INPUT)
     # for a local cluster, say why a node is unreachable (namespace or sshd gone)
     local = {} if inventory_path else {n.name: n for n in LocalCluster(name).status()}
     healthy = True
-    click.echo(f"cluster {inventory.name} ({path})")
+    click.echo(f"cluster {inventory.name} ({path}): {db.release.label}")
     click.echo(f"  {'node':6} {'address':16} {'ssh':12} broker")
     for node in inventory.nodes:
         try:
@@ -140,6 +148,8 @@ def status(name: str, inventory_path: str | None, insecure_host_keys: bool) -> N
             reach, state = "reachable", db.state(node.name)
             if state == "running" and not db.serves_metadata(node.name):
                 state = "running, not serving metadata"
+            if db.zookeeper and db.zookeeper.state(node.name) != "running":
+                state += f", zookeeper {db.zookeeper.state(node.name)}"
         except SSHError as e:
             reach, state = "UNREACHABLE", str(e).splitlines()[0]
             if node.name in local:
@@ -164,7 +174,7 @@ def heal(name: str, inventory_path: str | None, insecure_host_keys: bool) -> Non
         with Cluster.open(path, insecure_host_keys, start=False) as c:
             actions = c.heal()
             c.verify_healed()
-    except InventoryError as e:
+    except (InventoryError, KafkaVersionError) as e:
         fail(str(e), exit_codes.BAD_INPUT)
     except FAILURES as e:
         fail(f"heal failed: {e}")
