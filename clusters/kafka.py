@@ -88,6 +88,12 @@ ZK_SETTINGS: dict[str, str] = {
     "zookeeper.session.timeout.ms": "6000",  # as broker.session.timeout.ms: fenced in seconds
     "zookeeper.connection.timeout.ms": "30000",
 }
+# Before 3.5 a broker's request handler thread blocks while the controller allocates a
+# block of producer ids, and the controller needs a free handler thread to answer
+# (KAFKA-14694, fixed in 3.5): with our 2 threads, two producers starting at once stall
+# the broker. Kafka's default of 8 threads makes that rare.
+BLOCKING_PRODUCER_ID_SETTINGS: dict[str, str] = {"num.io.threads": "8"}
+PRODUCER_ID_BLOCKING_FIXED = (3, 5, 0)
 SHARE_GROUP_SETTINGS: dict[str, str] = {  # Kafka 4.0+
     "share.coordinator.state.topic.replication.factor": "3",
     "share.coordinator.state.topic.min.isr": "2",
@@ -277,6 +283,7 @@ class KafkaDB(NodeProcess):
             "log.dirs": self.data_dir(node),
             **DEFAULT_SETTINGS,
             **(SHARE_GROUP_SETTINGS if self.release.has_share_groups else {}),
+            **(BLOCKING_PRODUCER_ID_SETTINGS if self.release.parts < PRODUCER_ID_BLOCKING_FIXED else {}),
         }
         # a cluster smaller than the default replication factor could create nothing
         for key in (k for k in REPLICATION_FACTOR_KEYS if k in props):
