@@ -153,7 +153,10 @@ class KafkaDB(NodeProcess):
         cannot run."""
         super().__init__(ssh)
         self.inventory = inventory
-        self.settings = {**inventory.settings, **(settings or {})}
+        base = dict(inventory.settings)
+        if VERSION_KEY in (settings or {}):
+            base.pop(MODE_KEY, None)  # a version asked for alone runs in its own default mode
+        self.settings = {**base, **(settings or {})}
         self.start_timeout = start_timeout
         self.faketime = self.settings.pop(FAKETIME_KEY, "true").lower() not in ("false", "0", "no")
         self.jvm_opts = self.settings.pop(JVM_OPTS_KEY, DEFAULT_JVM_OPTS)
