@@ -21,6 +21,7 @@ from harness import exit_codes
 from harness.cli import main as cli
 from harness.commands.test_all import matrix
 from harness.runner import TestOptions, run_test
+from results.runs import read_run
 
 METADATA = """<?xml version="1.0" encoding="UTF-8"?>
 <metadata><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId>
@@ -158,6 +159,7 @@ def test_kafka_3_0_0_zookeeper_mode_queue_run_is_valid(zookeeper_cluster, tmp_pa
     assert result.status == "complete" and result.valid is True
     assert test_json["kafka"] == {"version": "3.0.0", "mode": "zk"}
     assert test_json["versions"]["kafka"] == "3.0.0"
+    assert read_run(result.run_dir, tmp_path).kafka == "3.0.0 zk"  # what the run index shows
     assert result.counts.get("ok", 0) > 50  # acknowledged work, not a vacuous verdict
     logs = result.run_dir / "nodes" / "n1"
     assert (logs / "server.log").stat().st_size > 0
