@@ -153,6 +153,7 @@ class KafkaDB(NodeProcess):
         cannot run."""
         super().__init__(ssh)
         self.inventory = inventory
+        self.given_settings = dict(settings or {})
         base = dict(inventory.settings)
         if VERSION_KEY in (settings or {}):
             base.pop(MODE_KEY, None)  # a version asked for alone runs in its own default mode
@@ -160,6 +161,8 @@ class KafkaDB(NodeProcess):
         self.start_timeout = start_timeout
         self.faketime = self.settings.pop(FAKETIME_KEY, "true").lower() not in ("false", "0", "no")
         self.jvm_opts = self.settings.pop(JVM_OPTS_KEY, DEFAULT_JVM_OPTS)
+        # whether the inventory or the caller named a release (else: the default)
+        self.release_chosen = VERSION_KEY in self.settings or MODE_KEY in self.settings
         self.release = resolve(self.settings.pop(VERSION_KEY, None), self.settings.pop(MODE_KEY, None))
         self.zookeeper = (ZooKeeper(inventory, ssh, self.release, self.libs_dir)
                           if self.release.mode == ZK else None)
@@ -315,8 +318,9 @@ class KafkaDB(NodeProcess):
         last set up for another release or mode is wiped first: its data cannot be read
         by this one."""
         session = self._session(node)
-        if self.recorded_release(node) not in (None, self.release):
-            self.wipe(node)
+        recorded = self.recorded_release(node)
+        if recorded not in (None, self.release):
+            self.for_release(recorded).wipe(node)  # its processes and files, ZooKeeper's too
         session.exec(f"mkdir -p {shlex.quote(self.logs_dir(node))} "
                      f"{shlex.quote(self.data_dir(node))}", timeout=30)
         text = "".join(f"{k}={v}\n" for k, v in self.properties(node).items())
@@ -330,6 +334,12 @@ class KafkaDB(NodeProcess):
                                     format_storage_args(self.inventory.name, self.config_file(node))),
                          timeout=180)
         session.write_file(self.release_file(node), f"{self.release.version} {self.release.mode}\n")
+
+    def for_release(self, release: KafkaRelease) -> "KafkaDB":
+        """The same cluster and settings, another release."""
+        return KafkaDB(self.inventory, self.ssh,
+                       {**self.given_settings, **release_settings(release.version, release.mode)},
+                       self.start_timeout)
 
     def recorded_release(self, node: str) -> KafkaRelease | None:
         """The release the node was last set up for (None if never, or before releases

@@ -3,6 +3,7 @@ the per-version config, and real runs on Kafka 3.0.0 in ZooKeeper mode next to t
 shared 4.1.1 KRaft cluster."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -13,7 +14,7 @@ from click.testing import CliRunner
 from clusters import kafka_versions
 from clusters.cluster import Cluster
 from clusters.db import DatabaseError
-from clusters.inventory import Inventory, Node
+from clusters.inventory import Inventory, Node, write_inventory
 from clusters.kafka import KafkaDB, java_major, release_settings
 from clusters.kafka_install import render_pom
 from clusters.kafka_versions import KafkaRelease, KafkaVersionError, parse_metadata, resolve
@@ -168,10 +169,18 @@ def test_kafka_3_0_0_zookeeper_mode_queue_run_is_valid(zookeeper_cluster, tmp_pa
 
 
 @pytest.mark.cluster
-def test_a_cluster_running_another_release_is_refused_naming_both(zookeeper_cluster):
-    with pytest.raises(DatabaseError, match=r"node n1: runs Kafka 3\.0\.0 \(ZooKeeper mode\), but "
-                                            r"Kafka 4\.1\.1 \(KRaft mode\) was asked for"):
+def test_a_cluster_running_another_release_is_refused_naming_both(zookeeper_cluster, tmp_path):
+    with pytest.raises(DatabaseError, match=r"node n1: is set up for Kafka 3\.0\.0 \(ZooKeeper mode\), "
+                                            r"but Kafka 4\.1\.1 \(KRaft mode\) was asked for"):
         Cluster.open(zookeeper_cluster.inventory.path, db_settings=release_settings("4.1.1", None))
+    # an inventory that names no release (real machines: logtrial never rewrites it)
+    silent = tmp_path / "inventory.yaml"
+    write_inventory(dataclasses.replace(zookeeper_cluster.inventory, settings={}), silent)
+    with pytest.raises(DatabaseError, match=r"but Kafka 4\.1\.1 \(KRaft mode\) was asked for; pass "
+                                            r"--kafka-version 3\.0\.0 --kafka-mode zk"):
+        Cluster.open(silent)  # a test would run: never on another release than it says
+    with Cluster.open(silent, start=False) as managing:  # status, heal, down: what is there
+        assert managing.db.release == KafkaRelease("3.0.0", "zk") and managing.db.zookeeper
 
 
 @pytest.mark.cluster
@@ -181,6 +190,9 @@ def test_heal_restarts_a_dead_zookeeper(zookeeper_cluster):
     zookeeper.kill("n1")
     with pytest.raises(Exception, match="zookeeper is stopped"):
         zookeeper_cluster.verify_healed()
+    status = CliRunner().invoke(cli, ["cluster", "status", "--inventory", str(zookeeper_cluster.inventory.path)])
+    assert status.exit_code == exit_codes.HARNESS_ERROR
+    assert "Kafka 3.0.0 (ZooKeeper mode)" in status.output and "running, zookeeper stopped" in status.output
     assert "n1: restarted zookeeper" in zookeeper_cluster.heal()
     zookeeper_cluster.verify_healed()
     assert zookeeper.serving_mode("n1") == "standalone"

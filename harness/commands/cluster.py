@@ -8,7 +8,7 @@ import time
 
 import click
 
-from clusters.cluster import Cluster, ClusterNotHealed
+from clusters.cluster import Cluster, ClusterNotHealed, adopt_recorded_release
 from clusters.db import DatabaseError
 from clusters.inventory import InventoryError, load_inventory, write_inventory
 from clusters.kafka import parse_settings, release_settings
@@ -139,12 +139,15 @@ def status(name: str, inventory_path: str | None, insecure_host_keys: bool) -> N
         fail(f"{path}: {e}", exit_codes.BAD_INPUT)
     # for a local cluster, say why a node is unreachable (namespace or sshd gone)
     local = {} if inventory_path else {n.name: n for n in LocalCluster(name).status()}
+    unreachable = {node.name: _ssh_error(ssh, node.name) for node in inventory.nodes}
+    db = adopt_recorded_release(db, nodes=[n for n, error in unreachable.items() if error is None])
     healthy = True
     click.echo(f"cluster {inventory.name} ({path}): {db.release.label}")
     click.echo(f"  {'node':6} {'address':16} {'ssh':12} broker")
     for node in inventory.nodes:
         try:
-            ssh[node.name].exec("true", timeout=10)
+            if unreachable[node.name]:
+                raise unreachable[node.name]
             reach, state = "reachable", db.state(node.name)
             if state == "running" and not db.serves_metadata(node.name):
                 state = "running, not serving metadata"
@@ -161,6 +164,14 @@ def status(name: str, inventory_path: str | None, insecure_host_keys: bool) -> N
     ssh.close()
     if not healthy:
         sys.exit(exit_codes.HARNESS_ERROR)
+
+
+def _ssh_error(ssh, node: str) -> SSHError | None:
+    try:
+        ssh[node].exec("true", timeout=10)
+        return None
+    except SSHError as e:
+        return e
 
 
 @cluster.command()
