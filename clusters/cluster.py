@@ -245,12 +245,15 @@ class Cluster:
 def adopt_recorded_release(db: KafkaDB, nodes: list[str] | None = None) -> KafkaDB:
     """For commands that manage what is there (status, heal, down): when neither the
     inventory nor the caller named a release, the one the nodes were set up for (an
-    inventory of real machines is never rewritten, so it may not say). The first node
-    that recorded one decides."""
+    inventory of real machines is never rewritten, so it may not say). The first
+    reachable node that recorded one decides."""
     if db.release_chosen:
         return db
     for node in nodes or db.inventory.node_names:
-        recorded = db.recorded_release(node)
+        try:
+            recorded = db.recorded_release(node)
+        except SSHError:
+            continue  # the caller reports unreachable nodes
         if recorded is not None:
             if recorded == db.release:
                 return db
