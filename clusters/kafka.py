@@ -24,7 +24,8 @@ from clusters.db import DatabaseError
 from clusters.faketime import faketime_env, leftover_files
 from clusters.inventory import Inventory, Node
 from clusters.kafka_install import ensure_installed
-from clusters.kafka_versions import DEFAULT_VERSION, KRAFT, ZK, KafkaRelease, resolve
+from clusters.kafka_versions import (DEFAULT_VERSION, KRAFT, MODES, RELEASE_PATTERN, ZK, KafkaRelease,
+                                     resolve)
 from clusters.node_process import NodeProcess
 from clusters.zookeeper import ZooKeeper
 from harness.ssh import SSHPool
@@ -344,11 +345,15 @@ class KafkaDB(NodeProcess):
     def recorded_release(self, node: str) -> KafkaRelease | None:
         """The release the node was last set up for (None if never, or before releases
         were recorded: then it was the default)."""
-        text = self._session(node).exec(f"cat {shlex.quote(self.release_file(node))} 2>/dev/null",
-                                        check=False, timeout=15).stdout.split()
-        if len(text) == 2:
-            return KafkaRelease(*text)
-        return None
+        path = self.release_file(node)
+        text = self._session(node).exec(f"cat {shlex.quote(path)} 2>/dev/null", check=False,
+                                        timeout=15).stdout.strip()
+        if not text:
+            return None
+        version, _, mode = text.partition(" ")
+        if not RELEASE_PATTERN.match(version) or mode not in MODES:
+            raise DatabaseError(node, f"{path} holds {text!r}, not '<version> <mode>' like '3.0.0 zk'")
+        return KafkaRelease(version, mode)
 
     def reset_clock(self, node: str) -> None:
         self._session(node).write_file(self.clock_offset_file(node), "+0\n")

@@ -28,9 +28,16 @@ METADATA = """<?xml version="1.0" encoding="UTF-8"?>
 <metadata><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId>
 <versioning><latest>4.1.1</latest><release>4.1.1</release><versions>
 <version>2.8.2</version><version>3.0.0</version><version>3.10.0-rc1</version>
-<version>3.3.2</version><version>3.10.1</version><version>4.1.1</version>
+<version>3.3.2</version><version>3.5.0</version><version>3.10.1</version><version>4.1.1</version>
 </versions></versioning></metadata>"""
-KNOWN = ["3.0.0", "3.3.2", "3.10.1", "4.1.1"]
+KNOWN = ["3.0.0", "3.3.2", "3.5.0", "3.10.1", "4.1.1"]
+
+
+@pytest.fixture
+def listed_versions(tmp_path, monkeypatch):
+    """The version list from a file, as cached: no network for tests of the config."""
+    monkeypatch.setenv("LOGTRIAL_CACHE", str(tmp_path))
+    kafka_versions.list_cache_file().write_text(METADATA)
 
 
 def test_metadata_gives_releases_from_3_0_0_in_version_order():
@@ -99,7 +106,7 @@ def three_nodes(**settings) -> Inventory:
     return Inventory("t", nodes, settings=dict(settings))
 
 
-def test_zookeeper_mode_config():
+def test_zookeeper_mode_config(listed_versions):
     db = KafkaDB(three_nodes(**release_settings("3.0.0", None)), ssh=None)
     props = db.properties("n2")
     assert props["zookeeper.connect"] == "10.9.9.11:2181,10.9.9.12:2181,10.9.9.13:2181"
@@ -110,7 +117,7 @@ def test_zookeeper_mode_config():
     assert db.zookeeper.properties("n2")["server.3"] == "10.9.9.13:2888:3888"
 
 
-def test_kraft_config_per_version():
+def test_kraft_config_per_version(listed_versions):
     props = KafkaDB(three_nodes(**release_settings("3.5.0", None)), ssh=None).properties("n1")
     assert props["process.roles"] == "broker,controller" and "zookeeper.connect" not in props
     assert props["num.io.threads"] == "2" and not any(k.startswith("share.") for k in props)
@@ -124,14 +131,14 @@ def test_bad_release_in_an_inventory_is_an_error_naming_it():
         KafkaDB(three_nodes(**release_settings("4.1.1", "zk")), ssh=None)
 
 
-def test_run_options_refuse_versions_before_any_cluster_work():
+def test_run_options_refuse_versions_before_any_cluster_work(listed_versions):
     with pytest.raises(KafkaVersionError, match="Kafka 4.1.1 does not run in zk mode"):
         TestOptions(local=1, kafka_mode="zk").validate()
     with pytest.raises(ValueError, match="--bootstrap-servers runs what it runs"):
         TestOptions(bootstrap_servers="127.0.0.1:9092", kafka_version="3.0.0").validate()
 
 
-def test_cli_errors_name_the_version():
+def test_cli_errors_name_the_version(listed_versions):
     result = CliRunner().invoke(cli, ["cluster", "up", "--name", "never-made", "--kafka-version", "4.1.1",
                                       "--kafka-mode", "zk"])
     assert result.exit_code == exit_codes.BAD_INPUT
