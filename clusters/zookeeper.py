@@ -8,6 +8,7 @@ import shlex
 import socket
 import time
 from pathlib import Path
+from typing import Callable
 
 from clusters.db import DatabaseError
 from clusters.inventory import Inventory
@@ -27,10 +28,10 @@ class ZooKeeper(NodeProcess):
     label = "zookeeper"
 
     def __init__(self, inventory: Inventory, ssh: SSHPool, release: KafkaRelease,
-                 libs_dir) -> None:
+                 libs_dir: Callable[[str], str]) -> None:
         super().__init__(ssh)
         self.inventory, self.release = inventory, release
-        self.libs_dir = libs_dir  # node -> the directory of the version's jars there
+        self.libs_dir = libs_dir  # node -> the directory of the release's jars there
 
     # -- layout ----------------------------------------------------------------------
     def node_id(self, node: str) -> int:

@@ -162,7 +162,7 @@ def test_name(options: TestOptions) -> str:
     if options.crash_clients:
         parts.append("crash")
     if options.kafka_version or options.kafka_mode:
-        parts.append(f"kafka-{options.kafka_version or 'default'}{'-' + options.kafka_mode if options.kafka_mode else ''}")
+        parts.append("-".join(["kafka", options.kafka_version or "default", options.kafka_mode or ""]).rstrip("-"))
     return store.safe_name("-".join(parts))
 
 
