@@ -9,6 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from clusters.db import DatabaseError
 from clusters.inventory import Inventory, load_inventory
 from clusters.kafka import CLIENT_PORT, KafkaDB
 from harness.ssh import NodeSession, SSHError, SSHPool
@@ -62,6 +63,8 @@ class Cluster:
             ssh.run_on(inventory.node_names, NodeSession.connect)
             if start:
                 cluster.start_database()
+            else:
+                cluster.db = adopt_recorded_release(cluster.db)
         except BaseException:
             ssh.close()
             raise
@@ -74,11 +77,27 @@ class Cluster:
     def start_database(self) -> None:
         stopped = [n for n, running in self.ssh.run_on(
             self.nodes, lambda s: self.db.is_running(s.node.name)).items() if not running]
+        # a release named by the inventory or the caller may replace a stopped one
+        # (setup wipes it); the default never replaces anything silently
+        self._check_recorded_release(self.nodes if not self.db.release_chosen else
+                                     [n for n in self.nodes if n not in stopped])
         if not stopped:
             return
         self.ssh.run_on(stopped, lambda s: (self.db.install(s.node.name),
                                             self.db.setup(s.node.name)))
         self.db.start_all(stopped)
+
+    def _check_recorded_release(self, nodes: list[str]) -> None:
+        """A node set up for another version or mode is an error naming both: a run
+        must never test a release other than the one it asked for."""
+        found = self.ssh.run_on(nodes, lambda s: self.db.recorded_release(s.node.name))
+        for node in nodes:
+            release = found[node]
+            if release is not None and release != self.db.release:
+                raise DatabaseError(
+                    node, f"is set up for {release.label}, but {self.db.release.label} was asked for; pass "
+                    f"--kafka-version {release.version} --kafka-mode {release.mode}, or take the "
+                    "cluster down first (logtrial cluster down)")
 
     def reset_database(self) -> None:
         """A clean slate for the next test: kill every broker, wipe its data, format
@@ -157,7 +176,21 @@ class Cluster:
         if self._clock_offset(session) != "+0":
             self.db.reset_clock(node)
             actions.append(f"{node}: reset clock offset")
+        if self.db.zookeeper:
+            actions += self._heal_zookeeper(node)
         return actions, state != "stopped"
+
+    def _heal_zookeeper(self, node: str) -> list[str]:
+        zookeeper = self.db.zookeeper
+        state = zookeeper.state(node)
+        if state == "paused":
+            zookeeper.resume(node)
+            return [f"{node}: resumed paused zookeeper"]
+        if state == "stopped":
+            zookeeper.launch(node)
+            zookeeper.wait_ready(node)
+            return [f"{node}: restarted zookeeper"]
+        return []
 
     def _clock_offset(self, session: NodeSession) -> str:
         return session.exec(f"cat {shlex.quote(self.db.clock_offset_file(session.node.name))}",
@@ -190,6 +223,8 @@ class Cluster:
         state = self.db.state(node)
         if state != "running":
             found.append(f"{BROKER_IS}{state}")
+        if self.db.zookeeper and self.db.zookeeper.state(node) != "running":
+            found.append(f"zookeeper is {self.db.zookeeper.state(node)}")
         clock = self._clock_offset(session)
         if clock != "+0":
             found.append(f"clock offset is {clock or 'missing'!r}, not +0")
@@ -205,6 +240,25 @@ class Cluster:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def adopt_recorded_release(db: KafkaDB, nodes: list[str] | None = None) -> KafkaDB:
+    """For commands that manage what is there (status, heal, down): when neither the
+    inventory nor the caller named a release, the one the nodes were set up for (an
+    inventory of real machines is never rewritten, so it may not say). The first
+    reachable node that recorded one decides."""
+    if db.release_chosen:
+        return db
+    for node in nodes or db.inventory.node_names:
+        try:
+            recorded = db.recorded_release(node)
+        except SSHError:
+            continue  # the caller reports unreachable nodes
+        if recorded is not None:
+            if recorded == db.release:
+                return db
+            return db.for_release(recorded)
+    return db
 
 
 def _rule_lines(listing: str) -> list[str]:

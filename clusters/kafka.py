@@ -1,10 +1,12 @@
-"""Apache Kafka 4.1 in KRaft combined mode (every node is broker and controller),
-driven over SSH. Brokers run under libfaketime so the clock nemesis can skew a
-node's clock by rewriting one file.
+"""Apache Kafka brokers driven over SSH, any version clusters/kafka_versions.py knows:
+KRaft combined mode (every node is broker and controller) or, for 3.x, ZooKeeper mode
+with a ZooKeeper server on every node (clusters/zookeeper.py). Brokers run under
+libfaketime so the clock nemesis can skew a node's clock by rewriting one file.
 
 Settings are Kafka broker properties; logtrial's defaults favour safety (no unclean
 election, RF 3, min ISR 2) and fast start-up on a small machine. Any of them can be
-overridden (`--set key=value`); `jvm.opts` replaces the JVM options.
+overridden (`--set key=value`); `jvm.opts` replaces the JVM options;
+`logtrial.kafka.version` and `logtrial.kafka.mode` choose the release.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import base64
 import functools
 import hashlib
 import logging
-import os
+import re
 import shlex
 import socket
 import time
@@ -21,16 +23,19 @@ from pathlib import Path
 from clusters.db import DatabaseError
 from clusters.faketime import faketime_env, leftover_files
 from clusters.inventory import Inventory, Node
-from harness.ssh import NodeSession, SSHError, SSHPool
+from clusters.kafka_install import ensure_installed
+from clusters.kafka_versions import (DEFAULT_VERSION, KRAFT, MODES, RELEASE_PATTERN, ZK, KafkaRelease,
+                                     resolve)
+from clusters.node_process import NodeProcess
+from clusters.zookeeper import ZooKeeper
+from harness.ssh import SSHPool
 
 log = logging.getLogger(__name__)
 
-KAFKA_VERSION = "4.1.1"
+KAFKA_VERSION = DEFAULT_VERSION  # the version run when none is asked for
 CLIENT_PORT = 9092
 CONTROLLER_PORT = 9093
-LOG4J_CONFIG = Path(__file__).parent / "kafka" / "log4j2.properties"
 START_TIMEOUT = 240  # generous: the box is shared and a starved JVM starts slowly
-STOP_TIMEOUT = 30
 
 # Small heap, one GC thread and C1 only: 3-5 brokers fit on a 2-core box and start fast.
 DEFAULT_JVM_OPTS = ("-Xms128m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "
@@ -67,27 +72,53 @@ DEFAULT_SETTINGS: dict[str, str] = {
     "log.cleaner.threads": "1",
     "log.cleaner.dedupe.buffer.size": "8388608",
     "num.recovery.threads.per.data.dir": "1",
+    "replica.lag.time.max.ms": "10000",
+    **PRODUCER_STATE_SETTINGS,
+}
+# failure detection and quorum timing, per metadata mode
+KRAFT_SETTINGS: dict[str, str] = {
     "broker.heartbeat.interval.ms": "1000",
     "broker.session.timeout.ms": "6000",
-    "replica.lag.time.max.ms": "10000",
     # Raft timeouts tolerant of a starved CPU: with the 1 s default, a shared 2-core box
     # keeps re-running elections and the quorum never forms
     "controller.quorum.election.timeout.ms": "2500",
     "controller.quorum.fetch.timeout.ms": "5000",
     "controller.quorum.request.timeout.ms": "5000",
+}
+ZK_SETTINGS: dict[str, str] = {
+    "zookeeper.session.timeout.ms": "6000",  # as broker.session.timeout.ms: fenced in seconds
+    "zookeeper.connection.timeout.ms": "30000",
+}
+# Before 3.5 a broker's request handler thread blocks while the controller allocates a
+# block of producer ids, and the controller needs a free handler thread to answer
+# (KAFKA-14694, fixed in 3.5): with our 2 threads, two producers starting at once stall
+# the broker. Kafka's default of 8 threads makes that rare.
+BLOCKING_PRODUCER_ID_SETTINGS: dict[str, str] = {"num.io.threads": "8"}
+PRODUCER_ID_BLOCKING_FIXED = (3, 5, 0)
+SHARE_GROUP_SETTINGS: dict[str, str] = {  # Kafka 4.0+
     "share.coordinator.state.topic.replication.factor": "3",
     "share.coordinator.state.topic.min.isr": "2",
-    **PRODUCER_STATE_SETTINGS,
 }
+REPLICATION_FACTOR_KEYS = ("default.replication.factor", "offsets.topic.replication.factor",
+                           "transaction.state.log.replication.factor",
+                           "share.coordinator.state.topic.replication.factor")
+MIN_ISR_KEYS = ("min.insync.replicas", "transaction.state.log.min.isr",
+                "share.coordinator.state.topic.min.isr")
 # keys that are logtrial's, not Kafka's
 JVM_OPTS_KEY = "jvm.opts"
 FAKETIME_KEY = "logtrial.faketime"
+VERSION_KEY = "logtrial.kafka.version"
+MODE_KEY = "logtrial.kafka.mode"
 
 
-def kafka_cache_dir() -> Path:
-    """Where scripts/install-kafka.sh assembles the jars on the control node."""
-    root = os.environ.get("LOGTRIAL_CACHE", os.path.expanduser("~/.cache/logtrial"))
-    return Path(root) / f"kafka-{KAFKA_VERSION}"
+def kafka_cache_dir(version: str = DEFAULT_VERSION) -> Path:
+    """Where scripts/install-kafka.sh assembles a version's jars on the control node."""
+    return KafkaRelease(version, KRAFT).cache_dir
+
+
+def release_settings(version: str | None, mode: str | None) -> dict[str, str]:
+    """The settings that choose a release (--kafka-version, --kafka-mode); empty for defaults."""
+    return {k: v for k, v in ((VERSION_KEY, version), (MODE_KEY, mode)) if v}
 
 
 def cluster_id(name: str) -> str:
@@ -114,22 +145,32 @@ def parse_settings(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
     return settings
 
 
-class KafkaDB:
+class KafkaDB(NodeProcess):
+    label = "broker"
+
     def __init__(self, inventory: Inventory, ssh: SSHPool, settings: dict | None = None,
                  start_timeout: float = START_TIMEOUT) -> None:
+        """KafkaVersionError (a ValueError) if the settings ask for a release that
+        cannot run."""
+        super().__init__(ssh)
         self.inventory = inventory
-        self.ssh = ssh
-        self.settings = {**inventory.settings, **(settings or {})}
+        self.given_settings = dict(settings or {})
+        base = dict(inventory.settings)
+        if VERSION_KEY in (settings or {}):
+            base.pop(MODE_KEY, None)  # a version asked for alone runs in its own default mode
+        self.settings = {**base, **(settings or {})}
         self.start_timeout = start_timeout
         self.faketime = self.settings.pop(FAKETIME_KEY, "true").lower() not in ("false", "0", "no")
         self.jvm_opts = self.settings.pop(JVM_OPTS_KEY, DEFAULT_JVM_OPTS)
+        # whether the inventory or the caller named a release (else: the default)
+        self.release_chosen = VERSION_KEY in self.settings or MODE_KEY in self.settings
+        self.release = resolve(self.settings.pop(VERSION_KEY, None), self.settings.pop(MODE_KEY, None))
+        self.zookeeper = (ZooKeeper(inventory, ssh, self.release, self.libs_dir)
+                          if self.release.mode == ZK else None)
 
     # -- layout on each node ----------------------------------------------------------
     def _node(self, node: str) -> Node:
         return self.inventory.node(node)
-
-    def _session(self, node: str) -> NodeSession:
-        return self.ssh[node]
 
     def node_id(self, node: str) -> int:
         return self.inventory.node_names.index(node) + 1
@@ -152,34 +193,53 @@ class KafkaDB:
     def pid_file(self, node: str) -> str:
         return f"{self.kafka_dir(node)}/kafka.pid"
 
+    def release_file(self, node: str) -> str:
+        """Which version and mode the node was set up for ("3.0.0 zk")."""
+        return f"{self.kafka_dir(node)}/release"
+
     def clock_offset_file(self, node: str) -> str:
         return f"{self._node(node).home}/faketime.rc"
 
     def libs_dir(self, node: str) -> str:
         if self._node(node).local:
-            return str(kafka_cache_dir() / "libs")  # same filesystem: share the cache
-        return f"{self._node(node).home}/kafka-{KAFKA_VERSION}-libs"
+            return str(self.release.libs_dir)  # same filesystem: share the cache
+        return f"{self._node(node).home}/kafka-{self.release.version}-libs"
 
     def bootstrap_servers(self) -> str:
         return ",".join(f"{n.host}:{CLIENT_PORT}" for n in self.inventory.nodes)
 
     # -- install ----------------------------------------------------------------------
     def install(self, node: str) -> None:
+        """Fetches the release's jars into the control node's cache on first use, checks
+        the node's Java, and puts the jars and the logging config on the node."""
+        ensure_installed(self.release, say=log.info)
         session = self._session(node)
-        java = session.exec("command -v java >/dev/null && java -version 2>&1 | head -1",
-                            timeout=30, check=False)
-        if java.exit_code != 0:
-            raise DatabaseError(node, "java is not installed (Kafka 4.1 needs Java 17+)")
+        self._check_java(node)
         if self._node(node).local:
             self._check_shared_cache(node)
         else:
             self.sync_jars(node)
         session.exec(f"mkdir -p {shlex.quote(self.logs_dir(node))} "
                      f"{shlex.quote(self.data_dir(node))}", timeout=30)
-        session.upload(LOG4J_CONFIG, f"{self.kafka_dir(node)}/log4j2.properties")
+        session.upload(self.release.log_config, self.log_config_file(node))
+
+    def log_config_file(self, node: str) -> str:
+        return f"{self.kafka_dir(node)}/{self.release.log_config.name}"
+
+    def _check_java(self, node: str) -> None:
+        """The node's java is at least what the release needs; the error names both."""
+        needs = f"{self.release.label} needs Java {self.release.min_java}+"
+        java = self._session(node).exec("command -v java >/dev/null && java -version 2>&1 | head -1",
+                                        timeout=30, check=False)
+        if java.exit_code != 0:
+            raise DatabaseError(node, f"java is not installed ({needs})")
+        major = java_major(java.stdout)
+        if major is None or major < self.release.min_java:
+            raise DatabaseError(node, f"cannot run {self.release.label} here: {needs}, "
+                                f"the node has {java.stdout.strip()!r}")
 
     def _check_shared_cache(self, node: str) -> None:
-        jar = f"{self.libs_dir(node)}/kafka_2.13-{KAFKA_VERSION}.jar"
+        jar = f"{self.libs_dir(node)}/{self.release.broker_jar}"
         found = self._session(node).exec(f"test -f {shlex.quote(jar)}", check=False, timeout=30)
         if found.exit_code != 0:
             raise DatabaseError(node, f"the node is marked local but {jar} is missing there; "
@@ -189,7 +249,7 @@ class KafkaDB:
         """Uploads only the jars whose sha256 differs on the node, removes jars that do not
         belong, then verifies them all. Returns the names uploaded."""
         session, libs = self._session(node), self.libs_dir(node)
-        wanted = local_jar_checksums(kafka_cache_dir() / "libs")
+        wanted = local_jar_checksums(self.release.libs_dir)
         session.exec(f"mkdir -p {shlex.quote(libs)}", timeout=30)
         present = parse_sha256sum(session.exec(
             f"cd {shlex.quote(libs)} && sha256sum -- *.jar 2>/dev/null", check=False,
@@ -198,7 +258,7 @@ class KafkaDB:
         extra = [name for name in present if name not in wanted]
         for name in stale:
             log.info("node %s: uploading %s", node, name)
-            session.upload(kafka_cache_dir() / "libs" / name, f"{libs}/{name}.part")
+            session.upload(self.release.libs_dir / name, f"{libs}/{name}.part")
             session.exec(f"mv -f {shlex.quote(f'{libs}/{name}.part')} "
                          f"{shlex.quote(f'{libs}/{name}')}", timeout=30)
         if extra:
@@ -215,55 +275,94 @@ class KafkaDB:
 
     # -- setup ------------------------------------------------------------------------
     def properties(self, node: str) -> dict[str, str]:
-        """The broker's server.properties: computed listeners and quorum, the safe
-        defaults, then user settings (which win)."""
+        """The broker's server.properties: the mode's listeners and quorum, the safe
+        defaults for this release, then user settings (which win)."""
         n = self._node(node)
         count = len(self.inventory.nodes)
-        voters = ",".join(f"{self.node_id(m.name)}@{m.host}:{CONTROLLER_PORT}"
-                          for m in self.inventory.nodes)
         props = {
-            "process.roles": "broker,controller",
-            "node.id": str(self.node_id(node)),
-            "controller.quorum.voters": voters,
-            "listeners": f"PLAINTEXT://{n.host}:{CLIENT_PORT},CONTROLLER://{n.host}:{CONTROLLER_PORT}",
+            **(self._kraft_properties(node) if self.release.mode == KRAFT else
+               {"broker.id": str(self.node_id(node)),
+                "zookeeper.connect": self.zookeeper.connect_string(),
+                "listeners": f"PLAINTEXT://{n.host}:{CLIENT_PORT}",
+                **ZK_SETTINGS}),
             "advertised.listeners": f"PLAINTEXT://{n.host}:{CLIENT_PORT}",
-            "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
             "log.dirs": self.data_dir(node),
             **DEFAULT_SETTINGS,
+            **(SHARE_GROUP_SETTINGS if self.release.has_share_groups else {}),
+            **(BLOCKING_PRODUCER_ID_SETTINGS if self.release.parts < PRODUCER_ID_BLOCKING_FIXED else {}),
         }
         # a cluster smaller than the default replication factor could create nothing
-        for key in ("default.replication.factor", "offsets.topic.replication.factor",
-                    "transaction.state.log.replication.factor",
-                    "share.coordinator.state.topic.replication.factor"):
+        for key in (k for k in REPLICATION_FACTOR_KEYS if k in props):
             props[key] = str(min(int(props[key]), count))
-        for key in ("min.insync.replicas", "transaction.state.log.min.isr",
-                    "share.coordinator.state.topic.min.isr"):
+        for key in (k for k in MIN_ISR_KEYS if k in props):
             props[key] = str(min(int(props[key]), max(count - 1, 1)))
         props.update(self.settings)
         return props
 
+    def _kraft_properties(self, node: str) -> dict[str, str]:
+        host = self._node(node).host
+        voters = ",".join(f"{self.node_id(m.name)}@{m.host}:{CONTROLLER_PORT}"
+                          for m in self.inventory.nodes)
+        return {
+            "process.roles": "broker,controller",
+            "node.id": str(self.node_id(node)),
+            "controller.quorum.voters": voters,
+            "listeners": f"PLAINTEXT://{host}:{CLIENT_PORT},CONTROLLER://{host}:{CONTROLLER_PORT}",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            **KRAFT_SETTINGS,
+        }
+
     def setup(self, node: str) -> None:
+        """Writes the config and formats storage (KRaft) or sets up ZooKeeper. A node
+        last set up for another release or mode is wiped first: its data cannot be read
+        by this one."""
         session = self._session(node)
+        recorded = self.recorded_release(node)
+        if recorded not in (None, self.release):
+            self.for_release(recorded).wipe(node)  # its processes and files, ZooKeeper's too
         session.exec(f"mkdir -p {shlex.quote(self.logs_dir(node))} "
                      f"{shlex.quote(self.data_dir(node))}", timeout=30)
         text = "".join(f"{k}={v}\n" for k, v in self.properties(node).items())
         session.write_file(self.config_file(node), "# written by logtrial (clusters/kafka.py)\n"
                            + text)
         self.reset_clock(node)
-        session.exec(self._java("-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC", node,
-                                format_storage_args(self.inventory.name, self.config_file(node))),
-                     timeout=180)
+        if self.zookeeper:
+            self.zookeeper.setup(node)
+        else:
+            session.exec(self._java("-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC", node,
+                                    format_storage_args(self.inventory.name, self.config_file(node))),
+                         timeout=180)
+        session.write_file(self.release_file(node), f"{self.release.version} {self.release.mode}\n")
+
+    def for_release(self, release: KafkaRelease) -> "KafkaDB":
+        """The same cluster and settings, another release."""
+        return KafkaDB(self.inventory, self.ssh,
+                       {**self.given_settings, **release_settings(release.version, release.mode)},
+                       self.start_timeout)
+
+    def recorded_release(self, node: str) -> KafkaRelease | None:
+        """The release the node was last set up for (None if never, or before releases
+        were recorded: then it was the default)."""
+        path = self.release_file(node)
+        text = self._session(node).exec(f"cat {shlex.quote(path)} 2>/dev/null", check=False,
+                                        timeout=15).stdout.strip()
+        if not text:
+            return None
+        version, _, mode = text.partition(" ")
+        if not RELEASE_PATTERN.match(version) or mode not in MODES:
+            raise DatabaseError(node, f"{path} holds {text!r}, not '<version> <mode>' like '3.0.0 zk'")
+        return KafkaRelease(version, mode)
 
     def reset_clock(self, node: str) -> None:
         self._session(node).write_file(self.clock_offset_file(node), "+0\n")
 
     def _java(self, jvm_opts: str, node: str, main_and_args: str) -> str:
         classpath = shlex.quote(f"{self.libs_dir(node)}/*")
-        log4j = shlex.quote(f"{self.kafka_dir(node)}/log4j2.properties")
+        log_config = self.release.log_config_option(shlex.quote(self.log_config_file(node)))
         logs = shlex.quote(self.logs_dir(node))
-        return (f"java {jvm_opts} -Dlog4j2.configurationFile={log4j} -Dkafka.logs.dir={logs} "
+        return (f"java {jvm_opts} {log_config} -Dkafka.logs.dir={logs} "
                 f"-cp {classpath} {main_and_args}")
 
     def _faketime_env(self, node: str) -> dict[str, str]:
@@ -275,8 +374,11 @@ class KafkaDB:
         self.wait_ready(node)
 
     def start_all(self, nodes: list[str] | None = None) -> None:
-        """Starts several brokers together: a KRaft quorum needs a majority to come up."""
+        """Starts several brokers together: a KRaft quorum needs a majority to come up.
+        In ZooKeeper mode the ensemble (every node) is started first where it is down."""
         nodes = nodes or self.inventory.node_names
+        if self.zookeeper:
+            self.zookeeper.start_all()
         self.ssh.run_on(nodes, lambda s: self.launch(s.node.name))
         self.ssh.run_on(nodes, lambda s: self.wait_ready(s.node.name))
 
@@ -296,8 +398,8 @@ class KafkaDB:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.is_running(node):
-                raise DatabaseError(node, "broker exited during start-up; last log lines:\n"
-                                    + self.log_tail(node))
+                raise DatabaseError(node, f"broker ({self.release.label}) exited during start-up; "
+                                    "last log lines:\n" + self.log_tail(node))
             if self.serves_metadata(node):
                 return
             time.sleep(0.5)
@@ -309,23 +411,6 @@ class KafkaDB:
         host = self._node(node).host
         return _port_open(host, CLIENT_PORT) and self.node_id(node) in _broker_ids(host)
 
-    def stop(self, node: str) -> None:
-        session = self._session(node)
-        session.signal(self.pid_file(node), "CONT")  # a paused broker cannot shut down
-        if not session.signal(self.pid_file(node), "TERM"):
-            return
-        if not session.wait_exit(self.pid_file(node), STOP_TIMEOUT):
-            log.warning("node %s: broker ignored SIGTERM for %ss, killing it", node, STOP_TIMEOUT)
-            self.kill(node)
-        self._forget_dead_process(node)
-
-    def kill(self, node: str) -> None:
-        session = self._session(node)
-        if session.signal(self.pid_file(node), "KILL"):
-            if not session.wait_exit(self.pid_file(node), 10):
-                raise DatabaseError(node, "broker still alive 10 s after SIGKILL")
-        self._forget_dead_process(node)
-
     def _forget_dead_process(self, node: str) -> None:
         """Removes what a dead broker left in /dev/shm (libfaketime cleans up only on a
         clean exit); never touches the files of a live process that reused the pid."""
@@ -334,52 +419,30 @@ class KafkaDB:
         if pid is not None:
             session.exec("rm -f " + " ".join(leftover_files(pid)), timeout=15)
 
-    def pause(self, node: str) -> None:
-        if not self._session(node).signal(self.pid_file(node), "STOP"):
-            raise DatabaseError(node, "cannot pause: broker is not running")
-
-    def resume(self, node: str) -> None:
-        self._session(node).signal(self.pid_file(node), "CONT")
-
-    def is_running(self, node: str) -> bool:
-        return self._session(node).pid_alive(self.pid_file(node))
-
-    def is_paused(self, node: str) -> bool:
-        return self._session(node).process_state(self.pid_file(node)) == "T"
-
-    def state(self, node: str) -> str:
-        """"running", "paused" or "stopped" (for `cluster status`)."""
-        process = self._session(node).process_state(self.pid_file(node))
-        if process in (None, "Z", "X"):
-            return "stopped"
-        return "paused" if process in ("T", "t") else "running"
+    def shutdown(self, node: str) -> None:
+        """Stops the broker and, in ZooKeeper mode, the node's ZooKeeper server."""
+        self.stop(node)
+        if self.zookeeper:
+            self.zookeeper.stop(node)
 
     def wipe(self, node: str) -> None:
         self.kill(node)
         paths = " ".join(shlex.quote(p) for p in (self.data_dir(node), self.logs_dir(node),
                                                    self.pid_file(node)))
         self._session(node).exec(f"rm -rf {paths}", timeout=60)
+        if self.zookeeper:
+            self.zookeeper.wipe(node)
 
     # -- logs -------------------------------------------------------------------------
     def log_tail(self, node: str, lines: int = 40) -> str:
-        files = f"{self.logs_dir(node)}/server.log {self.stdout_file(node)}"
-        try:
-            return self._session(node).exec(
-                f"for f in {files}; do [ -f $f ] && echo \"== $f\" && tail -n {lines} $f; done",
-                check=False, timeout=15).stdout.rstrip() or "(no log yet)"
-        except SSHError as e:
-            return f"(log unavailable: {e})"
+        return self._tail(node, [f"{self.logs_dir(node)}/server.log", self.stdout_file(node)], lines)
 
     def collect_logs(self, node: str, dest_dir: Path) -> None:
-        """Copies the broker's logs and its server.properties into dest_dir."""
-        session = self._session(node)
-        dest_dir = Path(dest_dir)
-        dest_dir.mkdir(parents=True, exist_ok=True)
-        listing = session.exec(f"ls -1 {shlex.quote(self.logs_dir(node))} 2>/dev/null",
-                               check=False, timeout=30).stdout.split()
-        for name in listing:
-            session.download(f"{self.logs_dir(node)}/{name}", dest_dir / name)
-        session.download(self.config_file(node), dest_dir / "server.properties")
+        """Copies the broker's logs and its server.properties into dest_dir (and
+        ZooKeeper's into dest_dir/zookeeper)."""
+        self._download_logs(node, self.logs_dir(node), self.config_file(node), dest_dir)
+        if self.zookeeper:
+            self.zookeeper.collect_logs(node, Path(dest_dir) / "zookeeper")
 
     # -- topics -----------------------------------------------------------------------
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
@@ -418,6 +481,15 @@ def local_jar_checksums(libs: Path) -> dict[str, str]:
     if not jars:
         raise DatabaseError("control", f"no Kafka jars in {libs}; run `make kafka`")
     return {jar.name: hashlib.sha256(jar.read_bytes()).hexdigest() for jar in jars}
+
+
+def java_major(version_line: str) -> int | None:
+    """17 from 'openjdk version "17.0.15"', 8 from '"1.8.0_392"'."""
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', version_line)
+    if not match:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major
 
 
 def parse_sha256sum(output: str) -> dict[str, str]:

@@ -83,6 +83,9 @@ class TestOptions:
     idle_ms: int = 0
     preset: str | None = None
     db_settings: dict = field(default_factory=dict)  # broker settings (--preset, --set)
+    # which Kafka (clusters/kafka_versions.py); None: the inventory's, else the default
+    kafka_version: str | None = None
+    kafka_mode: str | None = None
 
     def workload_settings(self, brokers: int) -> WorkloadSettings:
         names = {f.name for f in dataclasses.fields(WorkloadSettings)}
@@ -113,6 +116,17 @@ class TestOptions:
         if self.txn and not self.idempotence:
             raise ValueError("--txn needs idempotence (transactions imply it); drop --no-idempotence")
         check_max_in_flight(self.max_in_flight, self.idempotence or self.txn)
+        if self.bootstrap_servers and (self.kafka_version or self.kafka_mode):
+            raise ValueError("--kafka-version/--kafka-mode choose what logtrial installs; an "
+                             "existing Kafka at --bootstrap-servers runs what it runs")
+        if self.kafka_version or self.kafka_mode:
+            from clusters.kafka_versions import resolve
+            resolve(self.kafka_version, self.kafka_mode)  # KafkaVersionError names the version
+
+    @property
+    def release_settings(self) -> dict[str, str]:
+        from clusters.kafka import release_settings
+        return release_settings(self.kafka_version, self.kafka_mode)
 
     @property
     def nemesis_kinds(self) -> list[str]:
@@ -147,6 +161,8 @@ def test_name(options: TestOptions) -> str:
         parts.append("auto-commit")
     if options.crash_clients:
         parts.append("crash")
+    if options.kafka_version or options.kafka_mode:
+        parts.append("-".join(["kafka", options.kafka_version or "default", options.kafka_mode or ""]).rstrip("-"))
     return store.safe_name("-".join(parts))
 
 
@@ -241,8 +257,11 @@ class Run:
         if not opts.local:
             self._record_cluster({"inventory": str(Path(inventory_path).resolve())})
         self.cluster = Cluster.open(inventory_path, insecure_host_keys=opts.insecure_host_keys,
-                                    db_settings=opts.db_settings)
-        log.info("cluster %s open; kafka running on every node", self.cluster.inventory.name)
+                                    db_settings={**opts.db_settings, **opts.release_settings})
+        release = self.cluster.db.release
+        log.info("cluster %s open; %s running on every node", self.cluster.inventory.name, release.label)
+        self.test_json["kafka"] = {"version": release.version, "mode": release.mode}
+        self.test_json["versions"]["kafka"] = release.version
         from clusters.reconfigure import restart_if_reconfigured
         for line in restart_if_reconfigured(self.cluster):
             self._say(line)
@@ -257,15 +276,25 @@ class Run:
     def _local_cluster(self, nodes: int) -> str:
         """Brings up the local cluster LOCAL_CLUSTER, or reuses it if one of the
         right size was left running (--leave-db-running)."""
-        from clusters.inventory import load_inventory
+        from clusters.inventory import load_inventory, write_inventory
         from clusters.local import LocalCluster
         local = LocalCluster(LOCAL_CLUSTER)
+<<<<<<< HEAD
         self._record_cluster({"local": local.name, "state_root": str(local.root)})
         if local.exists() and len(load_inventory(local.inventory_path).nodes) != nodes:
             local.down()
+=======
+        wanted = self.options.release_settings
+        if local.exists():
+            left = load_inventory(local.inventory_path)
+            if len(left.nodes) != nodes or _release_of(left.settings) != _release_of(wanted):
+                local.down()
+>>>>>>> versions
         if not local.exists():
             self._say(f"bringing up local cluster {LOCAL_CLUSTER} ({nodes} nodes)")
-            local.up(nodes)
+            inventory = local.up(nodes)
+            # the release travels with the inventory: a reused cluster says what it runs
+            write_inventory(dataclasses.replace(inventory, settings=wanted), local.inventory_path)
         self.local_cluster = local
         return str(local.inventory_path)
 
@@ -489,6 +518,13 @@ class Run:
         store.write_test_json(self.run_dir, t)
 
 
+def _release_of(settings: dict) -> tuple[str, str]:
+    from clusters.kafka import MODE_KEY, VERSION_KEY
+    from clusters.kafka_versions import resolve
+    release = resolve(settings.get(VERSION_KEY), settings.get(MODE_KEY))
+    return release.version, release.mode
+
+
 def _initial_test_json(run: Run) -> dict:
     return {
         "name": run.name,
@@ -511,18 +547,9 @@ def versions() -> dict:
         logtrial = version("logtrial")
     except Exception:
         logtrial = "unknown"
-    return {"logtrial": logtrial, "kafka": _kafka_version(), "confluent_kafka": confluent_kafka.version()[0],
+    # "kafka" is the cluster's version, known once it is open (unknown behind --bootstrap-servers)
+    return {"logtrial": logtrial, "kafka": "unknown", "confluent_kafka": confluent_kafka.version()[0],
             "librdkafka": confluent_kafka.libversion()[0]}
-
-
-def _kafka_version() -> str:
-    import re
-    pom = Path(__file__).resolve().parent.parent / "clusters" / "kafka" / "pom.xml"
-    try:
-        match = re.search(r"<kafka.version>(.*?)</kafka.version>", pom.read_text())
-        return match.group(1) if match else "unknown"
-    except OSError:
-        return "unknown"
 
 
 class ActiveFaults:

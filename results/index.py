@@ -173,7 +173,8 @@ def run_row(run: RunSummary, links: Links) -> list[str]:
             esc((run.started or run.timestamp).replace("T", " ")[:19]),
             badge(run.verdict) + problems,
             tags(run.anomaly_types, run.bad_anomaly_types),
-            esc(run.workload or "?"), esc(", ".join(run.nemesis) or "none"),
+            esc(run.workload or "?") + (f"<br><span class=muted>kafka {esc(run.kafka)}</span>" if run.kafka else ""),
+            esc(", ".join(run.nemesis) or "none"),
             fmt_seconds(run.duration_s), esc(run.ops if run.ops is not None else "?")]
 
 

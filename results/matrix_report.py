@@ -22,10 +22,12 @@ class MatrixRun:
     summary: RunSummary | None     # None when the harness failed before a run dir existed
     exit_code: int
     error: str | None = None
+    kafka_version: str | None = None  # the version axis of test-all, when given
 
     @property
     def label(self) -> str:
-        return f"{self.workload} nemesis={self.nemesis} txn={'on' if self.txn else 'off'} #{self.attempt}"
+        version = f"kafka={self.kafka_version} " if self.kafka_version else ""
+        return f"{version}{self.workload} nemesis={self.nemesis} txn={'on' if self.txn else 'off'} #{self.attempt}"
 
     @property
     def verdict(self) -> str:
@@ -54,6 +56,10 @@ def summary_table(runs: list[MatrixRun]) -> str:
              ", ".join(r.summary.bad_anomaly_types) if r.summary else (r.error or "")[:60],
              f"{r.summary.duration_s:.0f}s" if r.summary and r.summary.duration_s is not None else "-",
              r.summary.rel if r.summary else "-"] for i, r in enumerate(runs, 1)]
+    if any(r.kafka_version for r in runs):  # a version axis: compare versions side by side
+        headers.insert(1, "kafka")
+        for row, run in zip(rows, runs):
+            row.insert(1, run.kafka_version or "-")
     widths = [max(len(str(row[c])) for row in [headers] + rows) for c in range(len(headers))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [headers] + rows]
     counts = {v: sum(r.verdict == v for r in runs) for v in ("valid", "invalid", "unknown", "incomplete", "error")}

@@ -43,6 +43,7 @@ class RunSummary:
     has_report: bool = False
     problems: list[str] = field(default_factory=list)
     note: str | None = None       # why a verdict is unknown, when results.json says
+    kafka: str | None = None      # "3.0.0 zk": the release the run tested (test.json "kafka")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -202,7 +203,16 @@ def read_run(run_dir: Path, store: Path | None = None) -> RunSummary:
         has_report=(run_dir / "report.html").is_file(),
         problems=problems,
         note=unknown_reason(results),
+        kafka=release_of(test),
     )
+
+
+def release_of(test: dict) -> str | None:
+    """"3.0.0 zk" from test.json's "kafka" (absent before versions were recorded)."""
+    kafka = test.get("kafka")
+    if isinstance(kafka, dict) and kafka.get("version"):
+        return " ".join(str(kafka[k]) for k in ("version", "mode") if kafka.get(k))
+    return None
 
 
 def looks_like_run_dir(path: Path) -> bool:

@@ -6,6 +6,8 @@
 #   NIGHTLY_STORE        where runs go (default store/nightly)
 #   NIGHTLY_QUICK=1      one short run (queue, partition, no txn) instead of the matrix
 #   NIGHTLY_NODES_FILE   use this cluster's inventory instead of a local cluster per run
+#   NIGHTLY_KAFKA_VERSIONS  e.g. 3.0.0,3.9.1,4.1.1: the matrix on each version (local clusters;
+#                        versions other than 4.1.1 are fetched from Maven Central on first use)
 #   NIGHTLY_SKIP_INSTALL=1  skip `make install` (already done)
 # Exit status: test-all's (0 only if every run is valid).
 set -uo pipefail
@@ -28,6 +30,9 @@ if [ -n "${NIGHTLY_NODES_FILE:-}" ]; then
   cluster=(--nodes-file "$NIGHTLY_NODES_FILE" --leave-db-running)
 else
   cluster=(--local 3)
+fi
+if [ -n "${NIGHTLY_KAFKA_VERSIONS:-}" ]; then
+  cluster+=(--kafka-versions "$NIGHTLY_KAFKA_VERSIONS")
 fi
 
 mkdir -p "$STORE"

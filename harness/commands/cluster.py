@@ -11,12 +11,19 @@ from pathlib import Path
 
 import click
 
-from clusters.cluster import Cluster, ClusterNotHealed
+from clusters.cluster import Cluster, ClusterNotHealed, adopt_recorded_release
 from clusters.db import DatabaseError
 from clusters.inventory import InventoryError, load_inventory, write_inventory
+<<<<<<< HEAD
 from clusters.kafka import parse_settings
 from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
+=======
+from clusters.kafka import parse_settings, release_settings
+from clusters.kafka_versions import KafkaVersionError, resolve
+from clusters.local import LocalCluster, LocalClusterError
+>>>>>>> versions
 from harness import exit_codes
+from harness.kafka_options import kafka_release_options
 from harness.ssh import SSHError
 
 FAILURES = (LocalClusterError, SSHError, DatabaseError, ClusterNotHealed)
@@ -100,13 +107,16 @@ def cluster() -> None:
                                "(default: first free /24 in 10.201.0.0/16).")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="Broker setting overriding logtrial's defaults; repeatable.")
+@kafka_release_options
 @insecure_option
 def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
-       settings: tuple[str, ...], insecure_host_keys: bool) -> None:
+       settings: tuple[str, ...], kafka_version: str | None, kafka_mode: str | None,
+       insecure_host_keys: bool) -> None:
     """Create a local cluster (or use --inventory) and start Kafka on every node."""
     try:
-        overrides = parse_settings(settings)
-    except ValueError as e:
+        overrides = {**parse_settings(settings), **release_settings(kafka_version, kafka_mode)}
+        release = resolve(kafka_version, kafka_mode)  # before anything is created
+    except ValueError as e:  # KafkaVersionError names the version and mode
         fail(str(e), exit_codes.BAD_INPUT)
     started = time.monotonic()
     local = None if inventory_path else LocalCluster(name)
@@ -120,7 +130,7 @@ def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
         with Cluster.open(inventory_path, insecure_host_keys=insecure_host_keys,
                           db_settings=overrides):
             pass
-    except InventoryError as e:
+    except (InventoryError, KafkaVersionError) as e:
         fail(str(e), exit_codes.BAD_INPUT)
     except (*FAILURES, KeyboardInterrupt) as e:
         if local:
@@ -130,7 +140,7 @@ def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
              exit_codes.HARNESS_ERROR)
     loaded = load_inventory(inventory_path)
     click.echo(f"cluster {loaded.name}: {len(loaded.nodes)} nodes up in "
-               f"{time.monotonic() - started:.1f} s")
+               f"{time.monotonic() - started:.1f} s, {release.label}")
     click.echo(f"  inventory: {inventory_path}")
     click.echo(f"  bootstrap: {','.join(f'{n.host}:9092' for n in loaded.nodes)}")
 
@@ -143,6 +153,7 @@ def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
 @insecure_option
 def down(name: str | None, inventory_path: str | None, run_dir: str | None, keep_data: bool,
          insecure_host_keys: bool) -> None:
+<<<<<<< HEAD
     """Stop everything and remove the local cluster(s) (or stop Kafka on --inventory nodes)."""
     failed = False
     for target in targets(name, inventory_path, run_dir):
@@ -163,6 +174,23 @@ def down(name: str | None, inventory_path: str | None, run_dir: str | None, keep
             failed = True
     if failed:
         sys.exit(exit_codes.HARNESS_ERROR)
+=======
+    """Stop everything and remove the local cluster (or stop Kafka on --inventory nodes)."""
+    try:
+        if inventory_path:
+            with Cluster.open(inventory_path, insecure_host_keys, start=False) as c:
+                for node in c.nodes:
+                    c.db.shutdown(node) if keep_data else c.db.wipe(node)
+            click.echo(f"stopped Kafka on {len(c.nodes)} nodes")
+            return
+        removed = LocalCluster(name).down(keep_data=keep_data)
+    except (InventoryError, KafkaVersionError) as e:
+        fail(str(e), exit_codes.BAD_INPUT)
+    except FAILURES as e:
+        fail(f"cluster down failed: {e}")
+    click.echo(f"cluster {name}: " + ("removed " + ", ".join(removed) if removed
+                                      else "nothing to remove"))
+>>>>>>> versions
 
 
 @cluster.command()
@@ -182,24 +210,43 @@ def status(name: str | None, inventory_path: str | None, run_dir: str | None,
 
 def _status(target: Target, insecure_host_keys: bool) -> bool:
     try:
+<<<<<<< HEAD
         inventory = load_inventory(target.inventory_path)
     except InventoryError as e:
+=======
+        inventory = load_inventory(path)
+    except (InventoryError, KafkaVersionError) as e:
+>>>>>>> versions
         fail(str(e), exit_codes.BAD_INPUT)
     from clusters.kafka import KafkaDB
     from harness.ssh import SSHPool
     ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys, connect_timeout=5)
-    db = KafkaDB(inventory, ssh)
+    try:
+        db = KafkaDB(inventory, ssh)
+    except KafkaVersionError as e:
+        fail(f"{path}: {e}", exit_codes.BAD_INPUT)
     # for a local cluster, say why a node is unreachable (namespace or sshd gone)
+<<<<<<< HEAD
     local = {n.name: n for n in target.local.status()} if target.local else {}
     healthy = True
     click.echo(f"cluster {inventory.name} ({target.inventory_path})")
+=======
+    local = {} if inventory_path else {n.name: n for n in LocalCluster(name).status()}
+    unreachable = {node.name: _ssh_error(ssh, node.name) for node in inventory.nodes}
+    db = adopt_recorded_release(db, nodes=[n for n, error in unreachable.items() if error is None])
+    healthy = True
+    click.echo(f"cluster {inventory.name} ({path}): {db.release.label}")
+>>>>>>> versions
     click.echo(f"  {'node':6} {'address':16} {'ssh':12} broker")
     for node in inventory.nodes:
         try:
-            ssh[node.name].exec("true", timeout=10)
+            if unreachable[node.name]:
+                raise unreachable[node.name]
             reach, state = "reachable", db.state(node.name)
             if state == "running" and not db.serves_metadata(node.name):
                 state = "running, not serving metadata"
+            if db.zookeeper and db.zookeeper.state(node.name) != "running":
+                state += f", zookeeper {db.zookeeper.state(node.name)}"
         except SSHError as e:
             reach, state = "UNREACHABLE", str(e).splitlines()[0]
             if node.name in local:
@@ -212,11 +259,20 @@ def _status(target: Target, insecure_host_keys: bool) -> bool:
     return healthy
 
 
+def _ssh_error(ssh, node: str) -> SSHError | None:
+    try:
+        ssh[node].exec("true", timeout=10)
+        return None
+    except SSHError as e:
+        return e
+
+
 @cluster.command()
 @name_option
 @inventory_option
 @run_option
 @insecure_option
+<<<<<<< HEAD
 def heal(name: str | None, inventory_path: str | None, run_dir: str | None,
          insecure_host_keys: bool) -> None:
     """Undo every fault logtrial made: its iptables chain, paused and dead brokers,
@@ -238,3 +294,19 @@ def heal(name: str | None, inventory_path: str | None, run_dir: str | None,
         click.echo(f"{target.label}: healed ({len(actions)} actions)")
     if failed:
         sys.exit(exit_codes.HARNESS_ERROR)
+=======
+def heal(name: str, inventory_path: str | None, insecure_host_keys: bool) -> None:
+    """Undo every fault: flush iptables, resume paused and restart dead brokers, reset clocks."""
+    path = resolve_inventory(name, inventory_path)
+    try:
+        with Cluster.open(path, insecure_host_keys, start=False) as c:
+            actions = c.heal()
+            c.verify_healed()
+    except (InventoryError, KafkaVersionError) as e:
+        fail(str(e), exit_codes.BAD_INPUT)
+    except FAILURES as e:
+        fail(f"heal failed: {e}")
+    for action in actions:
+        click.echo(f"  {action}")
+    click.echo(f"cluster healed ({len(actions)} actions)")
+>>>>>>> versions

@@ -85,6 +85,16 @@ def check_kafka_cache() -> Check:
                  str(libs) if ok else f"{libs} incomplete (run `make kafka`)")
 
 
+def check_other_versions() -> Check:
+    """Other Kafka versions are fetched on first use; say which are already here."""
+    from clusters.kafka_install import is_installed
+    from clusters.kafka_versions import RELEASE_PATTERN, KRAFT, KafkaRelease, cache_root, version_tuple
+    versions = [d.name.removeprefix("kafka-") for d in cache_root().glob("kafka-*") if d.is_dir()]
+    cached = [v for v in sorted(filter(RELEASE_PATTERN.match, versions), key=version_tuple)
+              if is_installed(KafkaRelease(v, KRAFT))]  # the jars do not depend on the mode
+    return Check("kafka versions cached", True, ", ".join(cached) or "none", required=False)
+
+
 def check_python() -> list[Check]:
     return [Check(f"python: {m}", importlib.util.find_spec(m) is not None,
                   "importable" if importlib.util.find_spec(m) else "missing (make venv)")
@@ -99,7 +109,7 @@ def check_root() -> Check:
 
 def run_checks() -> list[Check]:
     return [check_root(), *check_tools(), check_java(), check_faketime_jvm(),
-            check_kafka_cache(), *check_python()]
+            check_kafka_cache(), check_other_versions(), *check_python()]
 
 
 @click.command()

@@ -7,6 +7,7 @@ import sys
 import click
 
 from harness import exit_codes
+from harness.kafka_options import kafka_release_options
 from harness.presets import preset_options
 from harness.runner import WORKLOADS, TestOptions, run_test
 
@@ -35,6 +36,7 @@ def nemesis_options(f):
 @click.option("--local", type=click.IntRange(1, 9), help="Bring up a local cluster of N nodes for this run.")
 @click.option("--bootstrap-servers", help="An existing Kafka without SSH access (no faults, no node logs).")
 @click.option("--insecure-host-keys", is_flag=True, help="Accept unknown SSH host keys.")
+@kafka_release_options
 @click.option("--store", default="store", show_default=True, type=click.Path(file_okay=False))
 @click.option("--name", "test_name", help="Test name (default: made from workload, faults and settings).")
 @click.option("--time-limit", type=float, default=60.0, show_default=True, help="Seconds of main phase.")

@@ -1,5 +1,5 @@
-"""`logtrial test-all`: a matrix of workloads x nemeses x txn on/off x --test-count,
-each run through the runner's Python API; prints a summary table, writes JUnit
+"""`logtrial test-all`: a matrix of Kafka versions x workloads x nemeses x txn on/off x
+--test-count, each run through the runner's Python API; prints a summary table, writes JUnit
 XML, writes the static index, and exits non-zero if any run is not valid."""
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from harness import exit_codes
+from harness.kafka_options import kafka_versions_option
 
 TXN_CHOICES = {"both": (False, True), "on": (True,), "off": (False,)}
 
@@ -26,21 +27,26 @@ class Cell:
     nemesis: str     # kinds joined by "+", or "none"
     txn: bool
     attempt: int
+    kafka_version: str | None = None  # None: the cluster's (or the default)
 
 
-def matrix(workloads: list[str], nemeses: list[str], txn: str, test_count: int) -> list[Cell]:
-    """Every combination, in a stable order. txn applies to the queue workload only
+def matrix(workloads: list[str], nemeses: list[str], txn: str, test_count: int,
+           kafka_versions: list[str | None] | None = None) -> list[Cell]:
+    """Every combination, in a stable order, one Kafka version after the other (so a
+    version's cluster serves all its runs). txn applies to the queue workload only
     (list-append is always transactional), so list-append gets one txn setting."""
     cells = []
-    for workload, nemesis, attempt in itertools.product(workloads, nemeses, range(1, test_count + 1)):
+    for version, workload, nemesis, attempt in itertools.product(
+            kafka_versions or [None], workloads, nemeses, range(1, test_count + 1)):
         for with_txn in TXN_CHOICES[txn] if workload == "queue" else (TXN_CHOICES[txn][-1],):
-            cells.append(Cell(workload, nemesis, with_txn, attempt))
+            cells.append(Cell(workload, nemesis, with_txn, attempt, version))
     return cells
 
 
 def options_for(base, cell: Cell):
     kinds = tuple(k for k in cell.nemesis.split("+") if k and k != "none")
-    return dataclasses.replace(base, workload=cell.workload, nemesis=kinds, txn=cell.txn)
+    return dataclasses.replace(base, workload=cell.workload, nemesis=kinds, txn=cell.txn,
+                               kafka_version=cell.kafka_version or base.kafka_version)
 
 
 def run_cell(base, cell: Cell, store: Path):
@@ -56,9 +62,10 @@ def run_cell(base, cell: Cell, store: Path):
     except Exception as e:
         traceback.print_exc()
         return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, None, exit_codes.HARNESS_ERROR,
-                         f"{type(e).__name__}: {e}")
+                         f"{type(e).__name__}: {e}", cell.kafka_version)
     summary = read_run(Path(result.run_dir), store)
-    return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, summary, result.exit_code, result.error)
+    return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, summary, result.exit_code, result.error,
+                     cell.kafka_version)
 
 
 @click.command(name="test-all")
@@ -82,20 +89,28 @@ def run_cell(base, cell: Cell, store: Path):
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="JUnit XML output (default STORE/junit.xml).")
 @click.option("--leave-db-running", is_flag=True, help="Leave Kafka up after the last run.")
+@kafka_versions_option
 def test_all(workloads: str, nemeses: str, txn: str, test_count: int, store: Path, junit: Path | None,
-             **settings) -> None:
+             kafka_versions: str | None, **settings) -> None:
     """Run a matrix of tests and summarise them (table, JUnit XML, static index)."""
     from harness.runner import TestOptions
     from results.index import write_static_index
     from results.matrix_report import exit_code, summary_table, write_junit
 
     base = TestOptions(store=str(store), **settings)
-    cells = matrix(split_list(workloads), split_list(nemeses) or ["none"], txn, test_count)
+    versions = split_list(kafka_versions or "")
+    if len(versions) > 1 and not base.local:
+        click.echo(f"logtrial test-all: --kafka-versions {','.join(versions)} needs --local N: one "
+                   "cluster cannot run several versions", err=True)
+        sys.exit(exit_codes.BAD_INPUT)
+    cells = matrix(split_list(workloads), split_list(nemeses) or ["none"], txn, test_count, versions)
     validate_all(base, cells)
     runs = []
     try:
         for number, cell in enumerate(cells, 1):
-            click.echo(f"[{number}/{len(cells)}] {cell.workload} nemesis={cell.nemesis} txn={cell.txn}", err=True)
+            version = f" kafka={cell.kafka_version}" if cell.kafka_version else ""
+            click.echo(f"[{number}/{len(cells)}]{version} {cell.workload} nemesis={cell.nemesis} txn={cell.txn}",
+                       err=True)
             runs.append(run_cell(base, cell, store))
     except KeyboardInterrupt:
         click.echo("interrupted: summarising the runs so far", err=True)
@@ -113,10 +128,12 @@ def validate_all(base, cells: list[Cell]) -> None:
         try:
             options_for(base, cell).validate()
         except ValueError as e:
-            click.echo(f"logtrial test-all: {cell.workload} nemesis={cell.nemesis}: {e}", err=True)
+            version = f"kafka={cell.kafka_version} " if cell.kafka_version else ""
+            click.echo(f"logtrial test-all: {version}{cell.workload} nemesis={cell.nemesis}: {e}", err=True)
             sys.exit(exit_codes.BAD_INPUT)
 
 
 def interrupted_row(cell: Cell):
     from results.matrix_report import MatrixRun
-    return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, None, exit_codes.INTERRUPTED, "interrupted")
+    return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, None, exit_codes.INTERRUPTED, "interrupted",
+                     cell.kafka_version)
