@@ -12,18 +12,15 @@ from pathlib import Path
 from clusters.db import DatabaseError
 from clusters.inventory import Inventory, load_inventory
 from clusters.kafka import CLIENT_PORT, KafkaDB
+from nemesis import partition
 from harness.ssh import NodeSession, SSHError, SSHPool
 
 log = logging.getLogger(__name__)
 
-# Undoes what the nemeses do to a node's network. `tc` may be absent on real nodes.
-FLUSH_NETWORK = ("iptables -w 10 -P INPUT ACCEPT && iptables -w 10 -P OUTPUT ACCEPT && "
-                 "iptables -w 10 -P FORWARD ACCEPT && iptables -w 10 -F && iptables -w 10 -X && "
-                 "iptables -w 10 -t nat -F && iptables -w 10 -t mangle -F; "
-                 "rc=$?; command -v tc >/dev/null && tc qdisc del dev eth0 root 2>/dev/null; "
-                 "exit $rc")
-# any rule beyond the default ACCEPT policies
-LIST_RULES = "iptables -w 10 -S; iptables -w 10 -t nat -S; iptables -w 10 -t mangle -S"
+# Network faults live only in logtrial's own iptables chain (nemesis/partition.py):
+# heal removes that chain and the jump into it, and leaves every other rule alone
+# (on real machines the user's firewall lives there).
+OUR_RULES = f"{partition.IPTABLES} -S 2>/dev/null | grep -- {shlex.quote(partition.CHAIN)} || true"
 
 
 # how long a broker may take to rejoin after the faults are undone before heal restarts it
@@ -162,9 +159,10 @@ class Cluster:
         node = session.node.name
         actions = []
         # list and flush in one round trip: heal runs often and SSH is slow on a busy box
-        before = session.exec(f"{LIST_RULES}; {FLUSH_NETWORK}", timeout=30).stdout
-        if _rule_lines(before):
-            actions.append(f"{node}: flushed iptables")
+        ours = _rule_lines(session.exec(f"{OUR_RULES}; {partition.HEAL_SCRIPT}", timeout=30).stdout)
+        if ours:
+            dropped = sum(line.startswith(f"-A {partition.CHAIN} ") for line in ours)
+            actions.append(f"{node}: removed logtrial's iptables chain ({dropped} rules)")
         state = self.db.state(node)
         if state == "paused":
             self.db.resume(node)
@@ -217,9 +215,9 @@ class Cluster:
         """What is wrong on the node itself (serving metadata is checked after)."""
         node = session.node.name
         found = []
-        rules = _rule_lines(session.exec(LIST_RULES, timeout=30).stdout)
+        rules = _rule_lines(session.exec(OUR_RULES, timeout=30).stdout)
         if rules:
-            found.append(f"iptables rules remain: {' | '.join(rules)}")
+            found.append(f"logtrial's iptables rules remain: {' | '.join(rules)}")
         state = self.db.state(node)
         if state != "running":
             found.append(f"{BROKER_IS}{state}")
@@ -262,7 +260,4 @@ def adopt_recorded_release(db: KafkaDB, nodes: list[str] | None = None) -> Kafka
 
 
 def _rule_lines(listing: str) -> list[str]:
-    """The lines of `iptables -S` output that are faults: any rule, chain or non-ACCEPT
-    policy ("-P CHAIN ACCEPT" is the clean state)."""
-    return [line for line in listing.splitlines()
-            if line.strip() and not (line.startswith("-P ") and line.endswith(" ACCEPT"))]
+    return [line for line in listing.splitlines() if line.strip()]

@@ -279,17 +279,12 @@ class Run:
         from clusters.inventory import load_inventory, write_inventory
         from clusters.local import LocalCluster
         local = LocalCluster(LOCAL_CLUSTER)
-<<<<<<< HEAD
         self._record_cluster({"local": local.name, "state_root": str(local.root)})
-        if local.exists() and len(load_inventory(local.inventory_path).nodes) != nodes:
-            local.down()
-=======
         wanted = self.options.release_settings
         if local.exists():
             left = load_inventory(local.inventory_path)
             if len(left.nodes) != nodes or _release_of(left.settings) != _release_of(wanted):
                 local.down()
->>>>>>> versions
         if not local.exists():
             self._say(f"bringing up local cluster {LOCAL_CLUSTER} ({nodes} nodes)")
             inventory = local.up(nodes)

@@ -195,9 +195,9 @@ def test_heal_undoes_every_fault_at_once(healed):
     with pytest.raises(ClusterNotHealed, match="not healed"):
         healed.verify_healed()
     actions = healed.heal()
-    for expected in ("n1: resumed paused broker", "n2: flushed iptables",
-                     "n2: stopped clock strobe", "n3: reset clock offset"):
+    for expected in ("n1: resumed paused broker", "n2: stopped clock strobe", "n3: reset clock offset"):
         assert expected in actions
+    assert any(a.startswith("n2: removed logtrial's iptables chain (") for a in actions)
     healed.verify_healed()
     assert state(healed, "n1") in ("R", "S")
     assert tcp_open(healed, "n1", "n2")

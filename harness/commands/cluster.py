@@ -14,14 +14,9 @@ import click
 from clusters.cluster import Cluster, ClusterNotHealed, adopt_recorded_release
 from clusters.db import DatabaseError
 from clusters.inventory import InventoryError, load_inventory, write_inventory
-<<<<<<< HEAD
-from clusters.kafka import parse_settings
-from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
-=======
 from clusters.kafka import parse_settings, release_settings
 from clusters.kafka_versions import KafkaVersionError, resolve
-from clusters.local import LocalCluster, LocalClusterError
->>>>>>> versions
+from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
 from harness import exit_codes
 from harness.kafka_options import kafka_release_options
 from harness.ssh import SSHError
@@ -153,7 +148,6 @@ def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
 @insecure_option
 def down(name: str | None, inventory_path: str | None, run_dir: str | None, keep_data: bool,
          insecure_host_keys: bool) -> None:
-<<<<<<< HEAD
     """Stop everything and remove the local cluster(s) (or stop Kafka on --inventory nodes)."""
     failed = False
     for target in targets(name, inventory_path, run_dir):
@@ -161,36 +155,19 @@ def down(name: str | None, inventory_path: str | None, run_dir: str | None, keep
             if target.local is None:
                 with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
                     for node in c.nodes:
-                        c.db.stop(node) if keep_data else c.db.wipe(node)
+                        c.db.shutdown(node) if keep_data else c.db.wipe(node)
                 click.echo(f"{target.label}: stopped Kafka on {len(c.nodes)} nodes")
                 continue
             removed = target.local.down(keep_data=keep_data)
             click.echo(f"{target.label}: " + ("removed " + ", ".join(removed) if removed
                                               else "nothing to remove"))
-        except InventoryError as e:
+        except (InventoryError, KafkaVersionError) as e:
             fail(str(e), exit_codes.BAD_INPUT)
         except FAILURES as e:
             click.echo(f"error: {target.label}: down failed: {e}", err=True)
             failed = True
     if failed:
         sys.exit(exit_codes.HARNESS_ERROR)
-=======
-    """Stop everything and remove the local cluster (or stop Kafka on --inventory nodes)."""
-    try:
-        if inventory_path:
-            with Cluster.open(inventory_path, insecure_host_keys, start=False) as c:
-                for node in c.nodes:
-                    c.db.shutdown(node) if keep_data else c.db.wipe(node)
-            click.echo(f"stopped Kafka on {len(c.nodes)} nodes")
-            return
-        removed = LocalCluster(name).down(keep_data=keep_data)
-    except (InventoryError, KafkaVersionError) as e:
-        fail(str(e), exit_codes.BAD_INPUT)
-    except FAILURES as e:
-        fail(f"cluster down failed: {e}")
-    click.echo(f"cluster {name}: " + ("removed " + ", ".join(removed) if removed
-                                      else "nothing to remove"))
->>>>>>> versions
 
 
 @cluster.command()
@@ -209,14 +186,10 @@ def status(name: str | None, inventory_path: str | None, run_dir: str | None,
 
 
 def _status(target: Target, insecure_host_keys: bool) -> bool:
+    path = target.inventory_path
     try:
-<<<<<<< HEAD
-        inventory = load_inventory(target.inventory_path)
-    except InventoryError as e:
-=======
         inventory = load_inventory(path)
     except (InventoryError, KafkaVersionError) as e:
->>>>>>> versions
         fail(str(e), exit_codes.BAD_INPUT)
     from clusters.kafka import KafkaDB
     from harness.ssh import SSHPool
@@ -226,17 +199,11 @@ def _status(target: Target, insecure_host_keys: bool) -> bool:
     except KafkaVersionError as e:
         fail(f"{path}: {e}", exit_codes.BAD_INPUT)
     # for a local cluster, say why a node is unreachable (namespace or sshd gone)
-<<<<<<< HEAD
     local = {n.name: n for n in target.local.status()} if target.local else {}
-    healthy = True
-    click.echo(f"cluster {inventory.name} ({target.inventory_path})")
-=======
-    local = {} if inventory_path else {n.name: n for n in LocalCluster(name).status()}
     unreachable = {node.name: _ssh_error(ssh, node.name) for node in inventory.nodes}
     db = adopt_recorded_release(db, nodes=[n for n, error in unreachable.items() if error is None])
     healthy = True
     click.echo(f"cluster {inventory.name} ({path}): {db.release.label}")
->>>>>>> versions
     click.echo(f"  {'node':6} {'address':16} {'ssh':12} broker")
     for node in inventory.nodes:
         try:
@@ -272,7 +239,6 @@ def _ssh_error(ssh, node: str) -> SSHError | None:
 @inventory_option
 @run_option
 @insecure_option
-<<<<<<< HEAD
 def heal(name: str | None, inventory_path: str | None, run_dir: str | None,
          insecure_host_keys: bool) -> None:
     """Undo every fault logtrial made: its iptables chain, paused and dead brokers,
@@ -283,7 +249,7 @@ def heal(name: str | None, inventory_path: str | None, run_dir: str | None,
             with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
                 actions = c.heal()
                 c.verify_healed()
-        except InventoryError as e:
+        except (InventoryError, KafkaVersionError) as e:
             fail(str(e), exit_codes.BAD_INPUT)
         except FAILURES as e:
             click.echo(f"error: {target.label}: heal failed: {e}", err=True)
@@ -294,19 +260,3 @@ def heal(name: str | None, inventory_path: str | None, run_dir: str | None,
         click.echo(f"{target.label}: healed ({len(actions)} actions)")
     if failed:
         sys.exit(exit_codes.HARNESS_ERROR)
-=======
-def heal(name: str, inventory_path: str | None, insecure_host_keys: bool) -> None:
-    """Undo every fault: flush iptables, resume paused and restart dead brokers, reset clocks."""
-    path = resolve_inventory(name, inventory_path)
-    try:
-        with Cluster.open(path, insecure_host_keys, start=False) as c:
-            actions = c.heal()
-            c.verify_healed()
-    except (InventoryError, KafkaVersionError) as e:
-        fail(str(e), exit_codes.BAD_INPUT)
-    except FAILURES as e:
-        fail(f"heal failed: {e}")
-    for action in actions:
-        click.echo(f"  {action}")
-    click.echo(f"cluster healed ({len(actions)} actions)")
->>>>>>> versions

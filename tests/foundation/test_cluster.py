@@ -13,6 +13,7 @@ from clusters.cluster import ClusterNotHealed
 from clusters.faketime import leftover_files
 from clusters.kafka import CLIENT_PORT
 from clusters.smoke import consume_all, produce, roundtrip
+from nemesis import partition
 
 pytestmark = pytest.mark.cluster
 
@@ -111,24 +112,26 @@ def test_iptables_in_a_node_namespace_isolates_it_until_heal(cluster):
     n1 = cluster.inventory.node("n1")
     peer = cluster.ssh["n2"]
     assert tcp_reachable(peer, n1.host, CLIENT_PORT)
-    # everything but SSH, so the control node can still heal it
-    cluster.ssh["n1"].exec(
-        "iptables -A INPUT -p tcp --dport 22 -j ACCEPT && "
-        "iptables -A OUTPUT -p tcp --sport 22 -j ACCEPT && "
-        "iptables -A INPUT -j DROP && iptables -A OUTPUT -j DROP")
+    # a rule of the user's own, which heal must leave alone
+    users_rule = "INPUT -p tcp --dport 9999 -j DROP"
+    cluster.ssh["n1"].exec(f"iptables -A {users_rule}")
+    # logtrial's chain: n1 drops n2 and n3 (SSH from the control node still works)
+    others = [cluster.inventory.node(n).host for n in ("n2", "n3")]
+    cluster.ssh["n1"].exec(partition.apply_script([f"-s {host} -j DROP" for host in others]))
     try:
         assert not tcp_reachable(peer, n1.host, CLIENT_PORT)
-        assert not tcp_reachable(cluster.ssh["n1"], cluster.inventory.node("n3").host,
-                                 CLIENT_PORT)
         # the rules live in n1's namespace only: n2 and n3 still talk
         assert tcp_reachable(peer, cluster.inventory.node("n3").host, CLIENT_PORT)
-        with pytest.raises(ClusterNotHealed, match="node n1: iptables rules remain"):
+        with pytest.raises(ClusterNotHealed, match="node n1: logtrial's iptables rules remain"):
             cluster.verify_healed()
-    finally:
         actions = cluster.heal()
-    assert "n1: flushed iptables" in actions
-    assert tcp_reachable(peer, n1.host, CLIENT_PORT)
-    cluster.verify_healed()
+        assert "n1: removed logtrial's iptables chain (2 rules)" in actions
+        assert tcp_reachable(peer, n1.host, CLIENT_PORT)
+        cluster.verify_healed()
+        assert f"-A {users_rule}" in cluster.ssh["n1"].exec("iptables -S").stdout
+    finally:
+        cluster.ssh["n1"].exec(f"iptables -D {users_rule}", check=False)
+        cluster.heal()
 
 
 def test_clock_offset_file_skews_the_broker_clock_and_heal_resets_it(cluster):
