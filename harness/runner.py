@@ -478,6 +478,9 @@ class Run:
     # -- bookkeeping ------------------------------------------------------------------------
     def _enter(self, phase: str) -> None:
         self.phase = phase
+        # on the history's clock, so the report can mark the phases on its plots
+        self.test_json.setdefault("phases", []).append(
+            {"phase": phase, "time_s": round(self.history.elapsed_s(), 3)})
         log.info("phase: %s", phase)
         self.history.flush() if phase != "teardown" else None
         self._write_test_json()

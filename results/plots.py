@@ -7,6 +7,7 @@ with the object API (no pyplot state), so reports can be built from threads.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +44,9 @@ def new_axes(ylabel: str) -> tuple[Figure, Axes]:
 
 
 def shade_faults(axes: Axes, timeline: Timeline) -> list[Patch]:
-    """Shade each fault window; returns legend handles, one per kind."""
+    """Shade each fault window (and mark the run's phases); returns legend
+    handles, one per kind."""
+    mark_phases(axes, timeline.phases, timeline.end_s)
     kinds = timeline.faults.kinds()
     colours = {kind: FAULT_COLOURS[i % len(FAULT_COLOURS)] for i, kind in enumerate(kinds)}
     for kind, start, end in timeline.faults.windows:
@@ -54,6 +57,44 @@ def shade_faults(axes: Axes, timeline: Timeline) -> list[Patch]:
         if i == 0:
             handles.append(line)
     return handles
+
+
+@dataclass(frozen=True)
+class PhaseSpan:
+    name: str
+    start_s: float
+    end_s: float | None  # None: until the end of the plot
+
+
+# phases worth marking: after "main" the load stops on purpose, which must not
+# read like an outage caused by the last fault
+MARKED_PHASES = ("setup", "main", "heal", "recover", "final")
+
+
+def phase_spans(test_json: dict[str, Any] | None) -> list[PhaseSpan]:
+    """The run's phases from test.json ("phases": [{"phase", "time_s"}, ...])."""
+    marks = [(p.get("phase"), p.get("time_s")) for p in (test_json or {}).get("phases", [])
+             if isinstance(p, dict) and isinstance(p.get("time_s"), (int, float))]
+    if marks and marks[0][0] != "setup":
+        marks.insert(0, ("setup", 0.0))  # the runner starts in setup, with the history's clock
+    spans = []
+    for i, (name, start) in enumerate(marks):
+        end = marks[i + 1][1] if i + 1 < len(marks) else None
+        if name in MARKED_PHASES:
+            spans.append(PhaseSpan(str(name), float(start), end))
+    return spans
+
+
+def mark_phases(axes: Axes, phases: list[PhaseSpan], end_s: float) -> None:
+    """Alternate light bands behind the data, each labelled at the top."""
+    for i, span in enumerate(phases):
+        end = span.end_s if span.end_s is not None else end_s
+        if i % 2:
+            axes.axvspan(span.start_s, max(end, span.start_s + 1e-3), color="#000", alpha=0.04, lw=0, zorder=0)
+        if span.start_s > 0:
+            axes.axvline(span.start_s, color="#444", lw=0.8, ls="--", zorder=1)
+        axes.text(span.start_s, 1.0, f" {span.name}", transform=axes.get_xaxis_transform(), va="bottom",
+                  ha="left", fontsize=7, color="#444", clip_on=False)
 
 
 def finish(figure: Figure, axes: Axes, handles: list[Any], timeline: Timeline, end_s: float | None = None) -> str:
@@ -178,7 +219,9 @@ def unseen(results: dict[str, Any], timeline: Timeline) -> Plot | None:
                 "Acknowledged messages not yet seen by any poll, stacked by key.")
 
 
-def all_plots(timeline: Timeline, results: dict[str, Any]) -> list[Plot]:
+def all_plots(timeline: Timeline, results: dict[str, Any], phases: list[PhaseSpan] = ()) -> list[Plot]:
+    """Every plot over time, with the run's phases marked (see mark_phases)."""
+    timeline = dataclasses.replace(timeline, phases=list(phases))
     made = [latency_scatter(timeline), latency_quantiles(timeline), throughput(timeline),
             unseen(results, timeline), realtime_lag(timeline)]
     return [plot for plot in made if plot is not None]

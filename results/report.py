@@ -18,7 +18,7 @@ from results.excerpts import MAX_REFERENCES, ExcerptCollector
 from results.history_stream import events
 from results.html import badge, esc, fmt_seconds, generic, href, page, table, tags
 from results.offsets import OffsetCollector, diagram_svg, focus_windows
-from results.plots import all_plots
+from results.plots import PhaseSpan, all_plots, phase_spans
 from results.runs import RunSummary, read_results_json, read_run, read_test_json
 from results.timeline import Timeline, TimelineBuilder
 
@@ -216,8 +216,8 @@ def offsets_section(collector: OffsetCollector) -> str:
             "at more than one offset. Bold rows are in the examples above.</p>" + blocks)
 
 
-def plots_section(timeline: Timeline, results: dict[str, Any]) -> str:
-    plots = all_plots(timeline, results)
+def plots_section(timeline: Timeline, results: dict[str, Any], phases: list[PhaseSpan] = ()) -> str:
+    plots = all_plots(timeline, results, phases)
     if not plots:
         return "<h2 id=plots>Plots</h2><p class=muted>No operations to plot.</p>"
     return "<h2 id=plots>Plots</h2>" + "".join(
@@ -281,7 +281,7 @@ def build_report(run_dir: Path) -> str:
         problems_section(summary, results, timeline),
         anomalies_section(results),
         offsets_section(history_pass.offsets),
-        plots_section(timeline, results),
+        plots_section(timeline, results, phase_spans(test)),
         settings_section(test),
         stats_section(results, timeline),
         excerpts_section(history_pass.excerpts),

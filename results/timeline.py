@@ -74,6 +74,7 @@ class Timeline:
     events: int = 0
     unfinished: int = 0                                   # invokes never completed
     op_counts: dict[str, int] = field(default_factory=dict)  # completion type -> count
+    phases: list = field(default_factory=list)            # results.plots.PhaseSpan, from test.json
 
 
 def micro_ops(value: Any) -> list[list[Any]]:

@@ -62,6 +62,9 @@ def test_queue_run_is_well_formed_and_final_reads_see_every_ack(cluster, tmp_pat
     assert test_json["final"]["complete"] is True
     assert test_json["versions"]["librdkafka"]
     assert test_json["cluster"] == {"inventory": str(Path(cluster.inventory.path).resolve())}
+    phases = [p["phase"] for p in test_json["phases"]]
+    assert phases == ["main", "heal", "recover", "final", "teardown", "check"]
+    assert [p["time_s"] for p in test_json["phases"]] == sorted(p["time_s"] for p in test_json["phases"])
     # the shared cluster is the default release; tests/test_kafka_versions.py runs 3.0.0 (ZooKeeper)
     assert test_json["kafka"] == {"version": "4.1.1", "mode": "kraft"} and test_json["versions"]["kafka"] == "4.1.1"
     for node in cluster.nodes:  # teardown collected every broker's log
