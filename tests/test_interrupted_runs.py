@@ -1,0 +1,152 @@
+"""Reliability: real runs with faults, interrupted at random points by SIGINT
+and SIGKILL, then recovered with the commands a user would type, naming
+nothing: `logtrial cluster heal`, then `logtrial cluster down`.
+
+The cluster lives in a state root of its own (LOGTRIAL_STATE_DIR), so "every
+local cluster" means this one only, and no other cluster on the machine is
+touched. The interrupt points come from a seeded RNG; each run is printed
+(pytest -s) and the counts are in the README's Measured section.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clusters.cluster import Cluster
+from clusters.local import LocalCluster, link_exists, list_netns, owned_pid
+from nemesis import partition
+from results.runs import read_run
+from tests.fixtures.cluster import shared_cluster_name
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[1]
+SIGNALS = [signal.SIGINT] * 5 + [signal.SIGKILL] * 5
+SEED = 20261124
+
+
+@pytest.fixture(scope="module")
+def isolated(tmp_path_factory):
+    """A 3-node local cluster alone in its own state root, and the environment
+    that makes the CLI see that root."""
+    root = tmp_path_factory.mktemp("state-root")
+    local = LocalCluster(f"{shared_cluster_name()}-int", root)
+    local.up(nodes=3)
+    yield local, {**os.environ, "LOGTRIAL_STATE_DIR": str(root)}
+    local.down()  # if the test failed before its own `cluster down`
+
+
+def logtrial(env: dict, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def interrupted_run(local: LocalCluster, env: dict, store: Path, sig: signal.Signals, after_s: float,
+                    seed: int) -> int:
+    """Starts a faulty run, sends `sig` after `after_s` seconds; returns the exit code."""
+    command = [sys.executable, "-m", "harness.cli", "test", "--nodes-file", str(local.inventory_path),
+               "--store", str(store), "--time-limit", "30", "--rate", "40", "--concurrency", "4",
+               "--nemesis", "partition,pause,clock", "--nemesis-interval", "1.5", "--seed", str(seed),
+               "--leave-db-running", "--no-check", "--no-report"]
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        proc.wait(timeout=after_s)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(sig)
+    try:
+        return proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def assert_history_parses(history: Path) -> int:
+    """Every line is a JSON object, the last one included; returns how many."""
+    lines = history.read_text(encoding="utf-8").splitlines(keepends=True)
+    for number, line in enumerate(lines, start=1):
+        assert line.endswith("\n"), f"{history}:{number}: torn line"
+        assert isinstance(json.loads(line), dict), f"{history}:{number}"
+    return len(lines)
+
+
+def unhealed_faults(local: LocalCluster) -> list[str]:
+    """What the harness's own verification finds, plus logtrial's iptables rules
+    as seen from inside each node's namespace (not through the harness)."""
+    found = []
+    with Cluster.open(local.inventory_path, start=False) as cluster:
+        try:
+            cluster.verify_healed()
+        except Exception as e:  # ClusterNotHealed names node and fault
+            found.append(str(e))
+    for node in ("n1", "n2", "n3"):
+        rules = subprocess.run(["ip", "netns", "exec", local.netns(node), "iptables", "-S"],
+                               capture_output=True, text=True, check=True).stdout
+        found += [f"{node}: {line}" for line in rules.splitlines() if partition.CHAIN in line]
+    return found
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (the sshds are this process's children: reap them)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def node_pids(local: LocalCluster) -> list[int]:
+    pid_files = [pf for node in ("n1", "n2", "n3") for pf in local.home(node).glob("**/*.pid")]
+    pid_files += [local.sshd_dir(node) / "sshd.pid" for node in ("n1", "n2", "n3")]
+    return [pid for pid in (owned_pid(pf) for pf in pid_files) if pid and running(pid)]
+
+
+def test_interrupted_runs_keep_their_history_and_heal_then_down_leave_nothing(isolated, tmp_path):
+    local, env = isolated
+    rng = random.Random(SEED)
+    plan = list(SIGNALS)
+    rng.shuffle(plan)
+    tally = {"SIGINT": 0, "SIGKILL": 0, "with faults in force": 0, "heal actions": 0}
+    for i, sig in enumerate(plan):
+        after_s = rng.uniform(3.0, 11.0)  # from process start: setup, or main with faults
+        store = tmp_path / f"store-{i}"
+        code = interrupted_run(local, env, store, sig, after_s, seed=i)
+        (run_dir,) = [p.parent for p in store.glob("*/*/history.jsonl")]
+        events = assert_history_parses(run_dir / "history.jsonl")
+        summary = read_run(run_dir)
+        assert summary.verdict == "incomplete", (sig.name, after_s, summary)
+        healed = logtrial(env, "cluster", "heal")
+        assert healed.returncode == 0, healed.stdout + healed.stderr
+        assert f"local clusters in {env['LOGTRIAL_STATE_DIR']}: {local.name}" in healed.stdout
+        assert f"cluster {local.name}: healed" in healed.stdout
+        actions = [line for line in healed.stdout.splitlines() if line.startswith("  ")]
+        assert unhealed_faults(local) == [], (sig.name, after_s, healed.stdout)
+        tally[sig.name] += 1
+        tally["with faults in force"] += bool(actions)
+        tally["heal actions"] += len(actions)
+        print(f"run {i}: {sig.name} after {after_s:.1f} s, exit {code}, {events} history lines, "
+              f"heal: {actions or 'nothing to undo'}")
+    assert tally["SIGINT"] == 5 and tally["SIGKILL"] == 5
+    # SIGINT heals on its way out; SIGKILL leaves the faults it had started
+    assert tally["with faults in force"] >= 1, tally
+    print(f"tally: {tally}")
+
+    pids = node_pids(local)
+    assert pids, "brokers and sshds were running"
+    down = logtrial(env, "cluster", "down")
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert f"cluster {local.name}: removed" in down.stdout
+    assert not [ns for ns in list_netns() if ns.startswith(f"lt-{local.name}-")]
+    assert not link_exists(local.bridge) and not any(link_exists(local.veth(n)) for n in ("n1", "n2", "n3"))
+    assert not [pid for pid in pids if running(pid)]
+    assert not local.dir.exists()
