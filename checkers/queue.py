@@ -66,6 +66,10 @@ class Gathered(Protocol):
     def producer(self, checks: ProducerChecks) -> dict:
         """producer_errors.producer_results for this history."""
 
+    def txn_reads(self) -> dict[str, dict]:
+        """queue_txn_reads.anomaly: partial transaction reads, with the first
+        `limit` examples."""
+
 
 def anomalies(counts: dict[str, int], firsts: list[tuple[str, str]]) -> dict[str, dict]:
     """{type: {"count", "examples"}}, each example explained."""
@@ -87,6 +91,7 @@ def results(gathered: Gathered, allow=(), forbid=(), cycles: bool = True,
     bucket_stats = gathered.bucket_stats()
     cycle_anomalies, cycle_stats = gathered.cycles() if cycles else ({}, {})
     found.update(cycle_anomalies)
+    found.update(gathered.txn_reads())
     used_subscribe = gathered.used_subscribe()
     last_ack = bucket_stats.get("last_ack")
     producer_found = gathered.producer(producer) if producer is not None else None

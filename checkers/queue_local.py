@@ -20,7 +20,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from checkers import producer_errors, queue_cycles
+from checkers import producer_errors, queue_cycles, queue_txn_reads
 from checkers.queue import DEFAULT_EXAMPLES, QUEUE_OPS, results
 from checkers.queue_bucket import OUT_COLUMNS, analyze_bucket
 from checkers.queue_frame import COLUMNS, FS, IDEMPOTENT, NULL, POLL, PROVEN, RESET, SEND, SINGLE_KEY_WRITER, TYPES
@@ -208,6 +208,11 @@ class LocalPass:
         v = self.values
         polls = v[(v["type"] == "ok") & v["f"].isin(["poll", "txn"]) & (_ints(v["invoke_time"]) > time)]
         return any(_polled(done) for done in polls["complete_value"])
+
+    def txn_reads(self) -> dict[str, dict]:
+        found = queue_txn_reads.find(queue_txn_reads.consumer_rows(self.records),
+                                     queue_txn_reads.txn_parts(self.records))
+        return queue_txn_reads.anomaly(found, self.limit)
 
     def producer(self, checks: producer_errors.ProducerChecks) -> dict:
         lost = self._rec("lost")

@@ -16,9 +16,11 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from checkers import producer_errors, queue_bucket, queue_cycles
+from checkers import producer_errors, queue_bucket, queue_cycles, queue_txn_reads
 from checkers.queue import QUEUE_OPS
+from checkers.queue_frame import NULL, OK, POLL, RESET, SEND
 from checkers.queue_series import TOP_KEYS
+from checkers.queue_txn_reads import F_TXN
 
 
 def op_stats(ops: DataFrame) -> dict:
@@ -40,8 +42,8 @@ class SparkPass:
     """queue.Gathered from the bucket pass's rows (`passed`, in Spark)."""
 
     def __init__(self, spark: SparkSession, values: DataFrame, ops: DataFrame, passed: DataFrame,
-                 op_stats: dict, limit: int, realtime: bool) -> None:
-        self.spark, self.values, self.ops, self.passed = spark, values, ops, passed
+                 op_stats: dict, limit: int, realtime: bool, micro: DataFrame) -> None:
+        self.spark, self.values, self.ops, self.passed, self.micro = spark, values, ops, passed, micro
         self.op_stats, self.limit, self.realtime = op_stats, limit, realtime
 
     def _rec(self, kind: str) -> DataFrame:
@@ -76,6 +78,24 @@ class SparkPass:
                                    & (F.col("invoke_time") > time) & F.col("complete_value").contains('"poll"'))
         return bool(polls.limit(1).count())
 
+    def txn_reads(self) -> dict[str, dict]:
+        """queue_txn_reads per consumer process in executors; the committed
+        transactions' sends go to each of them (only transactional histories
+        have any)."""
+        m = self.micro
+        sent = m.filter((F.col("kind") == SEND) & (F.col("otype") == OK) & (F.col("fcode") == F_TXN)
+                        & (F.col("offset") != NULL))
+        parts = queue_txn_reads.txn_parts(sent.toPandas()) if sent.limit(1).count() else None
+        if parts is None or parts.empty:
+            return {}
+        rows = m.filter((F.col("otype") == OK) & F.col("kind").isin(POLL, RESET)).select(
+            "process", "op", "pos", "kind", "key", "offset", "value", "cindex")
+        schema = ", ".join(f"{c} long" for c in queue_txn_reads.FOUND_COLUMNS)
+        found = (rows.groupBy("process")
+                 .applyInPandas(lambda pdf: queue_txn_reads.find(pdf, parts), schema).toPandas())
+        found = found.sort_values(["txn", "process", "key"], kind="stable").reset_index(drop=True)
+        return queue_txn_reads.anomaly(found, self.limit)
+
     def producer(self, checks: producer_errors.ProducerChecks) -> dict:
         lost = self._rec("lost").select("key", "value", F.col("sort").alias("start"), F.col("sort2").alias("end"))
         dups = self._rec("idem_dup").select("key", "value")
@@ -102,7 +122,7 @@ def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
         passed = queue_bucket.run(spark, narrow, stats["ops"], limit, stats["end_time"], shrink=not realtime,
                                   micro=micro)
         passed = passed.persist(StorageLevel.MEMORY_AND_DISK)
-        yield SparkPass(spark, values, narrow, passed, stats, limit, realtime)
+        yield SparkPass(spark, values, narrow, passed, stats, limit, realtime, micro)
     finally:
         if passed is not None:
             passed.unpersist()

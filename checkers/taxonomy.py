@@ -92,6 +92,9 @@ _DECLARED = (
                 "not yet seen.", when_subscribed_ok=True),
     AnomalyType("nonmonotonic-poll", QUEUE, "A consumer's next poll of a key went back to or "
                 "before offsets it had already seen.", when_subscribed_ok=True),
+    AnomalyType("partial-txn-read", QUEUE, "A consumer saw one part of a committed transaction's "
+                "sends and read a partition past another part without ever seeing it: the "
+                "transaction was visible only in part (a fractured read).", when_subscribed_ok=True),
     AnomalyType("int-poll-skip", QUEUE, "Within one poll, consecutive records of a key skipped "
                 "offsets known to hold values."),
     AnomalyType("int-nonmonotonic-poll", QUEUE, "Within one poll, records of a key went "
