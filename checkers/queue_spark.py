@@ -85,8 +85,8 @@ class SparkPass:
         m = self.micro
         sent = m.filter((F.col("kind") == SEND) & (F.col("otype") == OK) & (F.col("fcode") == F_TXN)
                         & (F.col("offset") != NULL))
-        parts = queue_txn_reads.txn_parts(sent.toPandas()) if sent.limit(1).count() else None
-        if parts is None or parts.empty:
+        parts = queue_txn_reads.txn_parts(sent.toPandas())
+        if parts.empty:
             return {}
         rows = m.filter((F.col("otype") == OK) & F.col("kind").isin(POLL, RESET)).select(
             "process", "op", "pos", "kind", "key", "offset", "value", "cindex")

@@ -76,8 +76,7 @@ def find(rows: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
 
 def _past_reads(reads: pd.DataFrame) -> pd.DataFrame:
     """Per (process, epoch, key): the lowest and highest offsets read."""
-    spans = reads.groupby(["process", "epoch", "key"])["offset"].agg(low="min", high="max").reset_index()
-    return spans
+    return reads.groupby(["process", "epoch", "key"])["offset"].agg(low="min", high="max").reset_index()
 
 
 def _empty() -> pd.DataFrame:
