@@ -94,8 +94,8 @@ def _read_parquet(spark: SparkSession, path: str) -> DataFrame:
 def _error_parts(error: Column) -> tuple[Column, Column]:
     """`error` is `[name, message]` (or, leniently, a bare string)."""
     parts = F.from_json(error, T.ArrayType(T.StringType()))
-    name = F.when(parts.isNotNull(), parts.getItem(0)).otherwise(error)
-    return name, parts.getItem(1)
+    name = F.when(parts.isNotNull(), F.get(parts, F.lit(0))).otherwise(error)
+    return name, F.get(parts, F.lit(1))
 
 
 def read_raw(spark: SparkSession, path: str) -> DataFrame:

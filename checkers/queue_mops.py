@@ -29,6 +29,13 @@ def _op_columns() -> list[Column]:
     return [F.col("invoke_index").alias("op_id")] + [F.col(c) for c in OP_FIELDS]
 
 
+def _item(array: Column, i: int) -> Column:
+    """array[i], or null past its end. Spark's ANSI mode makes `getItem` raise
+    there, and it may evaluate a projection before the filter that would have
+    excluded the row: failed and indefinite txns carry a bare ["poll"]."""
+    return F.get(array, F.lit(i))
+
+
 def _long(text: Column) -> Column:
     """A JSON integer kept as text -> long (null when it is not one)."""
     return text.cast("long")
@@ -41,19 +48,19 @@ def sends(ops: DataFrame, extra: tuple[str, ...] = ()) -> DataFrame:
     parsed = (ops.filter(F.col("f").isin("send", "txn"))
               .select(*_op_columns(), *extra, F.from_json("complete_value", MOPS).alias("_done"),
                       F.from_json("invoke_value", MOPS).alias("_mops")))
-    keys = F.array_distinct(F.transform(F.filter("_mops", lambda m: m.getItem(0) == "send"),
-                                        lambda m: m.getItem(1)))
+    keys = F.array_distinct(F.transform(F.filter("_mops", lambda m: _item(m, 0) == "send"),
+                                        lambda m: _item(m, 1)))
     exploded = (parsed.select(*_op_columns(), *extra, "_done",
                               ((F.col("f") == "send") & (F.size(keys) == 1)).alias("single_key"),
                               F.posexplode("_mops").alias("mop_pos", "_mop"))
-                .filter(F.col("_mop").getItem(0) == "send"))
+                .filter(_item(F.col("_mop"), 0) == "send"))
     done = F.get("_done", F.col("mop_pos"))  # null when out of range
-    result = F.from_json(done.getItem(2), SEND_RESULT)
+    result = F.from_json(_item(done, 2), SEND_RESULT)
     return exploded.select(
         "op_id", *OP_FIELDS, *extra, "mop_pos", "single_key",
-        _long(F.col("_mop").getItem(1)).alias("key"),
-        _long(F.col("_mop").getItem(2)).alias("value"),
-        F.when((F.col("type") == "ok") & (done.getItem(0) == "send"), result.getItem(0)).alias("offset"),
+        _long(_item(F.col("_mop"), 1)).alias("key"),
+        _long(_item(F.col("_mop"), 2)).alias("value"),
+        F.when((F.col("type") == "ok") & (_item(done, 0) == "send"), _item(result, 0)).alias("offset"),
     )
 
 
@@ -62,14 +69,14 @@ def reads(ops: DataFrame) -> DataFrame:
     poll/txn operation, in the order the poll returned them (`poll_pos`)."""
     polls = (ops.filter((F.col("type") == "ok") & F.col("f").isin("poll", "txn"))
              .select(*_op_columns(), F.posexplode(F.from_json("complete_value", MOPS)).alias("mop_pos", "_mop"))
-             .filter(F.col("_mop").getItem(0) == "poll"))
+             .filter(_item(F.col("_mop"), 0) == "poll"))
     by_key = polls.select("op_id", *OP_FIELDS, "mop_pos",
-                          F.explode(F.from_json(F.col("_mop").getItem(1), POLL_RESULT)).alias("_key", "_pairs"))
+                          F.explode(F.from_json(_item(F.col("_mop"), 1), POLL_RESULT)).alias("_key", "_pairs"))
     pairs = by_key.select("op_id", *OP_FIELDS, "mop_pos", _long(F.col("_key")).alias("key"),
                           F.posexplode("_pairs").alias("poll_pos", "_pair"))
     return pairs.select("op_id", *OP_FIELDS, "mop_pos", "key",
-                        F.col("_pair").getItem(0).alias("offset"),
-                        F.col("_pair").getItem(1).alias("value"), "poll_pos")
+                        _item(F.col("_pair"), 0).alias("offset"),
+                        _item(F.col("_pair"), 1).alias("value"), "poll_pos")
 
 
 def resets(ops: DataFrame) -> DataFrame:
@@ -87,18 +94,18 @@ def value_problem() -> Column:
     wrong with its queue micro-ops, or null. Run with the row checks, so a
     bad micro-op is reported by file and line instead of becoming a null."""
     mops = F.from_json("value", MOPS)
-    named = lambda name: (lambda m: m.getItem(0) == name)  # noqa: E731
-    unknown = F.exists(mops, lambda m: ~m.getItem(0).isin("send", "poll"))
+    named = lambda name: (lambda m: _item(m, 0) == name)  # noqa: E731
+    unknown = F.exists(mops, lambda m: ~_item(m, 0).isin("send", "poll"))
     bad_send_invoke = F.exists(F.filter(mops, named("send")), lambda m: (F.size(m) != 3)
-                               | ~F.coalesce(m.getItem(1).rlike(INT) & m.getItem(2).rlike(INT), F.lit(False)))
+                               | ~F.coalesce(_item(m, 1).rlike(INT) & _item(m, 2).rlike(INT), F.lit(False)))
     bad_send_done = F.exists(F.filter(mops, named("send")), lambda m: (F.size(m) != 3)
-                             | ~F.coalesce(m.getItem(2).rlike(SEND_RESULT_TEXT), F.lit(False)))
-    results = lambda m: F.from_json(m.getItem(1), POLL_RESULT)  # noqa: E731
+                             | ~F.coalesce(_item(m, 2).rlike(SEND_RESULT_TEXT), F.lit(False)))
+    results = lambda m: F.from_json(_item(m, 1), POLL_RESULT)  # noqa: E731
     bad_poll_done = F.exists(F.filter(mops, named("poll")), lambda m: (
         results(m).isNull()
         | F.exists(F.map_keys(results(m)), lambda k: ~k.rlike(INT))
         | F.exists(F.map_values(results(m)), lambda pairs: F.exists(
-            pairs, lambda p: (F.size(p) != 2) | p.getItem(0).isNull() | p.getItem(1).isNull()))))
+            pairs, lambda p: (F.size(p) != 2) | _item(p, 0).isNull() | _item(p, 1).isNull()))))
     queue_f = F.col("f").isin(*QUEUE_FS) & F.col("value").isNotNull()
     invoke, ok = F.col("type") == "invoke", F.col("type") == "ok"
     return (F.when(~queue_f, F.lit(None))

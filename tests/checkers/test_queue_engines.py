@@ -87,6 +87,22 @@ def outcomes_events() -> list[dict]:
             + op(6, "send", [["send", 30, 302]], "ok", [["send", 30, [2, 302]]]))
 
 
+def bare_poll_events() -> list[dict]:
+    """Failed and indefinite txns whose completions repeat the invoke's bare
+    ["poll"], as the harness writes them: Spark's ANSI mode once raised
+    INVALID_ARRAY_INDEX reading the poll's (absent) results."""
+    def op(p, f, value, type_, error=None):
+        done = {"type": type_, "process": p, "f": f, "value": value, **({"error": error} if error else {})}
+        return [{"type": "invoke", "process": p, "f": f, "value": value}, done]
+    return ([{"type": "invoke", "process": 0, "f": "send", "value": [["send", 40, 400]]},
+             {"type": "ok", "process": 0, "f": "send", "value": [["send", 40, [0, 400]]]}]
+            + op(1, "txn", [["send", 40, 401], ["poll"]], "fail", ["ABORTED", "a"])
+            + op(2, "txn", [["poll"], ["send", 41, 410]], "info", ["TIMEOUT", "t"])
+            + [{"type": "invoke", "process": 3, "f": "txn", "value": [["send", 41, 411], ["poll"]]}]
+            + [{"type": "invoke", "process": 4, "f": "poll", "value": [["poll"]]},
+               {"type": "ok", "process": 4, "f": "poll", "value": [["poll", {"40": [[0, 400]], "41": [[0, 410]]}]]}])
+
+
 # (history, check options): every option each history's own test uses, and more
 HISTORIES = {
     "planted": (lambda: planted_history().events, [{"cycles": False}, {"producer": ProducerChecks()}]),
@@ -96,6 +112,7 @@ HISTORIES = {
     "producer": (producer_events,
                  [{"producer": ProducerChecks()}, {"producer": ProducerChecks(window_s=2.0, max_examples=1)}]),
     "outcomes": (outcomes_events, [{"producer": ProducerChecks()}, {"realtime": True, "limit": 1}]),
+    "bare-polls": (bare_poll_events, [{"producer": ProducerChecks()}, {"realtime": True}]),
     "empty": (lambda: [], [{"producer": ProducerChecks()}]),
     "assign-only": (lambda: [{"type": "invoke", "process": 0, "f": "assign", "value": [1]},
                              {"type": "ok", "process": 0, "f": "assign", "value": [1]}], [{}]),
@@ -165,7 +182,7 @@ def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("name", ["planted", "clean", "cycles", "producer", "outcomes"])
+@pytest.mark.parametrize("name", ["planted", "clean", "cycles", "producer", "outcomes", "bare-polls"])
 def test_records_are_spark_records(spark, written, name):
     local = records_frame(read_history(written[name], "queue").ops)
     pd.testing.assert_frame_equal(_canonical(local), _canonical(_spark_records(spark, written[name])))
@@ -234,3 +251,11 @@ def test_engines_agree_on_random_histories(spark, tmp_path_factory, batch, seed)
         path = _write(random_events(hs, seed), folder / f"history-{i}.jsonl")
         options = {"limit": 1 + i, "realtime": i % 2 == 1, "producer": ProducerChecks(window_s=2e-6)}
         assert_same(local_check(path, **options), spark_check(spark, path, **options))
+
+
+def test_bare_polls_of_failed_txns_read_nothing(written):
+    """The aborted txn's send is never read and the info txn's polled send
+    410 counts as proven: nothing is lost, nothing is an aborted read."""
+    results = local_check(written["bare-polls"])
+    assert results["valid"] is True and results["anomaly_types"] == [], results["anomaly_types"]
+    assert results["stats"]["sends"] == 4      # 400, 401, 410, 411
