@@ -9,16 +9,34 @@ pytest_plugins = [
 ]
 
 
-# `make test` runs two pytest-xdist workers: the checker tests (CPU-bound:
-# pandas, Spark) share out across both, while every test outside
-# tests/checkers/ runs on one worker, in order, as one group. That group holds
-# everything that brings up clusters (the shared one is named, so two workers
-# must never both bring it up) and mostly waits on brokers and faults.
-HARNESS_GROUP = "harness"
+# `make test` runs pytest-xdist workers (Makefile). Most tests share out freely;
+# two groups each stay on one worker, in order:
+# - every test of the shared cluster (its fixture is per worker and the cluster
+#   is named, so two workers must never both bring it up);
+# - the tests that bring up clusters of their own (interrupted runs, other Kafka
+#   versions, fresh clusters): they mostly wait on brokers and faults, so they
+#   run beside the shared cluster's tests instead of after them.
+SHARED_CLUSTER_GROUP = "shared-cluster"
+OWN_CLUSTERS_GROUP = "own-clusters"
+SHARED_CLUSTER_FIXTURES = {"local_cluster"}  # cluster and healed_cluster depend on it
+OWN_CLUSTER_FIXTURES = {"fresh_cluster", "zookeeper_cluster"}
+OWN_CLUSTER_MODULES = {"test_interrupted_runs.py", "test_kafka_versions.py"}
+
+
+def cluster_group(item: pytest.Item) -> str | None:
+    """The xdist group a test must run in, or None if it can go anywhere."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & SHARED_CLUSTER_FIXTURES:
+        return SHARED_CLUSTER_GROUP
+    if (fixtures & OWN_CLUSTER_FIXTURES or item.get_closest_marker("own_cluster")
+            or item.path.name in OWN_CLUSTER_MODULES):
+        return OWN_CLUSTERS_GROUP
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
-        if "tests/checkers/" not in item.nodeid:
-            item.add_marker(pytest.mark.xdist_group(HARNESS_GROUP))
+        group = cluster_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -63,6 +63,7 @@ def test_heal_and_status_without_a_name_act_on_every_cluster_and_say_which(clust
     assert f"cluster {local_cluster.name}: healed (0 actions)" in run("cluster", "heal").output
 
 
+@pytest.mark.own_cluster
 def test_down_without_a_name_removes_every_cluster_there(state_root):
     local = LocalCluster("lt-cli-all", state_root)
     local.up(nodes=1)
