@@ -8,8 +8,10 @@ For each size: generate a history with planted anomalies
 `logtrial test` does for large runs; check again (now from the companion).
 Each step is a subprocess of `python -m harness.cli`; the RSS of its whole
 process tree (Python driver, JVM, Python workers) is sampled every 0.2 s.
-Every planted anomaly must be found with its exact count. Prints a Markdown
-table (and writes bench.json in --out).
+Every planted anomaly must be found with its exact count. Beside them, in
+the same run, the naive single-process reference (benchmarks/naive.py) on the
+same JSON Lines, capped in time and memory. Prints a Markdown table with the
+load average (and writes bench.json in --out).
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import time
 from pathlib import Path
 
 from benchmarks.gen_history import generate
+from benchmarks.naive import naive_cell, naive_check
 
 PLANTS = {"duplicate": 3, "lost-write": 2, "inconsistent-offsets": 2, "G1a": 2, "precommitted-read": 2,
           "poll-skip": 2, "nonmonotonic-poll": 2, "unseen": 2, "G1c": 2}
@@ -101,9 +104,10 @@ def _checked(run: dict, planted: dict) -> dict:
             "companion": run["results"]["checker"].get("parquet_companion")}
 
 
-def bench(sizes: list[int], out: Path, json_up_to: int) -> list[dict]:
+def bench(sizes: list[int], out: Path, json_up_to: int, naive_timeout: float) -> list[dict]:
     rows = []
     for n in sizes:
+        load_before = os.getloadavg()[0]
         history = out / f"history-{n}.jsonl"
         t = time.monotonic()
         summary = generate(history, n, PLANTS, None)
@@ -118,6 +122,9 @@ def bench(sizes: list[int], out: Path, json_up_to: int) -> list[dict]:
         row["to_parquet"] = {"s": round(convert["seconds"], 1), "rss_mb": round(convert["peak_rss"] / 2**20)}
         row["parquet"] = _checked(run_check(history, out / f"check-parquet-{n}"), PLANTS)
         row["parquet"]["events_per_s"] = round(summary["events"] / row["parquet"]["s"])
+        naive_s, why = naive_check("queue", history, naive_timeout)
+        row["naive"] = {"s": None if naive_s is None else round(naive_s, 1), "why": why, "timeout": naive_timeout}
+        row["load"] = [round(load_before, 1), round(os.getloadavg()[0], 1)]
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
@@ -125,15 +132,17 @@ def bench(sizes: list[int], out: Path, json_up_to: int) -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     lines = ["| events (ops) | JSONL MB | check from JSONL (s) | to-parquet (s) | check from companion (s) "
-             "| events/s | peak RSS (MB) | planted found |",
-             "|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "| events/s | peak RSS (MB) | planted found | naive reference | load avg (before, after) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"]
     for r in rows:
         pq = r["parquet"]
         js = f"{r['json']['s']}" if "json" in r else "not run"
         problems = pq["problems"] + (r["json"]["problems"] if "json" in r else [])
         found = "all, exact" if not problems else "; ".join(problems)
         lines.append(f"| {r['events']:,} ({r['ops']:,}) | {r['jsonl_mb']:,} | {js} | {r['to_parquet']['s']} | "
-                     f"{pq['s']} | {pq['events_per_s']:,} | {pq['rss_mb']:,} | {found} |")
+                     f"{pq['s']} | {pq['events_per_s']:,} | {pq['rss_mb']:,} | {found} | "
+                     f"{naive_cell(r['naive']['s'], r['naive']['why'], r['naive']['timeout'])} | "
+                     f"{r['load'][0]}, {r['load'][1]} |")
     return "\n".join(lines)
 
 
@@ -143,9 +152,10 @@ def main(argv=None) -> None:
     ap.add_argument("--json-up-to", type=int, default=10**7,
                     help="also check the JSON Lines directly for sizes up to this")
     ap.add_argument("--out", type=Path, default=Path("/tmp/logtrial-bench"))
+    ap.add_argument("--naive-timeout", type=float, default=900)
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = bench([int(s) for s in args.sizes.split(",")], args.out, args.json_up_to)
+    rows = bench([int(s) for s in args.sizes.split(",")], args.out, args.json_up_to, args.naive_timeout)
     (args.out / "bench.json").write_text(json.dumps(rows, indent=1))
     print(table(rows))
 

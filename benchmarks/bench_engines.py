@@ -26,15 +26,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.naive import ROOT, naive_check, naive_cell, timed
+
 LOGTRIAL = str(Path(sys.executable).with_name("logtrial"))
-REFERENCE = {"queue": "tests.checkers.queue_reference", "list-append": "tests.checkers.la_reference"}
-NAIVE = ("import json, sys, importlib; ref = importlib.import_module(sys.argv[1]); "
-         "events = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]; "
-         "print(repr(dict(ref.check(events)))[:300])")
 
 
 def generate(workload: str, ops: int, path: Path) -> None:
@@ -44,15 +40,6 @@ def generate(workload: str, ops: int, path: Path) -> None:
     else:
         args = ["-m", "benchmarks.gen_list_append", str(path), "--ops", str(ops), "--fault-rate", "0.001"]
     subprocess.run([sys.executable, *args], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-
-
-def timed(cmd: list[str], timeout: float) -> tuple[float | None, str]:
-    start = time.monotonic()
-    try:
-        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, "timeout"
-    return time.monotonic() - start, done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-200:]
 
 
 def previous_checkout(rev: str, tmp: Path) -> Path:
@@ -77,12 +64,12 @@ def row(workload: str, ops: int, tmp: Path, naive_timeout: float, previous: Path
     check_s, check_out = timed([LOGTRIAL, "check", str(history), "--workload", workload,
                                 "--out", str(tmp / "out")], 3600)
     engine = json.loads((tmp / "out" / "results.json").read_text())["checker"]["engine"]
-    naive_s, naive_out = timed([sys.executable, "-c", NAIVE, REFERENCE[workload], str(history)], naive_timeout)
+    naive_s, naive_out = naive_check(workload, history, naive_timeout)
     previous_s = previous_check(previous, history, workload, tmp / "out-previous")[0] if previous else None
     return {"workload": workload, "ops": ops, "bytes": history.stat().st_size, "engine": engine,
             "previous_s": None if previous_s is None else round(previous_s, 2),
             "check_s": round(check_s, 2), "naive_s": None if naive_s is None else round(naive_s, 2),
-            "ratio": None if naive_s is None else round(naive_s / check_s, 1),
+            "ratio": None if naive_s is None else round(naive_s / check_s, 1), "naive_timeout": naive_timeout,
             "load": [round(load_before, 1), round(os.getloadavg()[0], 1)], "check_summary": check_out,
             "naive_summary": naive_out[:200]}
 
@@ -92,7 +79,7 @@ def table(rows: list[dict]) -> str:
              "naive / check | load avg (before, after) |",
              "|---|---:|---|---:|---:|---:|---:|---|"]
     for r in rows:
-        naive = "timeout" if r["naive_s"] is None else f"{r['naive_s']} s"
+        naive = naive_cell(r["naive_s"], r["naive_summary"], r["naive_timeout"])
         ratio = "—" if r["ratio"] is None else f"{r['ratio']}x"
         previous = "—" if r.get("previous_s") is None else f"{r['previous_s']} s"
         lines.append(f"| {r['workload']} | {r['ops']:,} | {r['engine']} | {r['check_s']} s | {previous} | {naive} | {ratio} | "

@@ -14,8 +14,12 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("benchmarks.runner_throughput", ["--local", "3"]),
     ("benchmarks.cluster_bringup", ["--nodes", "3"]),
     ("benchmarks.nemesis_latency", ["--repeat", "3"]),
-    ("benchmarks.bench_check", ["--sizes", "100000,1000000,10000000"]),
+    # issue 12's targets: 10^7 queue operations (2 x 10^7 events) from JSON Lines and from Parquet
+    ("benchmarks.bench_check", ["--sizes", "2000000,20000000", "--json-up-to", "20000000",
+                                "--out", "/tmp/logtrial-bench"]),
     ("benchmarks.bench_engines", ["--sizes", "10000,100000", "--out", "benchmarks/results/engines.json"]),
+    ("benchmarks.bench_engines", ["--workloads", "list-append", "--sizes", "1000000", "--naive-timeout", "600",
+                                  "--out", "benchmarks/results/engines-1e6.json"]),
     ("benchmarks.report_big_history", ["--ops", "500000"]),
     ("benchmarks.index_listing", ["--runs", "3000"]),
 ]
