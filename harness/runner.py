@@ -121,6 +121,8 @@ class TestOptions:
         if self.pin_clients and self.bootstrap_servers:
             raise ValueError("--pin-clients needs a local cluster (--local or --nodes-file of one), "
                              "not --bootstrap-servers")
+        if self.pin_clients and self.nodes_file:
+            _local_cluster_of(self.nodes_file)  # real machines have no client namespaces
         if self.bootstrap_servers and (self.kafka_version or self.kafka_mode):
             raise ValueError("--kafka-version/--kafka-mode choose what logtrial installs; an "
                              "existing Kafka at --bootstrap-servers runs what it runs")

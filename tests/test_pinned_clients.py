@@ -15,6 +15,7 @@ from confluent_kafka.admin import AdminClient
 
 from clusters import pinning
 from clusters.local import LocalCluster
+from harness.runner import TestOptions
 from nemesis.partition import CHAIN, apply_script
 from workloads.kafka_common import KeySpace
 from tests.test_runner_cluster import completed_ops, run
@@ -116,3 +117,13 @@ def test_pinned_run_records_each_ops_node_and_writes_only_through_leaders(cluste
     elsewhere = {c["type"] for c in sends
                  if c["node"] != led_by[(keys.topic(c["value"][0][1]), keys.partition(c["value"][0][1]))]}
     assert "ok" in through_leader and elsewhere == {"info"}
+
+
+def test_pinning_needs_a_local_cluster(tmp_path):
+    with pytest.raises(ValueError, match="--pin-clients needs a local cluster .* not --bootstrap-servers"):
+        TestOptions(bootstrap_servers="127.0.0.1:9092", pin_clients=True).validate()
+    inventory = tmp_path / "cluster.yaml"
+    inventory.write_text("name: prod-like\nnodes:\n  - {name: n1, host: 192.0.2.1, key_file: k, home: /srv}\n")
+    with pytest.raises(ValueError,
+                       match=f"{inventory} is not the inventory of one; real machines have no client namespaces"):
+        TestOptions(nodes_file=str(inventory), pin_clients=True).validate()
