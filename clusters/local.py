@@ -203,7 +203,10 @@ class LocalCluster:
         run(["ip", "link", "set", self.bridge, "up"])
 
     def _make_node_network(self, node: str, ip: str, prefixlen: int) -> None:
-        ns, veth = self.netns(node), self.veth(node)
+        self.attach_namespace(self.netns(node), self.veth(node), ip, prefixlen)
+
+    def attach_namespace(self, ns: str, veth: str, ip: str, prefixlen: int) -> None:
+        """A new namespace `ns` on the bridge through `veth`, its eth0 at `ip`."""
         run(["ip", "netns", "add", ns])
         run(["ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns])
         run(["ip", "link", "set", veth, "master", self.bridge])

@@ -29,8 +29,8 @@ IPTABLES = ["iptables", "-w", "10"]
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-class PinningError(RuntimeError):
-    pass
+class PinningError(ValueError):
+    """The cluster cannot have pinned clients (bad input: exit code 3)."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,9 @@ def create(local: LocalCluster) -> list[ClientNamespace]:
                            f"(no {local.state_path})")
     state = yaml.safe_load(local.state_path.read_text())
     net = ipaddress.ip_network(state["subnet"])
+    if FIRST_CLIENT_HOST + len(state["nodes"]) >= net.num_addresses - 1:
+        raise PinningError(f"cluster {local.name}'s subnet {net} has no room for client addresses "
+                           f"(.{FIRST_CLIENT_HOST} on): bring it up with a /27 or larger")
     remove(local)
     made = []
     try:
@@ -70,17 +73,9 @@ def create(local: LocalCluster) -> list[ClientNamespace]:
 
 
 def _make(local: LocalCluster, ns: ClientNamespace, prefixlen: int) -> None:
-    veth = local.client_veth(ns.node)
-    run(["ip", "netns", "add", ns.netns])
-    run(["ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns.netns])
-    run(["ip", "link", "set", veth, "master", local.bridge])
-    run(["ip", "link", "set", veth, "up"])
-    in_ns = ["ip", "netns", "exec", ns.netns]
-    run(in_ns + ["ip", "link", "set", "lo", "up"])
-    run(in_ns + ["ip", "addr", "add", f"{ns.ip}/{prefixlen}", "dev", "eth0"])
-    run(in_ns + ["ip", "link", "set", "eth0", "up"])
+    local.attach_namespace(ns.netns, local.client_veth(ns.node), ns.ip, prefixlen)
     for rule in firewall_rules(ns.node_ip):
-        run(in_ns + IPTABLES + ["-A", "OUTPUT"] + rule)
+        run(["ip", "netns", "exec", ns.netns] + IPTABLES + ["-A", "OUTPUT"] + rule)
 
 
 def remove(local: LocalCluster) -> list[str]:
@@ -99,6 +94,32 @@ def enter(netns: str) -> None:
             raise PinningError(f"setns into {netns}: {os.strerror(ctypes.get_errno())}")
     finally:
         os.close(fd)
+
+
+class ClientPins:
+    """A run's processes pinned to nodes round-robin (process p to node p mod n)."""
+
+    def __init__(self, local: LocalCluster) -> None:
+        self.local = local
+        self.spaces = create(local)
+        self.pinned: dict[int, str] = {}  # process -> node, for the processes that entered
+
+    def enter(self, process: int) -> None:
+        """Moves the calling thread to the namespace of the process's node."""
+        space = self.spaces[process % len(self.spaces)]
+        enter(space.netns)
+        self.pinned[process] = space.node
+
+    def node_field(self, process: int) -> dict[str, str]:
+        """The history's optional `node` field; none for unpinned processes (final reads)."""
+        node = self.pinned.get(process)
+        return {"node": node} if node else {}
+
+    def addresses(self) -> dict[str, str]:
+        return {ns.node: ns.ip for ns in self.spaces}
+
+    def remove(self) -> None:
+        remove(self.local)
 
 
 def local_cluster_of(inventory_path: str) -> LocalCluster:

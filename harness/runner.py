@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from clusters.local import DEFAULT_NAME
+from clusters.pinning import ClientPins, local_cluster_of
 from harness import exit_codes
 from harness.history import HistoryWriter
 from harness.progress import Progress
@@ -122,7 +123,7 @@ class TestOptions:
             raise ValueError("--pin-clients needs a local cluster (--local or --nodes-file of one), "
                              "not --bootstrap-servers")
         if self.pin_clients and self.nodes_file:
-            _local_cluster_of(self.nodes_file)  # real machines have no client namespaces
+            local_cluster_of(self.nodes_file)  # PinningError: real machines have no client namespaces
         if self.bootstrap_servers and (self.kafka_version or self.kafka_mode):
             raise ValueError("--kafka-version/--kafka-mode choose what logtrial installs; an "
                              "existing Kafka at --bootstrap-servers runs what it runs")
@@ -255,7 +256,7 @@ class Run:
         self.workload = _make_workload(self.options.workload, bootstrap, settings, self.run_id, self.seed)
         self.workload.setup()
         if self.options.pin_clients:
-            self.pins = ClientPins(self.local_cluster or _local_cluster_of(self.options.nodes_file))
+            self.pins = ClientPins(self.local_cluster or local_cluster_of(self.options.nodes_file))
             self.test_json["pinned_clients"] = self.pins.addresses()
             log.info("clients pinned to nodes: %s", self.test_json["pinned_clients"])
         log.info("topics for the first keys created: %s", self.workload.topic_names())
@@ -597,44 +598,6 @@ class ActiveFaults:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.history, name)
-
-
-class ClientPins:
-    """Processes pinned to nodes round-robin (process p to node p mod n), each
-    through its node's client namespace (clusters/pinning.py)."""
-
-    def __init__(self, local) -> None:
-        from clusters import pinning
-        self.local = local
-        self.spaces = pinning.create(local)
-        self.pinned: dict[int, str] = {}  # process -> node, for processes that entered
-
-    def enter(self, process: int) -> None:
-        """Moves the calling thread to the namespace of the process's node."""
-        from clusters import pinning
-        space = self.spaces[process % len(self.spaces)]
-        pinning.enter(space.netns)
-        self.pinned[process] = space.node
-
-    def node_field(self, process: int) -> dict[str, str]:
-        """The history's optional `node` field; none for unpinned processes (final reads)."""
-        node = self.pinned.get(process)
-        return {"node": node} if node else {}
-
-    def addresses(self) -> dict[str, str]:
-        return {ns.node: ns.ip for ns in self.spaces}
-
-    def remove(self) -> None:
-        from clusters import pinning
-        pinning.remove(self.local)
-
-
-def _local_cluster_of(inventory_path: str):
-    from clusters.pinning import PinningError, local_cluster_of
-    try:
-        return local_cluster_of(inventory_path)
-    except PinningError as e:
-        raise ValueError(str(e)) from None
 
 
 # `logtrial test` option name -> NemesisRunner keyword

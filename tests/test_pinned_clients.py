@@ -8,6 +8,7 @@ import re
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaError, Producer
@@ -127,3 +128,14 @@ def test_pinning_needs_a_local_cluster(tmp_path):
     with pytest.raises(ValueError,
                        match=f"{inventory} is not the inventory of one; real machines have no client namespaces"):
         TestOptions(nodes_file=str(inventory), pin_clients=True).validate()
+
+
+def test_down_removes_client_namespaces_a_dead_run_left(fresh_cluster):
+    local = fresh_cluster(nodes=2, suffix="pin")
+    spaces = pinning.create(local)
+    assert sorted(local.client_namespaces()) == [f"lt-{local.name}.pin-n1", f"lt-{local.name}.pin-n2"]
+    assert [s.ip.rsplit(".", 1)[1] for s in spaces] == ["21", "22"]
+    removed = local.down()
+    assert {f"netns lt-{local.name}.pin-n1", f"netns lt-{local.name}.pin-n2"} <= set(removed)
+    assert local.client_namespaces() == []
+    assert not any(Path("/sys/class/net", local.client_veth(s.node)).exists() for s in spaces)
