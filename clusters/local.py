@@ -83,6 +83,13 @@ class LocalCluster:
     def veth(self, node: str) -> str:
         return f"lt{self.tag}-{node}"
 
+    def client_netns(self, node: str) -> str:
+        """The namespace of clients pinned to `node` (clusters/pinning.py)."""
+        return f"lt-{self.name}.pin-{node}"  # "." is in no cluster name: no clash
+
+    def client_veth(self, node: str) -> str:
+        return f"lt{self.tag}p-{node}"
+
     def home(self, node: str) -> Path:
         return self.dir / node
 
@@ -196,7 +203,10 @@ class LocalCluster:
         run(["ip", "link", "set", self.bridge, "up"])
 
     def _make_node_network(self, node: str, ip: str, prefixlen: int) -> None:
-        ns, veth = self.netns(node), self.veth(node)
+        self.attach_namespace(self.netns(node), self.veth(node), ip, prefixlen)
+
+    def attach_namespace(self, ns: str, veth: str, ip: str, prefixlen: int) -> None:
+        """A new namespace `ns` on the bridge through `veth`, its eth0 at `ip`."""
         run(["ip", "netns", "add", ns])
         run(["ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns])
         run(["ip", "link", "set", veth, "master", self.bridge])
@@ -238,6 +248,9 @@ class LocalCluster:
             if link_exists(self.veth(node)):  # normally gone with its namespace, a bit later
                 run(["ip", "link", "del", self.veth(node)], check=False)
                 removed.append(f"interface {self.veth(node)}")
+        for ns in self.client_namespaces():  # left behind by a run that died
+            run(["ip", "netns", "del", ns])
+            removed.append(f"netns {ns}")
         if link_exists(self.bridge):
             run(["ip", "link", "del", self.bridge])
             removed.append(f"interface {self.bridge}")
@@ -263,6 +276,10 @@ class LocalCluster:
         prefix = f"lt-{self.name}-"
         return [ns[len(prefix):] for ns in list_netns()
                 if ns.startswith(prefix) and re.fullmatch(r"n\d+", ns[len(prefix):])]
+
+    def client_namespaces(self) -> list[str]:
+        prefix = self.client_netns("")
+        return [ns for ns in list_netns() if ns.startswith(prefix)]
 
     def _stop_node_processes(self, node: str, graceful: bool) -> list[str]:
         """Stops the daemons recorded in pid files (brokers, sshd), then anything else

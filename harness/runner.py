@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from clusters.local import DEFAULT_NAME
+from clusters.pinning import ClientPins, local_cluster_of
 from harness import exit_codes
 from harness.history import HistoryWriter
 from harness.progress import Progress
@@ -86,6 +87,8 @@ class TestOptions:
     # which Kafka (clusters/kafka_versions.py); None: the inventory's, else the default
     kafka_version: str | None = None
     kafka_mode: str | None = None
+    # each process's clients reach one node only, round-robin (docs/pinned-clients.md)
+    pin_clients: bool = False
 
     def workload_settings(self, brokers: int) -> WorkloadSettings:
         names = {f.name for f in dataclasses.fields(WorkloadSettings)}
@@ -116,6 +119,11 @@ class TestOptions:
         if self.txn and not self.idempotence:
             raise ValueError("--txn needs idempotence (transactions imply it); drop --no-idempotence")
         check_max_in_flight(self.max_in_flight, self.idempotence or self.txn)
+        if self.pin_clients and self.bootstrap_servers:
+            raise ValueError("--pin-clients needs a local cluster (--local or --nodes-file of one), "
+                             "not --bootstrap-servers")
+        if self.pin_clients and self.nodes_file:
+            local_cluster_of(self.nodes_file)  # PinningError: real machines have no client namespaces
         if self.bootstrap_servers and (self.kafka_version or self.kafka_mode):
             raise ValueError("--kafka-version/--kafka-mode choose what logtrial installs; an "
                              "existing Kafka at --bootstrap-servers runs what it runs")
@@ -161,6 +169,8 @@ def test_name(options: TestOptions) -> str:
         parts.append("auto-commit")
     if options.crash_clients:
         parts.append("crash")
+    if options.pin_clients:
+        parts.append("pinned")
     if options.kafka_version or options.kafka_mode:
         parts.append("-".join(["kafka", options.kafka_version or "default", options.kafka_mode or ""]).rstrip("-"))
     return store.safe_name("-".join(parts))
@@ -189,6 +199,7 @@ class Run:
         self._healed = False
         self.workload: Workload | None = None
         self.workers: list[threading.Thread] = []
+        self.pins: ClientPins | None = None
         self._processes = itertools.count()
         self._process_lock = threading.Lock()
         self.test_json: dict = {}
@@ -244,6 +255,10 @@ class Run:
         self.test_json["bootstrap_servers"] = bootstrap
         self.workload = _make_workload(self.options.workload, bootstrap, settings, self.run_id, self.seed)
         self.workload.setup()
+        if self.options.pin_clients:
+            self.pins = ClientPins(self.local_cluster or local_cluster_of(self.options.nodes_file))
+            self.test_json["pinned_clients"] = self.pins.addresses()
+            log.info("clients pinned to nodes: %s", self.test_json["pinned_clients"])
         log.info("topics for the first keys created: %s", self.workload.topic_names())
 
     def _open_cluster(self) -> str:
@@ -312,7 +327,7 @@ class Run:
     def _worker(self, slot: int, generator, interval: float) -> None:
         rng = random.Random(self.seed + slot)
         process = self.new_process()
-        client = self.workload.new_client(process)
+        client = self._new_client(process)
         next_due = time.monotonic() + rng.uniform(0, interval)
         try:
             while not self.stop.is_set():
@@ -328,22 +343,30 @@ class Run:
                 if completion.type == "info" or completion.retire:
                     _close_in_background(client)
                     process = self.new_process()
-                    client = self.workload.new_client(process)
+                    client = self._new_client(process)
         except RuntimeError as e:  # the history closed under a worker stuck past the deadline
             log.warning("worker %s stopped: %s", slot, e)
         finally:
             _close_in_background(client)
 
+    def _new_client(self, process: int) -> Client:
+        """A process's client; pinned, the calling thread first moves to its node's namespace."""
+        if self.pins is not None:
+            self.pins.enter(process)
+        return self.workload.new_client(process)
+
     def record(self, process: int, client: Client, op: Op) -> Completion:
         """Runs one op on a client, recording its invocation and completion."""
-        self.history.invoke(process, op.f, op.value, **invoke_extra(op.f, getattr(self.workload, "settings", None)))
+        pinned = self.pins.node_field(process) if self.pins is not None else {}
+        self.history.invoke(process, op.f, op.value, **invoke_extra(op.f, getattr(self.workload, "settings", None)),
+                            **pinned)
         try:
             completion = client.invoke(op)
         except Exception as e:  # a bug or an unexpected client error: we cannot know what happened
             log.warning("process %s: %s raised:\n%s", process, op.f, traceback.format_exc())
             completion = Completion("info", op.value, ["CLIENT_CRASH", f"{type(e).__name__}: {e}"])
         self.history.complete(completion.type, process, op.f, completion.value, completion.error,
-                              **completion.extra)
+                              **completion.extra, **pinned)
         return completion
 
     def new_process(self) -> int:
@@ -391,8 +414,8 @@ class Run:
         """Always runs: stop the workload, heal, keep the history, collect logs, tear down."""
         self._enter("teardown")
         self.stop.set()
-        for step in (self._heal_quietly, self.history.close, self._close_workload, self._collect_logs,
-                     self._teardown_cluster):
+        for step in (self._heal_quietly, self.history.close, self._close_workload, self._unpin,
+                     self._collect_logs, self._teardown_cluster):
             try:
                 step()
             except BaseException:
@@ -406,6 +429,10 @@ class Run:
     def _close_workload(self) -> None:
         if self.workload is not None:
             self.workload.close()
+
+    def _unpin(self) -> None:
+        if self.pins is not None:
+            self.pins.remove()
 
     def _collect_logs(self) -> None:
         """Every node's Kafka logs into nodes/<node>/, in parallel, best effort."""

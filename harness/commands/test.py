@@ -36,6 +36,8 @@ def nemesis_options(f):
 @click.option("--local", type=click.IntRange(1, 9), help="Bring up a local cluster of N nodes for this run.")
 @click.option("--bootstrap-servers", help="An existing Kafka without SSH access (no faults, no node logs).")
 @click.option("--insecure-host-keys", is_flag=True, help="Accept unknown SSH host keys.")
+@click.option("--pin-clients", is_flag=True,
+              help="Each process's clients reach one node only (round-robin; local clusters).")
 @kafka_release_options
 @click.option("--store", default="store", show_default=True, type=click.Path(file_okay=False))
 @click.option("--name", "test_name", help="Test name (default: made from workload, faults and settings).")
