@@ -126,9 +126,13 @@ class Cluster:
         skewed clocks. Idempotent. Returns what it did, one line per action."""
         healed = self.ssh.run_on(self.nodes, self._heal_node)
         dead = [node for node in self.nodes if not healed[node][1]]
+        unformatted = [node for node in dead if not self.db.storage_formatted(node)]
+        if unformatted:
+            self.ssh.run_on(unformatted, lambda s: self.db.setup(s.node.name))
         if dead:
             self.db.start_all(dead)
         done = [a for node in self.nodes for a in healed[node][0]]
+        done += [f"{node}: formatted its storage (a run stopped during set-up had not)" for node in unformatted]
         done += [f"{node}: restarted broker" for node in dead]
         # A broker can survive a fault yet never serve again (seen after a partition plus
         # clock jumps: its heartbeats to the controller "time out before being sent"

@@ -336,6 +336,16 @@ class KafkaDB(NodeProcess):
                          timeout=180)
         session.write_file(self.release_file(node), f"{self.release.version} {self.release.mode}\n")
 
+    def storage_formatted(self, node: str) -> bool:
+        """KRaft: the node's log dir holds meta.properties. A run stopped during its
+        set-up can leave a node with a config but no formatted storage, where a broker
+        exits at once ("No readable meta.properties files found"). ZooKeeper mode
+        formats nothing ahead: its broker writes meta.properties when it first starts."""
+        if self.zookeeper:
+            return True
+        path = shlex.quote(f"{self.data_dir(node)}/meta.properties")
+        return self._session(node).exec(f"test -f {path}", check=False, timeout=15).exit_code == 0
+
     def for_release(self, release: KafkaRelease) -> "KafkaDB":
         """The same cluster and settings, another release."""
         return KafkaDB(self.inventory, self.ssh,

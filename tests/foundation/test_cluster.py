@@ -204,3 +204,19 @@ def test_remote_install_uploads_only_jars_whose_checksum_differs(cluster, tmp_pa
     finally:
         pool["n1"].exec(f"rm -rf {remote.home}")
         pool.close()
+
+
+def test_heal_finishes_the_set_up_a_stopped_run_left_undone(fresh_cluster):
+    """A run killed during set-up, before Kafka's storage was formatted: heal
+    formats it instead of failing on a broker that exits at once, says so, and
+    the node verifies healed (seen in the interrupted-runs test on a loaded box)."""
+    from clusters.cluster import Cluster
+    local = fresh_cluster(nodes=1, suffix="unformatted")
+    with Cluster.open(local.inventory_path, start=False) as opened:
+        assert not opened.db.storage_formatted("n1")
+        actions = opened.heal()
+        assert "n1: formatted its storage (a run stopped during set-up had not)" in actions
+        assert "n1: restarted broker" in actions
+        assert opened.db.storage_formatted("n1")
+        opened.verify_healed()
+        assert opened.heal() == []       # idempotent
