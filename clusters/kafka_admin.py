@@ -130,13 +130,14 @@ def elect_preferred(cluster, keys: Iterable[str]) -> dict[str, str]:
     if not partitions:
         return {}
     try:
-        results = admin_client(cluster).elect_leaders(
-            ElectionType.PREFERRED, partitions, request_timeout=ADMIN_TIMEOUT_S,
-            operation_timeout=ADMIN_TIMEOUT_S).result(timeout=ADMIN_TIMEOUT_S * 2)
-    except KafkaException as e:
+        # no request_timeout/operation_timeout: confluent-kafka 2.16 rejects both here
+        # ("more argument specifiers than keyword list entries"); socket.timeout.ms bounds it
+        admin = admin_client(cluster)  # held until the result: a dropped client cancels it
+        results = admin.elect_leaders(ElectionType.PREFERRED, partitions).result(timeout=ADMIN_TIMEOUT_S * 2)
+    except (KafkaException, TimeoutError) as e:
         return {partition_key(tp.topic, tp.partition): str(e) for tp in partitions}
     return {partition_key(tp.topic, tp.partition): str(error) for tp, error in results.items()
-            if error is not None and error.args[0].code() != KafkaError.ELECTION_NOT_NEEDED}
+            if error is not None and error.code() != KafkaError.ELECTION_NOT_NEEDED}
 
 
 def kraft_version(cluster, via: str) -> int:
