@@ -68,23 +68,28 @@ def partition_states(cluster, topics: Iterable[str] | None = None) -> dict[str, 
             for p in topic.partitions.values()}
 
 
-def wait_replicated(cluster, keys: Iterable[str] | None, timeout: float) -> list[str]:
-    """Waits until every partition named (None: every partition of every topic) has its
-    whole replica set in sync; returns those still incomplete at the timeout, each with
-    its replicas and ISR."""
-    wanted = None if keys is None else set(keys)
+def wait_replicated(cluster, timeout: float, assignment: dict[str, list[int]] | None = None) -> list[str]:
+    """Waits until every partition of every topic (or, given an assignment, each partition
+    named there, on exactly those replicas: a reassignment in flight lists old and new
+    ones) has its whole replica set in sync. Returns those still not there at the
+    timeout, each with its replicas and ISR."""
+    topics = None if assignment is None else {split_key(k)[0] for k in assignment}
     deadline = time.monotonic() + timeout
     while True:
         try:
-            states = partition_states(cluster, None if wanted is None else {split_key(k)[0] for k in wanted})
-            lagging = [f"{key} replicas {list(s.replicas)} ISR {list(s.isr)}"
-                       for key, s in sorted(states.items())
-                       if (wanted is None or key in wanted) and not s.complete]
+            lagging = _not_in_place(partition_states(cluster, topics), assignment)
         except KafkaException as e:  # no broker answers yet
             lagging = [f"metadata unavailable: {e}"]
         if not lagging or time.monotonic() > deadline:
             return lagging
         time.sleep(1)
+
+
+def _not_in_place(states: dict[str, PartitionState], assignment: dict[str, list[int]] | None) -> list[str]:
+    keys = sorted(states) if assignment is None else sorted(k for k in assignment if k in states)
+    return [f"{key} replicas {list(states[key].replicas)} ISR {list(states[key].isr)}" for key in keys
+            if not states[key].complete
+            or (assignment is not None and list(states[key].replicas) != list(assignment[key]))]
 
 
 def run_tool(cluster, node: str, main_and_args: str, what: str) -> str:

@@ -124,7 +124,7 @@ class MembershipFault(Fault):
             cluster.db.wait_ready(node, timeout=ADD_WAIT_S)
         except Exception as e:  # noqa: BLE001 - the final heal retries and checks it
             return with_errors(value, {node: f"{type(e).__name__}: {e}"})
-        lagging = kadmin.wait_replicated(cluster, None, REPLICATED_WAIT_S)
+        lagging = kadmin.wait_replicated(cluster, REPLICATED_WAIT_S)
         if lagging:  # left in the trace: the final heal waits for it and checks
             return {**value, "lagging": lagging}
         undo.forget(cluster, removed=[node])
@@ -152,7 +152,7 @@ class MembershipFault(Fault):
         try:
             undo.record(cluster, assignment={key: original})
             kadmin.reassign(cluster, cluster.nodes[0], {key: target})
-            lagging = kadmin.wait_replicated(cluster, [key], REPLICATED_WAIT_S)
+            lagging = kadmin.wait_replicated(cluster, REPLICATED_WAIT_S, {key: target})
             errors = kadmin.elect_preferred(cluster, [key])
         except Exception as e:  # noqa: BLE001 - reported; the stop or the heal restores it
             return with_errors(value, {key: f"{type(e).__name__}: {e}"})

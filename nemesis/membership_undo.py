@@ -100,8 +100,8 @@ def restore_assignment(cluster, original: dict[str, list[int]], via: str,
     moved = {k: v for k, v in original.items() if k in current and list(current[k].replicas) != v}
     if moved:
         kadmin.reassign(cluster, via, moved)
-    present = [k for k in original if k in current]
-    lagging = kadmin.wait_replicated(cluster, present, timeout)
+    present = {k: v for k, v in original.items() if k in current}
+    lagging = kadmin.wait_replicated(cluster, timeout, present)
     return lagging, kadmin.elect_preferred(cluster, present)
 
 
@@ -121,7 +121,7 @@ def heal(cluster) -> list[str]:
         actions += [f"{key}: restored replicas {replicas}" for key, replicas in sorted(trace["assignment"].items())]
         actions += [f"{key}: preferred leader not elected: {error}" for key, error in elect_errors.items()]
         if trace["removed"]:  # a wiped broker copies every replica it holds from scratch
-            lagging += kadmin.wait_replicated(cluster, None, REPLICATED_TIMEOUT_S)
+            lagging += kadmin.wait_replicated(cluster, REPLICATED_TIMEOUT_S)
     except Exception as e:  # noqa: BLE001 - said, and left in the trace for verify_healed
         return actions + [f"membership not restored: {type(e).__name__}: {e}"]
     if lagging:
