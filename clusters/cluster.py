@@ -123,7 +123,8 @@ class Cluster:
     # -- heal -------------------------------------------------------------------------
     def heal(self) -> list[str]:
         """Undoes every fault on every node: network rules, paused and dead brokers,
-        skewed clocks. Idempotent. Returns what it did, one line per action."""
+        skewed clocks, membership changes (nemesis/membership_undo.py). Idempotent.
+        Returns what it did, one line per action."""
         healed = self.ssh.run_on(self.nodes, self._heal_node)
         dead = [node for node in self.nodes if not healed[node][1]]
         # the membership fault wipes a node's log dir; its process may die before formatting it
