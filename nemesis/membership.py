@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import random
 import shlex
+from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from clusters import kafka_admin as kadmin
@@ -73,11 +74,11 @@ class MembershipFault(Fault):
 
     # -- striking ----------------------------------------------------------------------
     def start(self, cluster, params: dict) -> dict:
-        strike = {"remove-node": self._remove, "reassign": self._reassign, "quorum": self._quorum}
-        if params.get("mode") not in strike:
+        strikes = {"remove-node": self._remove, "reassign": self._reassign, "quorum": self._quorum}
+        if params.get("mode") not in strikes:
             raise ValueError(f"unknown membership mode {params.get('mode')!r} (valid: {', '.join(MODES)})")
         self.active = dict(params)  # set first: a strike that fails half-way is still stopped
-        self.active = strike[params["mode"]](cluster, params)
+        self.active = strikes[params["mode"]](cluster, params)
         return self.active
 
     def stop(self, cluster) -> dict:
@@ -106,13 +107,16 @@ class MembershipFault(Fault):
         try:
             undo.record(cluster, removed=[node])
             cluster.db.stop(node)
-            kadmin.unregister_broker(cluster, _peer(cluster, node), broker_id)
-            data = shlex.quote(cluster.db.data_dir(node))
-            cluster.ssh[node].exec(f"rm -rf {data} && mkdir -p {data}", timeout=60)
-            cluster.db.ensure_formatted(node)
         except Exception as e:  # noqa: BLE001 - reported; add-node or the heal brings it back
             return with_errors(value, {node: f"{type(e).__name__}: {e}"})
-        return value
+        # two JVMs (the unregister tool on a peer, the storage formatter here): side by side
+        peer = _peer(cluster, node)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = {f"unregister via {peer}": pool.submit(kadmin.unregister_broker, cluster, peer, broker_id),
+                       node: pool.submit(_wipe, cluster, node)}
+        errors = {where: f"{type(e).__name__}: {e}" for where, future in futures.items()
+                  if (e := future.exception()) is not None}
+        return with_errors(value, errors)
 
     def _add(self, cluster, active: dict) -> dict:
         node = active["nodes"][0]
@@ -203,6 +207,13 @@ def new_replicas(current: list[int], brokers: Sequence[int], change: str, rng: r
         return dropped
     shift = rng.randrange(1, len(current)) if len(current) > 1 else 0
     return current[shift:] + current[:shift]
+
+
+def _wipe(cluster, node: str) -> None:
+    """Empties the node's log dir and formats it again: a broker with a new identity."""
+    data = shlex.quote(cluster.db.data_dir(node))
+    cluster.ssh[node].exec(f"rm -rf {data} && mkdir -p {data}", timeout=60)
+    cluster.db.ensure_formatted(node)
 
 
 def _peer(cluster, node: str) -> str:
