@@ -12,7 +12,7 @@ from pathlib import Path
 from clusters.db import DatabaseError
 from clusters.inventory import Inventory, load_inventory
 from clusters.kafka import CLIENT_PORT, KafkaDB
-from nemesis import partition
+from nemesis import membership_undo, partition
 from harness.ssh import NodeSession, SSHError, SSHPool
 
 log = logging.getLogger(__name__)
@@ -123,16 +123,18 @@ class Cluster:
     # -- heal -------------------------------------------------------------------------
     def heal(self) -> list[str]:
         """Undoes every fault on every node: network rules, paused and dead brokers,
-        skewed clocks. Idempotent. Returns what it did, one line per action."""
+        skewed clocks, membership changes (nemesis/membership_undo.py). Idempotent.
+        Returns what it did, one line per action."""
         healed = self.ssh.run_on(self.nodes, self._heal_node)
         dead = [node for node in self.nodes if not healed[node][1]]
-        unformatted = [node for node in dead if not self.db.storage_formatted(node)]
-        if unformatted:
-            self.ssh.run_on(unformatted, lambda s: self.db.setup(s.node.name))
+        # the membership fault wipes a node's log dir, a run stopped during set-up may never
+        # have formatted it; either process may have died before doing so
+        formatted = [node for node, did in self.ssh.run_on(
+            dead, lambda s: self.db.ensure_formatted(s.node.name)).items() if did] if dead else []
         if dead:
             self.db.start_all(dead)
         done = [a for node in self.nodes for a in healed[node][0]]
-        done += [f"{node}: formatted its storage (a run stopped during set-up had not)" for node in unformatted]
+        done += [f"{node}: formatted its log dir" for node in formatted]
         done += [f"{node}: restarted broker" for node in dead]
         # A broker can survive a fault yet never serve again (seen after a partition plus
         # clock jumps: its heartbeats to the controller "time out before being sent"
@@ -143,7 +145,8 @@ class Cluster:
             self.db.start_all(stuck)
             done += [f"{node}: restarted broker (not serving {HEAL_SETTLE_TIMEOUT:g} s "
                      "after the heal)" for node in stuck]
-        return done
+        # with every broker back: removed brokers replicated again, moved partitions put back
+        return done + membership_undo.heal(self)
 
     def _not_serving(self, nodes: list[str], timeout: float) -> list[str]:
         """The nodes whose broker still does not serve metadata after `timeout` seconds."""
@@ -211,6 +214,8 @@ class Cluster:
         running = [node for node in self.nodes if not any(p.startswith(BROKER_IS) for p in found[node])]
         for node in self._not_serving(running, VERIFY_SETTLE_TIMEOUT):
             found[node].append(f"broker not serving metadata on port {CLIENT_PORT}")
+        for node, items in membership_undo.problems(self).items():
+            found[node] += items
         problems = {node: items for node, items in found.items() if items}
         if problems:
             raise ClusterNotHealed(problems)

@@ -331,20 +331,36 @@ class KafkaDB(NodeProcess):
         if self.zookeeper:
             self.zookeeper.setup(node)
         else:
-            session.exec(self._java("-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC", node,
-                                    format_storage_args(self.inventory.name, self.config_file(node))),
-                         timeout=180)
+            self.format_storage(node)
         session.write_file(self.release_file(node), f"{self.release.version} {self.release.mode}\n")
 
-    def storage_formatted(self, node: str) -> bool:
-        """KRaft: the node's log dir holds meta.properties. A run stopped during its
-        set-up can leave a node with a config but no formatted storage, where a broker
-        exits at once ("No readable meta.properties files found"). ZooKeeper mode
-        formats nothing ahead: its broker writes meta.properties when it first starts."""
+    def format_storage(self, node: str) -> None:
+        """Formats the node's KRaft storage with the cluster's id (a no-op if formatted)."""
+        self._session(node).exec(self.tool_command(node, format_storage_args(
+            self.inventory.name, self.config_file(node)), heap="256m"), timeout=180)
+
+    def ensure_formatted(self, node: str) -> bool:
+        """Formats a KRaft node whose log dir was wiped (the membership fault does that,
+        and its control process may die before the node is formatted again) or never
+        formatted (a run stopped during set-up); True if it had to. A broker never
+        starts on an unformatted dir ("No readable meta.properties files found")."""
         if self.zookeeper:
+            return False
+        meta = shlex.quote(f"{self.data_dir(node)}/meta.properties")
+        session = self._session(node)
+        if session.exec(f"test -f {meta}", check=False, timeout=15).exit_code == 0:
+            return False
+        if session.exec(f"test -f {shlex.quote(self.config_file(node))}", check=False, timeout=15).exit_code:
+            self.setup(node)  # a run stopped during set-up, before it wrote the node's config
             return True
-        path = shlex.quote(f"{self.data_dir(node)}/meta.properties")
-        return self._session(node).exec(f"test -f {path}", check=False, timeout=15).exit_code == 0
+        session.exec(f"mkdir -p {shlex.quote(self.data_dir(node))}", timeout=30)
+        self.format_storage(node)
+        return True
+
+    def tool_command(self, node: str, main_and_args: str, heap: str = "128m") -> str:
+        """Shell command running one of Kafka's tools (a main class and its arguments) on the
+        node, with the release's jars and a small JVM."""
+        return self._java(f"-Xmx{heap} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC", node, main_and_args)
 
     def for_release(self, release: KafkaRelease) -> "KafkaDB":
         """The same cluster and settings, another release."""

@@ -55,7 +55,7 @@ def _interval(ctx: click.Context, param: click.Parameter, value: float) -> float
 NEMESIS_OPTIONS = [
     click.option("--nemesis", default="none", show_default=True, callback=_kinds,
                  help=f"Faults to inject, comma-separated: {', '.join(FAULT_NAMES)}; "
-                      "'all' for every one but producer-state, 'none' for a fault-free run."),
+                      "'all' for every one but producer-state and membership, 'none' for a fault-free run."),
     click.option("--nemesis-interval", type=float, default=DEFAULT_INTERVAL, show_default=True,
                  callback=_interval,
                  help="Mean seconds between a fault's start and stop (and stop and next "

@@ -34,6 +34,7 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
 
 from clusters.kafka import PRODUCER_STATE_SETTINGS
 from nemesis.fault import Fault, with_errors
+from nemesis.topics import fault_topics, topic_prefixes
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +52,6 @@ HEAL_TIMEOUT_S = 90.0  # a restarted broker may take this long to take configs a
 BROKER_SETTINGS = PRODUCER_STATE_SETTINGS
 SOURCE_OF_OVERRIDE = {ConfigResource.Type.BROKER: ConfigSource.DYNAMIC_BROKER_CONFIG,
                       ConfigResource.Type.TOPIC: ConfigSource.DYNAMIC_TOPIC_CONFIG}
-
-
-def topic_prefixes(topics: Sequence[str]) -> list[str]:
-    """`run-q-3` -> `run-q-`: the workload numbers its topics as keys rotate."""
-    return sorted({t.rsplit("-", 1)[0] + "-" if "-" in t else t for t in topics})
 
 
 def _wait(futures: dict, timeout: float = ADMIN_TIMEOUT_S) -> tuple[dict, dict[str, str]]:
@@ -156,9 +152,7 @@ class ProducerStateFault(Fault):
 
     # -- the three ways ----------------------------------------------------------------------
     def topics(self, admin: AdminClient) -> list[str]:
-        names = admin.list_topics(timeout=ADMIN_TIMEOUT_S).topics
-        return sorted(t for t in names if not t.startswith("__")
-                      and (not self.prefixes or any(t.startswith(p) for p in self.prefixes)))
+        return fault_topics(admin.list_topics(timeout=ADMIN_TIMEOUT_S).topics, self.prefixes)
 
     def partitions(self, admin: AdminClient) -> list[TopicPartition]:
         metadata = admin.list_topics(timeout=ADMIN_TIMEOUT_S).topics

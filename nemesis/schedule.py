@@ -24,7 +24,8 @@ from nemesis.registry import F_NAMES, make_faults
 
 START, STOP = "start", "stop"
 # value keys that report what happened rather than what was planned
-RESULT_KEYS = frozenset({"at", "errors", "observed_ms", "clients_cut_from"})
+RESULT_KEYS = frozenset({"at", "errors", "observed_ms", "clients_cut_from",
+                         "original", "skipped", "lagging", "broker_id", "kraft_version"})
 
 
 class ScheduleError(ValueError):
@@ -138,7 +139,7 @@ def _step_from_event(path: Path, number: int, event: dict) -> Step:
 
 REQUIRED_PARAMS = {"pause": ("target", "nodes"), "kill": ("target", "nodes"),
                    "clock": ("target", "nodes", "mode"), "partition": ("shape", "grudge", "anchor"),
-                   "producer-state": ("mode",)}
+                   "producer-state": ("mode",), "membership": ("mode",)}
 
 
 def _check_params(path: Path, number: int, f: str, fault: str, params: dict) -> None:

@@ -109,7 +109,7 @@ def test_replay_errors_name_file_and_line(tmp_path):
 
 
 def test_parse_kinds():
-    assert parse_kinds("all") == [k for k in ALL if k != "producer-state"]
+    assert parse_kinds("all") == [k for k in ALL if k not in ("producer-state", "membership")]
     assert parse_kinds("none") == []
     assert parse_kinds("kill, pause,kill") == ["kill", "pause"]
     with pytest.raises(ValueError, match="unknown fault 'wobble'.*valid: pause, kill"):
@@ -134,7 +134,7 @@ def test_options_parse_and_reject_unknown_names():
     bad_fault = CliRunner().invoke(show, ["--nemesis", "pause,explode"])
     assert bad_fault.exit_code == 2
     assert "unknown fault 'explode'" in bad_fault.output
-    assert "valid: pause, kill, partition, clock, producer-state, all, none" in bad_fault.output
+    assert "valid: pause, kill, partition, clock, producer-state, membership, all, none" in bad_fault.output
     bad_target = CliRunner().invoke(show, ["--db-targets", "one,primary"])
     assert bad_target.exit_code == 2
     assert "unknown target 'primary'" in bad_target.output

@@ -1,0 +1,155 @@
+"""Kafka admin operations behind the membership fault (nemesis/membership.py) and its
+heal: unregistering a broker, reassigning partitions, preferred-leader elections, the
+replica and ISR picture of the topics, and the finalized kraft.version.
+
+What the Python client cannot do (unregister, reassign, describe features) is done by
+Kafka's own tools, run on a node over SSH with the release's jars, so it works the
+same on real machines. Partitions are named "topic/partition" (JSON-friendly; a topic
+name cannot hold a '/').
+"""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+from dataclasses import dataclass
+from typing import Iterable
+
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient
+from confluent_kafka._model import ElectionType
+
+from clusters.db import DatabaseError
+from clusters.kafka import QUIET_CLIENT_LOGGER
+
+ADMIN_TIMEOUT_S = 10
+TOOL_TIMEOUT_S = 120
+REASSIGN_TOOL = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+CLUSTER_TOOL = "org.apache.kafka.tools.ClusterTool"
+FEATURE_TOOL = "org.apache.kafka.tools.FeatureCommand"
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+    @property
+    def complete(self) -> bool:
+        """Every assigned replica is in sync (and no reassignment adds or drops one)."""
+        return bool(self.replicas) and set(self.isr) == set(self.replicas)
+
+
+def partition_key(topic: str, partition: int) -> str:
+    return f"{topic}/{partition}"
+
+
+def split_key(key: str) -> tuple[str, int]:
+    topic, _, partition = key.rpartition("/")
+    if not topic or not partition.isdigit():
+        raise ValueError(f"partition {key!r}: expected 'topic/partition'")
+    return topic, int(partition)
+
+
+def admin_client(cluster) -> AdminClient:
+    return AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers(),
+                        "socket.timeout.ms": ADMIN_TIMEOUT_S * 1000, "logger": QUIET_CLIENT_LOGGER})
+
+
+def partition_states(cluster, topics: Iterable[str] | None = None) -> dict[str, PartitionState]:
+    """"topic/partition" -> leader, replicas, ISR, for the given topics (default: every
+    topic, internal ones included). A topic that does not exist is left out."""
+    metadata = admin_client(cluster).list_topics(timeout=ADMIN_TIMEOUT_S)
+    wanted = set(metadata.topics) if topics is None else set(topics)
+    return {partition_key(name, p.id): PartitionState(p.leader, tuple(p.replicas), tuple(p.isrs))
+            for name, topic in metadata.topics.items() if name in wanted and topic.error is None
+            for p in topic.partitions.values()}
+
+
+def wait_replicated(cluster, timeout: float, assignment: dict[str, list[int]] | None = None) -> list[str]:
+    """Waits until every partition of every topic (or, given an assignment, each partition
+    named there, on exactly those replicas: a reassignment in flight lists old and new
+    ones) has its whole replica set in sync. Returns those still not there at the
+    timeout, each with its replicas and ISR."""
+    topics = None if assignment is None else {split_key(k)[0] for k in assignment}
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            lagging = _not_in_place(partition_states(cluster, topics), assignment)
+        except KafkaException as e:  # no broker answers yet
+            lagging = [f"metadata unavailable: {e}"]
+        if not lagging or time.monotonic() > deadline:
+            return lagging
+        time.sleep(1)
+
+
+def _not_in_place(states: dict[str, PartitionState], assignment: dict[str, list[int]] | None) -> list[str]:
+    keys = sorted(states) if assignment is None else sorted(k for k in assignment if k in states)
+    return [f"{key} replicas {list(states[key].replicas)} ISR {list(states[key].isr)}" for key in keys
+            if not states[key].complete
+            or (assignment is not None and list(states[key].replicas) != list(assignment[key]))]
+
+
+def run_tool(cluster, node: str, main_and_args: str, what: str) -> str:
+    """Runs a Kafka tool on the node; its stdout, or DatabaseError naming what failed and
+    the tool's last words."""
+    result = cluster.ssh[node].exec(cluster.db.tool_command(node, main_and_args),
+                                    timeout=TOOL_TIMEOUT_S, check=False)
+    if result.exit_code != 0:
+        output = (result.stdout + result.stderr).strip()[-600:]
+        raise DatabaseError(node, f"{what} failed (exit {result.exit_code}): {output}")
+    return result.stdout
+
+
+def _bootstrap(cluster) -> str:
+    return shlex.quote(cluster.db.bootstrap_servers())
+
+
+def unregister_broker(cluster, via: str, broker_id: int) -> None:
+    """Removes a (stopped) broker's registration from the cluster metadata
+    (`kafka-cluster.sh unregister`)."""
+    run_tool(cluster, via, f"{CLUSTER_TOOL} unregister --bootstrap-server {_bootstrap(cluster)} "
+             f"--id {broker_id}", f"unregistering broker {broker_id}")
+
+
+def reassign(cluster, via: str, assignment: dict[str, list[int]]) -> None:
+    """Starts moving each partition to its new replica list (`kafka-reassign-partitions
+    --execute`); the first replica is the preferred leader. Returns once the controller
+    accepted it: wait_replicated says when it is done."""
+    plan = {"version": 1, "partitions": [
+        {"topic": topic, "partition": partition, "replicas": list(replicas)}
+        for topic, partition, replicas in ((*split_key(k), r) for k, r in sorted(assignment.items()))]}
+    path = f"{cluster.inventory.node(via).home}/membership-reassignment.json"
+    cluster.ssh[via].write_file(path, json.dumps(plan))
+    run_tool(cluster, via, f"{REASSIGN_TOOL} --bootstrap-server {_bootstrap(cluster)} "
+             f"--reassignment-json-file {shlex.quote(path)} --execute",
+             f"reassigning {', '.join(sorted(assignment))}")
+
+
+def elect_preferred(cluster, keys: Iterable[str]) -> dict[str, str]:
+    """Moves each partition's leadership to its first replica; {partition: error} for the
+    ones that could not (already being the leader is no error)."""
+    partitions = [TopicPartition(*split_key(k)) for k in sorted(keys)]
+    if not partitions:
+        return {}
+    try:
+        # no request_timeout/operation_timeout: confluent-kafka 2.16 rejects both here
+        # ("more argument specifiers than keyword list entries"); socket.timeout.ms bounds it
+        admin = admin_client(cluster)  # held until the result: a dropped client cancels it
+        results = admin.elect_leaders(ElectionType.PREFERRED, partitions).result(timeout=ADMIN_TIMEOUT_S * 2)
+    except (KafkaException, TimeoutError) as e:
+        return {partition_key(tp.topic, tp.partition): str(e) for tp in partitions}
+    return {partition_key(tp.topic, tp.partition): str(error) for tp, error in results.items()
+            if error is not None and error.code() != KafkaError.ELECTION_NOT_NEEDED}
+
+
+def kraft_version(cluster, via: str) -> int:
+    """The cluster's finalized kraft.version: 0 for a static controller quorum
+    (controller.quorum.voters), 1 once the quorum is dynamic (KIP-853)."""
+    text = run_tool(cluster, via, f"{FEATURE_TOOL} --bootstrap-server {_bootstrap(cluster)} describe",
+                    "describing features")
+    match = re.search(r"Feature: kraft\.version\s.*?FinalizedVersionLevel: (\d+)", text)
+    # a cluster that never finalized kraft.version runs it at 0 (the tool omits it or says so)
+    return int(match.group(1)) if match else 0

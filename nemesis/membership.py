@@ -1,0 +1,221 @@
+"""membership: change which brokers hold what, and put it back.
+
+One of three changes per strike, drawn by the seeded rng:
+
+- `remove-node` / `add-node`: stop one broker (SIGTERM, a clean shutdown), unregister
+  it from the cluster metadata (`kafka-cluster.sh unregister`), wipe its log dir and
+  format it again; the stop starts it, it registers anew and copies its replicas
+  from scratch. KRaft only. In combined mode the wiped log dir holds the node's
+  copy of the metadata log too: in a static quorum it rejoins as a voter with an
+  empty log (see docs/nemesis.md for what that risks beside other faults).
+- `reassign` / `restore-assignment`: move one partition of the test topics to a new
+  replica list (`kafka-reassign-partitions`), then elect its preferred leader:
+  `reorder` rotates the replicas (the preferred leader changes), `move` swaps one
+  replica for a broker outside the set, or drops one when every broker holds it
+  (never below 2 replicas: min.insync.replicas is 2). The stop puts the original
+  list and leader back.
+- `remove-controller` / `add-controller`: a KIP-853 controller quorum change. It needs
+  kraft.version 1 (a dynamic quorum); logtrial formats static quorums
+  (controller.quorum.voters, kraft.version 0), so the strike checks the finalized
+  kraft.version and, finding no dynamic quorum, changes nothing and says why in
+  `skipped`.
+
+Every change is first written down on the nodes (nemesis/membership_undo.py), so the
+heal can undo it from there.
+"""
+from __future__ import annotations
+
+import random
+import shlex
+from concurrent.futures import ThreadPoolExecutor
+from typing import Sequence
+
+from clusters import kafka_admin as kadmin
+from nemesis import membership_undo as undo
+from nemesis.fault import Fault, with_errors
+from nemesis.topics import fault_topics, topic_prefixes
+
+MODES = ("remove-node", "reassign", "quorum")
+START_F = {"remove-node": "remove-node", "reassign": "reassign", "quorum": "remove-controller"}
+STOP_F = {"remove-node": "add-node", "reassign": "restore-assignment", "quorum": "add-controller"}
+IDLE_STOP_F = "restore-membership"  # a stop with nothing struck (its start never ran)
+CHANGES = ("reorder", "move")
+MIN_REPLICAS = 2           # `move` never shrinks a partition below min.insync.replicas
+ADD_WAIT_S = 60.0          # add-node: how long the broker may take to serve again
+REPLICATED_WAIT_S = 30.0   # how long a stop waits for the partitions to be in sync again
+
+
+class MembershipFault(Fault):
+    name = "membership"
+
+    def __init__(self, topics: Sequence[str] | None = None, modes: Sequence[str] = MODES) -> None:
+        unknown = [m for m in modes if m not in MODES]
+        if unknown or not modes:
+            raise ValueError(f"membership modes {list(modes)}: valid are {', '.join(MODES)}")
+        self.modes = list(modes)
+        self.prefixes = topic_prefixes(topics or [])
+        self.active: dict | None = None  # the value of the last start, until its stop
+
+    # -- planning ----------------------------------------------------------------------
+    def plan(self, nodes: Sequence[str], target_specs: Sequence[str], rng: random.Random) -> dict:
+        mode = rng.choice(self.modes)
+        if mode == "remove-node":
+            return {"mode": mode, "nodes": [rng.choice(sorted(nodes))]}
+        if mode == "reassign":  # which partition and how: drawn here, resolved at the strike
+            return {"mode": mode, "change": rng.choice(CHANGES), "pick": rng.randrange(2 ** 31)}
+        return {"mode": mode}
+
+    def start_f(self, params: dict) -> str:
+        return START_F[params["mode"]]
+
+    @property
+    def stop_f(self) -> str:  # type: ignore[override]
+        return STOP_F[self.active["mode"]] if self.active else IDLE_STOP_F
+
+    # -- striking ----------------------------------------------------------------------
+    def start(self, cluster, params: dict) -> dict:
+        strikes = {"remove-node": self._remove, "reassign": self._reassign, "quorum": self._quorum}
+        if params.get("mode") not in strikes:
+            raise ValueError(f"unknown membership mode {params.get('mode')!r} (valid: {', '.join(MODES)})")
+        self.active = dict(params)  # set first: a strike that fails half-way is still stopped
+        self.active = strikes[params["mode"]](cluster, params)
+        return self.active
+
+    def stop(self, cluster) -> dict:
+        active, self.active = self.active, None
+        if active is None:
+            return {}
+        if active.get("skipped") or active["mode"] == "quorum" or \
+                (active["mode"] == "reassign" and "original" not in active):
+            return {"mode": active["mode"], "skipped": active.get("skipped", "its start changed nothing")}
+        if active["mode"] == "remove-node":
+            return self._add(cluster, active)
+        return self._restore(cluster, active)
+
+    def heal(self, cluster) -> None:
+        """Cluster.heal undoes what the trace on the nodes records; only forget here."""
+        self.active = None
+
+    # -- remove-node / add-node --------------------------------------------------------------
+    def _remove(self, cluster, params: dict) -> dict:
+        if cluster.db.zookeeper:
+            return {**params, "skipped": "remove-node needs KRaft (kafka-cluster.sh unregister); "
+                                         "this cluster runs in ZooKeeper mode"}
+        node = params["nodes"][0]
+        broker_id = cluster.db.node_id(node)
+        value = {**params, "broker_id": broker_id}
+        try:
+            undo.record(cluster, removed=[node])
+            cluster.db.stop(node)
+        except Exception as e:  # noqa: BLE001 - reported; add-node or the heal brings it back
+            return with_errors(value, {node: f"{type(e).__name__}: {e}"})
+        # two JVMs (the unregister tool on a peer, the storage formatter here): side by side
+        peer = _peer(cluster, node)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = {f"unregister via {peer}": pool.submit(kadmin.unregister_broker, cluster, peer, broker_id),
+                       node: pool.submit(_wipe, cluster, node)}
+        errors = {where: f"{type(e).__name__}: {e}" for where, future in futures.items()
+                  if (e := future.exception()) is not None}
+        return with_errors(value, errors)
+
+    def _add(self, cluster, active: dict) -> dict:
+        node = active["nodes"][0]
+        value = {"mode": active["mode"], "nodes": [node]}
+        try:
+            cluster.db.ensure_formatted(node)
+            if not cluster.db.is_running(node):  # another fault may have started it already
+                cluster.db.launch(node)
+            cluster.db.wait_ready(node, timeout=ADD_WAIT_S)
+        except Exception as e:  # noqa: BLE001 - the final heal retries and checks it
+            return with_errors(value, {node: f"{type(e).__name__}: {e}"})
+        lagging = kadmin.wait_replicated(cluster, REPLICATED_WAIT_S)
+        if lagging:  # left in the trace: the final heal waits for it and checks
+            return {**value, "lagging": lagging}
+        undo.forget(cluster, removed=[node])
+        return value
+
+    # -- reassign / restore-assignment ------------------------------------------------------
+    def _reassign(self, cluster, params: dict) -> dict:
+        topics = fault_topics(kadmin.admin_client(cluster).list_topics(timeout=kadmin.ADMIN_TIMEOUT_S).topics,
+                              self.prefixes)
+        states = kadmin.partition_states(cluster, topics)
+        if "topic" in params:  # replayed: the same partition, the same new replicas
+            key, target = kadmin.partition_key(params["topic"], params["partition"]), params["replicas"]
+        elif states:
+            key = sorted(states)[params["pick"] % len(states)]
+            brokers = [cluster.db.node_id(n) for n in cluster.nodes]
+            target = new_replicas(list(states[key].replicas), brokers, params["change"],
+                                  random.Random(params["pick"]))
+        else:
+            return {**params, "skipped": f"no partition to reassign (topics: {topics or 'none'})"}
+        if key not in states:
+            return {**params, "skipped": f"partition {key} does not exist"}
+        topic, partition = kadmin.split_key(key)
+        original = list(states[key].replicas)
+        value = {**params, "topic": topic, "partition": partition, "replicas": target, "original": original}
+        try:
+            undo.record(cluster, assignment={key: original})
+            kadmin.reassign(cluster, cluster.nodes[0], {key: target})
+            lagging = kadmin.wait_replicated(cluster, REPLICATED_WAIT_S, {key: target})
+            errors = kadmin.elect_preferred(cluster, [key])
+        except Exception as e:  # noqa: BLE001 - reported; the stop or the heal restores it
+            return with_errors(value, {key: f"{type(e).__name__}: {e}"})
+        return with_errors({**value, **({"lagging": lagging} if lagging else {})}, errors)
+
+    def _restore(self, cluster, active: dict) -> dict:
+        key = kadmin.partition_key(active["topic"], active["partition"])
+        value = {"mode": active["mode"], "topic": active["topic"], "partition": active["partition"],
+                 "replicas": active["original"]}
+        try:
+            lagging, errors = undo.restore_assignment(cluster, {key: active["original"]}, cluster.nodes[0],
+                                                      REPLICATED_WAIT_S)
+        except Exception as e:  # noqa: BLE001 - the final heal retries and checks it
+            return with_errors(value, {key: f"{type(e).__name__}: {e}"})
+        if lagging:
+            return with_errors({**value, "lagging": lagging}, errors)
+        undo.forget(cluster, partitions=[key])
+        return with_errors(value, errors)
+
+    # -- remove-controller / add-controller ---------------------------------------------------
+    def _quorum(self, cluster, params: dict) -> dict:
+        if cluster.db.zookeeper:
+            return {**params, "skipped": "ZooKeeper mode has no KRaft controller quorum to change"}
+        version = kadmin.kraft_version(cluster, cluster.nodes[0])
+        if version == 0:
+            reason = ("kraft.version is 0: the controller quorum is static (controller.quorum.voters); "
+                      "KIP-853 add-controller/remove-controller need kraft.version 1, a dynamically "
+                      "formatted quorum, which logtrial's clusters are not (docs/nemesis.md, membership)")
+        else:
+            reason = (f"kraft.version is {version} (a dynamic quorum), but this fault only knows the "
+                      "static quorums logtrial formats; it does not change dynamic ones yet")
+        return {**params, "kraft_version": version, "skipped": reason}
+
+
+def new_replicas(current: list[int], brokers: Sequence[int], change: str, rng: random.Random) -> list[int]:
+    """The replica list a `reassign` moves a partition to; always differs from `current`
+    when it has two replicas or more."""
+    if change not in CHANGES:
+        raise ValueError(f"unknown reassign change {change!r} (valid: {', '.join(CHANGES)})")
+    spare = sorted(set(brokers) - set(current))
+    if change == "move" and spare:
+        moved = list(current)
+        moved[rng.randrange(len(moved))] = rng.choice(spare)
+        return moved
+    if change == "move" and len(current) > MIN_REPLICAS:
+        dropped = list(current)
+        del dropped[rng.randrange(len(dropped))]
+        return dropped
+    shift = rng.randrange(1, len(current)) if len(current) > 1 else 0
+    return current[shift:] + current[:shift]
+
+
+def _wipe(cluster, node: str) -> None:
+    """Empties the node's log dir and formats it again: a broker with a new identity."""
+    data = shlex.quote(cluster.db.data_dir(node))
+    cluster.ssh[node].exec(f"rm -rf {data} && mkdir -p {data}", timeout=60)
+    cluster.db.ensure_formatted(node)
+
+
+def _peer(cluster, node: str) -> str:
+    """A node other than `node` to run a tool on (the node itself on a 1-node cluster)."""
+    return next((n for n in cluster.nodes if n != node), node)

@@ -1,0 +1,141 @@
+"""Undoing the membership fault (nemesis/membership.py), from what the nodes say.
+
+Before the fault changes anything it leaves a trace on every node,
+`<home>/membership-fault.json`: the nodes it removed and the original replica list
+of every partition it reassigned. The fault's own stop undoes one change and
+forgets it; `heal` (called by Cluster.heal, so `logtrial cluster heal` runs it
+after the control process died) undoes whatever is still recorded: removed brokers
+are back (Cluster.heal formats and restarts dead ones first), every recorded
+partition gets its original replica list and preferred leader again, and then it
+*checks* that every affected partition has its whole replica set in sync. Only
+then is the trace removed; `problems` reports a trace left behind, which is how
+verify_healed knows the membership is not restored.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+from concurrent.futures import ThreadPoolExecutor
+from typing import Iterable
+
+from clusters import kafka_admin as kadmin
+from harness.ssh import SSHError
+
+log = logging.getLogger(__name__)
+
+TRACE_NAME = "membership-fault.json"
+REPLICATED_TIMEOUT_S = 90.0  # heal: how long partitions may take to be fully in sync again
+
+
+def trace_file(cluster, node: str) -> str:
+    return f"{cluster.inventory.node(node).home}/{TRACE_NAME}"
+
+
+# -- the trace ---------------------------------------------------------------------------
+def read_trace(cluster) -> dict:
+    """{"removed": [nodes], "assignment": {partition: original replicas}} merged from every
+    node that answers (the first node to record a partition's original list wins)."""
+    merged: dict = {"removed": [], "assignment": {}}
+    for trace in _traces(cluster).values():
+        merged["removed"] = sorted(set(merged["removed"]) | set(trace.get("removed", [])))
+        merged["assignment"] = {**trace.get("assignment", {}), **merged["assignment"]}
+    return merged
+
+
+def _traces(cluster) -> dict[str, dict]:
+    """{node: its trace} for the nodes that hold one."""
+    def read(node: str) -> dict:
+        try:
+            text = cluster.ssh[node].exec(f"cat {shlex.quote(trace_file(cluster, node))} 2>/dev/null",
+                                          check=False, timeout=15).stdout
+            return json.loads(text) if text.strip() else {}
+        except (SSHError, ValueError) as e:  # an unreachable node must not hide the others
+            log.info("node %s: cannot read the membership trace: %s", node, e)
+            return {}
+
+    with ThreadPoolExecutor(max_workers=len(cluster.nodes)) as pool:
+        traces = dict(zip(cluster.nodes, pool.map(read, cluster.nodes)))
+    return {node: trace for node, trace in traces.items() if trace}
+
+
+def _write_trace(cluster, trace: dict) -> None:
+    empty = not trace["removed"] and not trace["assignment"]
+    text = json.dumps(trace, sort_keys=True) + "\n"
+
+    def write(session) -> None:
+        path = trace_file(cluster, session.node.name)
+        if empty:
+            session.exec(f"rm -f {shlex.quote(path)}", timeout=15)
+        else:
+            session.write_file(path, text)
+
+    cluster.ssh.run_on(cluster.nodes, write)
+
+
+def record(cluster, removed: Iterable[str] = (), assignment: dict[str, list[int]] | None = None) -> None:
+    """Adds to the trace on every node, before the change is made. A partition already
+    recorded keeps its first (original) replica list."""
+    trace = read_trace(cluster)
+    trace["removed"] = sorted(set(trace["removed"]) | set(removed))
+    trace["assignment"] = {**(assignment or {}), **trace["assignment"]}
+    _write_trace(cluster, trace)
+
+
+def forget(cluster, removed: Iterable[str] = (), partitions: Iterable[str] = ()) -> None:
+    """Drops undone changes from the trace (the file goes once nothing is left)."""
+    trace = read_trace(cluster)
+    trace["removed"] = [n for n in trace["removed"] if n not in set(removed)]
+    trace["assignment"] = {k: v for k, v in trace["assignment"].items() if k not in set(partitions)}
+    _write_trace(cluster, trace)
+
+
+# -- undoing -----------------------------------------------------------------------------
+def restore_assignment(cluster, original: dict[str, list[int]], via: str,
+                       timeout: float) -> tuple[list[str], dict[str, str]]:
+    """Puts each partition back on its original replicas (only those that differ; a
+    deleted topic has nothing to restore) and its preferred leader back in charge.
+    Returns (partitions not fully in sync at the timeout, election errors)."""
+    current = kadmin.partition_states(cluster, {kadmin.split_key(k)[0] for k in original})
+    moved = {k: v for k, v in original.items() if k in current and list(current[k].replicas) != v}
+    if moved:
+        kadmin.reassign(cluster, via, moved)
+    present = {k: v for k, v in original.items() if k in current}
+    lagging = kadmin.wait_replicated(cluster, timeout, present)
+    return lagging, kadmin.elect_preferred(cluster, present)
+
+
+def heal(cluster) -> list[str]:
+    """Undoes every membership change still in the trace and checks it; returns what it
+    did. Whatever could not be restored (or is not fully in sync after
+    REPLICATED_TIMEOUT_S) is said in an action and stays in the trace, so
+    verify_healed reports it and a second heal tries again."""
+    trace = read_trace(cluster)
+    if not trace["removed"] and not trace["assignment"]:
+        return []
+    actions = [f"{node}: broker registered again after its removal" for node in trace["removed"]]
+    try:
+        lagging, elect_errors = (restore_assignment(cluster, trace["assignment"], cluster.nodes[0],
+                                                    REPLICATED_TIMEOUT_S)
+                                 if trace["assignment"] else ([], {}))
+        actions += [f"{key}: restored replicas {replicas}" for key, replicas in sorted(trace["assignment"].items())]
+        actions += [f"{key}: preferred leader not elected: {error}" for key, error in elect_errors.items()]
+        if trace["removed"]:  # a wiped broker copies every replica it holds from scratch
+            lagging += kadmin.wait_replicated(cluster, REPLICATED_TIMEOUT_S)
+    except Exception as e:  # noqa: BLE001 - said, and left in the trace for verify_healed
+        return actions + [f"membership not restored: {type(e).__name__}: {e}"]
+    if lagging:
+        return actions + [f"membership not restored: not fully in sync after {REPLICATED_TIMEOUT_S:g} s: "
+                          + "; ".join(lagging)]
+    forget(cluster, trace["removed"], trace["assignment"])
+    return actions
+
+
+def problems(cluster) -> dict[str, list[str]]:
+    """{node: [problem]} for each node still holding a trace of a change not undone."""
+    found = {}
+    for node, trace in _traces(cluster).items():
+        items = [f"removed brokers {', '.join(trace['removed'])}"] if trace.get("removed") else []
+        items += [f"{k} replicas were {v}" for k, v in sorted(trace.get("assignment", {}).items())]
+        found[node] = [f"membership fault not undone ({trace_file(cluster, node)}): {'; '.join(items)}"]
+    return found

@@ -1,0 +1,198 @@
+"""The membership fault: its plans and history names (no cluster), then real strikes on
+the shared cluster, seen through the Admin API (describe_cluster, describe_topics), and
+the heal that restores membership, also from a fresh process that knows nothing."""
+from __future__ import annotations
+
+import json
+import random
+import time
+from typing import Callable
+
+import pytest
+from confluent_kafka import TopicCollection
+from confluent_kafka.admin import AdminClient
+
+from clusters import kafka_admin
+from clusters.cluster import Cluster, ClusterNotHealed
+from nemesis import membership_undo
+from nemesis.membership import IDLE_STOP_F, START_F, STOP_F, MembershipFault, new_replicas
+from nemesis.registry import F_NAMES, parse_kinds
+from nemesis.schedule import START, STOP, Step, build_schedule, load_schedule
+
+NODES = ["n1", "n2", "n3"]
+
+
+# -- no cluster ------------------------------------------------------------------------------
+def test_plans_are_seeded_and_name_what_they_strike():
+    steps = build_schedule(["membership"], NODES, 10.0, 7, ["one"], 900)
+    assert steps == build_schedule(["membership"], NODES, 10.0, 7, ["one"], 900)
+    starts = [s.params for s in steps if s.action == START]
+    assert {p["mode"] for p in starts} == {"remove-node", "reassign", "quorum"}
+    for params in starts:
+        if params["mode"] == "remove-node":
+            assert set(params) == {"mode", "nodes"} and len(params["nodes"]) == 1
+            assert params["nodes"][0] in NODES
+        if params["mode"] == "reassign":
+            assert set(params) == {"mode", "change", "pick"} and params["change"] in ("reorder", "move")
+    assert "membership" not in parse_kinds("all")  # it wipes a voter's log: by name only
+
+
+def test_history_names_map_back_to_the_fault():
+    assert {F_NAMES[f] for f in START_F.values()} == {("membership", "start")}
+    assert {F_NAMES[f] for f in [*STOP_F.values(), IDLE_STOP_F]} == {("membership", "stop")}
+    fault = MembershipFault()
+    assert fault.stop_f == IDLE_STOP_F
+    fault.active = {"mode": "remove-node", "nodes": ["n1"]}
+    assert (fault.start_f({"mode": "reassign"}), fault.stop_f) == ("reassign", "add-node")
+
+
+def test_new_replicas_reorder_move_and_never_shrink_below_two():
+    rng = random.Random(3)
+    for _ in range(50):
+        reordered = new_replicas([1, 2, 3], [1, 2, 3], "reorder", rng)
+        assert sorted(reordered) == [1, 2, 3] and reordered[0] != 1
+        moved = new_replicas([1, 2, 3], [1, 2, 3, 4, 5], "move", rng)
+        assert len(moved) == 3 and len(set(moved) - {1, 2, 3}) == 1
+        assert len(new_replicas([1, 2, 3], [1, 2, 3], "move", rng)) == 2  # every broker holds it
+        assert sorted(new_replicas([1, 2], [1, 2], "move", rng)) == [1, 2]  # reordered instead
+    with pytest.raises(ValueError, match="unknown reassign change 'swap'"):
+        new_replicas([1, 2], [1, 2], "swap", rng)
+    with pytest.raises(ValueError, match="membership modes .*'grow'.*valid are remove-node"):
+        MembershipFault(modes=["grow"])
+
+
+def test_replay_keeps_the_struck_partition_and_drops_results(tmp_path):
+    value = {"mode": "reassign", "change": "move", "pick": 9, "topic": "t", "partition": 1,
+             "replicas": [1, 3], "original": [1, 2, 3], "lagging": [], "at": 4.5}
+    lines = [{"index": 0, "time": 1, "type": "info", "process": "nemesis", "f": "reassign", "value": value},
+             {"index": 1, "time": 2, "type": "info", "process": "nemesis", "f": "restore-assignment",
+              "value": {"mode": "reassign", "at": 9.0}}]
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert load_schedule(path) == [
+        Step(4.5, "membership", START, {"mode": "reassign", "change": "move", "pick": 9, "topic": "t",
+                                        "partition": 1, "replicas": [1, 3]}),
+        Step(9.0, "membership", STOP)]
+
+
+# -- on the shared cluster ---------------------------------------------------------------------
+def admin(cluster) -> AdminClient:
+    return AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers()})
+
+
+def registered_brokers(cluster) -> set[int]:
+    client = admin(cluster)  # held until the result: a dropped client cancels its futures
+    return {node.id for node in client.describe_cluster(request_timeout=10).result().nodes}
+
+
+def described(cluster, topic: str) -> dict[int, tuple[int, list[int], frozenset[int]]]:
+    """partition -> (leader, replicas, ISR) as describe_topics reports them."""
+    client = admin(cluster)
+    future = client.describe_topics(TopicCollection([topic]), request_timeout=10)[topic]
+    return {p.id: (p.leader.id, [r.id for r in p.replicas], frozenset(r.id for r in p.isr))
+            for p in future.result().partitions}
+
+
+def eventually(observe: Callable[[], object], expected: object, timeout: float = 15) -> None:
+    """observe() == expected within the timeout: brokers apply a metadata change one
+    after another, and describe_topics may ask one that has not yet."""
+    deadline = time.monotonic() + timeout
+    while (seen := observe()) != expected:
+        assert time.monotonic() < deadline, f"saw {seen}, expected {expected}"
+        time.sleep(0.5)
+
+
+def new_topic(cluster, partitions: int = 2) -> str:
+    """A new topic every broker knows (describe_topics may reach one that has not heard)."""
+    topic = f"membership_{time.time_ns()}"  # no '-': the fault widens "a-1" to every "a-*"
+    cluster.db.create_topic(topic, partitions=partitions)
+    brokers = [f"{node.host}:9092" for node in cluster.inventory.nodes]
+    deadline = time.monotonic() + 30
+    while not all(topic in AdminClient({"bootstrap.servers": b}).list_topics(timeout=10).topics
+                  for b in brokers):
+        assert time.monotonic() < deadline, f"topic {topic} not known to every broker after 30 s"
+        time.sleep(0.5)
+    return topic
+
+
+@pytest.mark.cluster
+def test_remove_node_unregisters_and_wipes_it_and_add_node_brings_it_back(healed_cluster):
+    cluster = healed_cluster
+    topic = new_topic(cluster)
+    assert registered_brokers(cluster) == {1, 2, 3}
+    fault = MembershipFault([topic])
+    value = fault.start(cluster, {"mode": "remove-node", "nodes": ["n3"]})
+    assert value == {"mode": "remove-node", "nodes": ["n3"], "broker_id": 3}
+    assert fault.stop_f == "add-node"
+    eventually(lambda: registered_brokers(cluster), {1, 2})
+    assert not cluster.db.is_running("n3")
+    # wiped and formatted again: no partition and no metadata log left, only a fresh identity
+    listing = cluster.ssh["n3"].exec(f"ls {cluster.db.data_dir('n3')}").stdout.split()
+    assert listing == ["bootstrap.checkpoint", "meta.properties"]
+    eventually(lambda: {isr for _, _, isr in described(cluster, topic).values()}, {frozenset({1, 2})})
+    with pytest.raises(ClusterNotHealed, match="n3: broker is stopped.*removed brokers n3"):
+        cluster.verify_healed()
+
+    assert fault.stop(cluster) == {"mode": "remove-node", "nodes": ["n3"]}
+    eventually(lambda: registered_brokers(cluster), {1, 2, 3})
+    eventually(lambda: {isr for _, _, isr in described(cluster, topic).values()}, {frozenset({1, 2, 3})})
+    assert membership_undo.read_trace(cluster) == {"removed": [], "assignment": {}}
+    cluster.verify_healed()
+
+
+@pytest.mark.cluster
+def test_reassign_moves_replicas_and_leader_and_the_stop_puts_them_back(healed_cluster):
+    cluster = healed_cluster
+    topic = new_topic(cluster, partitions=1)
+    before = described(cluster, topic)[0]
+    fault = MembershipFault([topic])
+    value = fault.start(cluster, {"mode": "reassign", "change": "reorder", "pick": 5})
+    assert "errors" not in value
+    assert (value["topic"], value["partition"], value["original"]) == (topic, 0, before[1])
+    assert sorted(value["replicas"]) == sorted(before[1]) and value["replicas"] != before[1]
+    eventually(lambda: described(cluster, topic)[0],
+               (value["replicas"][0], value["replicas"], frozenset(value["replicas"])))
+
+    assert fault.stop_f == "restore-assignment"
+    assert fault.stop(cluster) == {"mode": "reassign", "topic": topic, "partition": 0,
+                                   "replicas": before[1]}
+    eventually(lambda: described(cluster, topic)[0], (before[1][0], before[1], frozenset(before[1])))
+    assert membership_undo.read_trace(cluster)["assignment"] == {}
+
+
+@pytest.mark.cluster
+def test_heal_from_a_fresh_process_restores_membership_and_is_idempotent(healed_cluster):
+    """The control process died mid-fault (here: the fault object is simply dropped, and
+    n3's log dir is left wiped but not formatted): `logtrial cluster heal`'s path, a new
+    Cluster that knows only what the nodes say, restores it all."""
+    cluster = healed_cluster
+    topic = new_topic(cluster, partitions=1)
+    original = described(cluster, topic)[0][1]
+    moved = MembershipFault([topic]).start(cluster, {"mode": "reassign", "change": "move", "pick": 1})
+    assert moved["topic"] == topic and len(moved["replicas"]) == 2 and "errors" not in moved, moved
+    eventually(lambda: described(cluster, topic)[0][1], moved["replicas"])
+    MembershipFault([topic]).start(cluster, {"mode": "remove-node", "nodes": ["n3"]})
+    cluster.ssh["n3"].exec(f"rm -rf {cluster.db.data_dir('n3')}")
+
+    with Cluster.open(cluster.inventory.path, start=False) as fresh:
+        with pytest.raises(ClusterNotHealed) as not_healed:
+            fresh.verify_healed()
+        assert f"{topic}/0 replicas were {original}" in str(not_healed.value)
+        actions = fresh.heal()
+        assert actions[:2] == ["n3: formatted its log dir", "n3: restarted broker"]
+        assert actions[-2:] == ["n3: broker registered again after its removal",
+                                f"{topic}/0: restored replicas {original}"]
+        fresh.verify_healed()
+        eventually(lambda: registered_brokers(fresh), {1, 2, 3})
+        eventually(lambda: described(fresh, topic)[0], (original[0], original, frozenset(original)))
+        assert kafka_admin.wait_replicated(fresh, 0) == []
+        assert fresh.heal() == []  # nothing left to undo
+
+
+@pytest.mark.cluster
+def test_quorum_change_is_skipped_on_a_static_quorum(healed_cluster):
+    fault = MembershipFault()
+    value = fault.start(healed_cluster, {"mode": "quorum"})
+    assert value["kraft_version"] == 0 and value["skipped"].startswith("kraft.version is 0: ")
+    assert fault.stop_f == "add-controller"
+    assert fault.stop(healed_cluster) == {"mode": "quorum", "skipped": value["skipped"]}
