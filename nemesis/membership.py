@@ -139,17 +139,16 @@ class MembershipFault(Fault):
         topics = fault_topics(kadmin.admin_client(cluster).list_topics(timeout=kadmin.ADMIN_TIMEOUT_S).topics,
                               self.prefixes)
         states = kadmin.partition_states(cluster, topics)
-        if "topic" in params:  # replayed: the same partition, the same new replicas
-            key, target = kadmin.partition_key(params["topic"], params["partition"]), params["replicas"]
-        elif states:
+        recorded = kadmin.partition_key(params["topic"], params["partition"]) if "topic" in params else None
+        if recorded in states:  # replayed on the same topics: the same partition, the same replicas
+            key, target = recorded, params["replicas"]
+        elif states:  # drawn, or replayed on a new run's topics: the same pick and change
             key = sorted(states)[params["pick"] % len(states)]
             brokers = [cluster.db.node_id(n) for n in cluster.nodes]
             target = new_replicas(list(states[key].replicas), brokers, params["change"],
                                   random.Random(params["pick"]))
         else:
             return {**params, "skipped": f"no partition to reassign (topics: {topics or 'none'})"}
-        if key not in states:
-            return {**params, "skipped": f"partition {key} does not exist"}
         topic, partition = kadmin.split_key(key)
         original = list(states[key].replicas)
         value = {**params, "topic": topic, "partition": partition, "replicas": target, "original": original}

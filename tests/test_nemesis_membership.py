@@ -146,7 +146,9 @@ def test_reassign_moves_replicas_and_leader_and_the_stop_puts_them_back(healed_c
     topic = new_topic(cluster, partitions=1)
     before = described(cluster, topic)[0]
     fault = MembershipFault([topic])
-    value = fault.start(cluster, {"mode": "reassign", "change": "reorder", "pick": 5})
+    # as replayed from another run, whose topic is gone: the recorded pick and change decide
+    value = fault.start(cluster, {"mode": "reassign", "change": "reorder", "pick": 5,
+                                  "topic": "membership_gone", "partition": 0, "replicas": [9]})
     assert "errors" not in value
     assert (value["topic"], value["partition"], value["original"]) == (topic, 0, before[1])
     assert sorted(value["replicas"]) == sorted(before[1]) and value["replicas"] != before[1]
@@ -168,8 +170,10 @@ def test_heal_from_a_fresh_process_restores_membership_and_is_idempotent(healed_
     cluster = healed_cluster
     topic = new_topic(cluster, partitions=1)
     original = described(cluster, topic)[0][1]
-    moved = MembershipFault([topic]).start(cluster, {"mode": "reassign", "change": "move", "pick": 1})
-    assert moved["topic"] == topic and len(moved["replicas"]) == 2 and "errors" not in moved, moved
+    # as replayed on the same topic: exactly the recorded partition and replicas
+    moved = MembershipFault([topic]).start(cluster, {"mode": "reassign", "change": "move", "pick": 1,
+                                                     "topic": topic, "partition": 0, "replicas": original[1:]})
+    assert (moved["topic"], moved["replicas"]) == (topic, original[1:]) and "errors" not in moved, moved
     eventually(lambda: described(cluster, topic)[0][1], moved["replicas"])
     MembershipFault([topic]).start(cluster, {"mode": "remove-node", "nodes": ["n3"]})
     cluster.ssh["n3"].exec(f"rm -rf {cluster.db.data_dir('n3')}")
