@@ -20,7 +20,7 @@ class MopProblem:
 
 
 def _int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
+    return type(x) is int or (isinstance(x, int) and not isinstance(x, bool))
 
 
 def _show(x) -> str:
@@ -28,9 +28,12 @@ def _show(x) -> str:
 
 
 def _mops(value) -> list | None:
-    if isinstance(value, list) and all(isinstance(m, list) and m for m in value):
-        return value
-    return None
+    if not isinstance(value, list):
+        return None
+    for m in value:     # a plain loop: all() over a generator costs more, once per event
+        if not (isinstance(m, list) and m):
+            return None
+    return value
 
 
 # ---------------------------------------------------------------- queue
