@@ -134,9 +134,10 @@ def check_list_append(ops: pd.DataFrame, consistency_model: str = "strict-serial
     all_txns = txns(ops)
     findings, edges = analyze(all_txns)
     counts = _type_counts(t.type for t in all_txns)
-    ops_by_id = {t.id: t.info for t in all_txns}
+    by_id = {t.id: t for t in all_txns}
+    op_info = lambda op: by_id[op].info if op in by_id else None  # noqa: E731 (only examples need it)
     graph = edges + order_edges(all_txns, model)
-    return assemble(findings, graph, ops_by_id.get, counts, model, allow, forbid, examples,
+    return assemble(findings, graph, op_info, counts, model, allow, forbid, examples,
                     graph_edges=len(graph))
 
 
