@@ -98,9 +98,11 @@ def _rw_ok(spec: Spec, count: int, adjacent: bool) -> bool:
             "adjacent": count >= 2 and adjacent}[spec.rw]
 
 
-def _close(spec: Spec, first: Step, out: dict[int, list[Step]]) -> list[Step] | None:
+def _close(spec: Spec, first: Step, out: dict[int, list[Step]], limit: int | None = None) -> list[Step] | None:
     """Shortest path from first.dst back to first.src making first+path a
-    cycle of `spec` (see the module docstring)."""
+    cycle of `spec` (see the module docstring). With `limit`, only paths of
+    at most that many steps are looked for: states are met in the same
+    order, so such a path is the one found without the limit."""
     first_rw = first.kind == "rw"
     cap = 1 if spec.rw in ("none", "one") else 2
     # adjacency only matters when two or more rw edges may be used: keep it
@@ -108,12 +110,14 @@ def _close(spec: Spec, first: Step, out: dict[int, list[Step]]) -> list[Step] | 
     track = spec.rw in ("nonadjacent", "adjacent")
     start = (first.dst, spec.need - {first.kind}, int(first_rw), first_rw and track, False)
     parent: dict[tuple, tuple | None] = {start: None}
-    queue = deque([start])
+    queue = deque([(start, 0)])
     goal = None
     if first.src == first.dst and _goal(spec, start, first_rw):
         goal = start
     while queue and goal is None:
-        state = queue.popleft()
+        state, length = queue.popleft()
+        if limit is not None and length >= limit:
+            continue        # its successors' paths would be too long
         vertex, missing, rws, last_rw, adjacent = state
         for step in out.get(vertex, ()):
             is_rw = step.kind == "rw"
@@ -130,7 +134,7 @@ def _close(spec: Spec, first: Step, out: dict[int, list[Step]]) -> list[Step] | 
             if step.dst == first.src and _goal(spec, nxt, first_rw):
                 goal = nxt
                 break
-            queue.append(nxt)
+            queue.append((nxt, length + 1))
     if goal is None:
         return None
     path, state = [], goal
@@ -239,7 +243,8 @@ def _search(spec: Spec, component: list[Step], max_tries: int,
     for i, first in enumerate(firsts):
         if i > last_try:
             break
-        path = _close(spec, first, out)
+        # once a cycle is found, only a shorter one can replace it
+        path = _close(spec, first, out, None if best is None else len(best) - 2)
         if path is None:
             continue
         cycle = _explained([first, *path], preferred)

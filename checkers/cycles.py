@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from scipy.sparse import coo_matrix
@@ -44,9 +45,11 @@ DATA_KINDS = frozenset({"ww", "wr", "rw"})
 ORDER_KINDS = frozenset({"process", "realtime"})
 
 
-@dataclass(frozen=True, order=True)
-class Step:
-    """One edge of the dependency graph: `src` must precede `dst`.
+class Step(NamedTuple):
+    """One edge of the dependency graph: `src` must precede `dst`. A named
+    tuple, not a dataclass: big histories make 10^5-10^6 of them, and a
+    frozen dataclass costs several times more to build (equality, hash and
+    order are the same: field by field).
 
     `key`, `value`, `offset` and `prev` explain why (the phrasing decides how
     to say it): e.g. for wr, `dst` read `src`'s write of `value` to `key`

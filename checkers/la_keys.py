@@ -25,18 +25,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from checkers.cycles import Step
 
 INIT = object()   # the initial (empty) state of a key, before its first append
 
 
-@dataclass(frozen=True)
-class KeyMop:
+class KeyMop(NamedTuple):
     """One micro-op on one key: `op` is the txn's id (history index of its
     completion), `otype` ok/info/fail, `pos` its place in the txn, `f`
     "append" (`value`: the element) or "r" (`value`: the list read, None when
-    unknown), `last`: for an append, whether it is the txn's last to the key."""
+    unknown), `last`: for an append, whether it is the txn's last to the key.
+    A named tuple: one per micro-op, cheaper to build than a dataclass."""
 
     key: object
     op: int
@@ -94,7 +95,7 @@ def incompatible_order(key, states: list[list]) -> Finding | None:
 
 def duplicate_elements(mops: list[KeyMop]) -> Iterator[Finding]:
     for m in mops:
-        if m.f == "r" and m.otype == "ok" and m.value:
+        if m.f == "r" and m.otype == "ok" and m.value and not _distinct(m.value):
             dups = {e: n for e, n in Counter(map(_hashable, m.value)).items() if n > 1}
             if dups:
                 yield Finding("duplicate-elements", (m.op, m.pos),
@@ -104,6 +105,15 @@ def duplicate_elements(mops: list[KeyMop]) -> Iterator[Finding]:
 
 def _hashable(x):
     return tuple(x) if isinstance(x, list) else x
+
+
+def _distinct(read: list) -> bool:
+    """Cheap exit for the usual read, whose elements are distinct scalars; an
+    unhashable element (a list) leaves it to the Counter."""
+    try:
+        return len(set(read)) == len(read)
+    except TypeError:
+        return False
 
 
 def aborted_reads(mops: list[KeyMop]) -> Iterator[Finding]:
@@ -138,6 +148,8 @@ def intermediate_reads(mops: list[KeyMop]) -> Iterator[Finding]:
 def dirty_updates(key, mops: list[KeyMop]) -> Iterator[Finding]:
     """A failed txn's element followed, in the key's version order (failed
     txns' appends counted), by a committed txn's element."""
+    if not any(m.otype == "fail" and m.f == "append" for m in mops):
+        return                   # no failed append, nothing to follow one
     order = version_order(observed_states(mops, include=lambda m: True))
     writers = {m.value: m for m in mops if m.f == "append"}
     prev_type, values, aborted = "ok", [], None
@@ -173,33 +185,37 @@ def lost_updates(key, mops: list[KeyMop]) -> Iterator[Finding]:
             yield Finding("lost-update", (ops[0], 0), {"key": key, "value": list(state), "ops": ops})
 
 
-def edges(key, mops: list[KeyMop], order: list) -> Iterator[Step]:
-    """ww, wr and rw edges of the key, between ok/info txns."""
+def edges(key, mops: list[KeyMop], order: list) -> list[Step]:
+    """ww, wr and rw edges of the key, between ok/info txns, mop by mop."""
     index = {v: i for i, v in enumerate(order)}
-    writer = {m.value: m.op for m in mops if m.f == "append" and _possible(m)}
+    writer: dict = {}
     readers: dict[object, list[int]] = {}
     for m in mops:
-        if m.f == "r" and m.otype == "ok":
+        if m.f == "append":
+            if m.otype != "fail":
+                writer[m.value] = m.op
+        elif m.f == "r" and m.otype == "ok":
             readers.setdefault(m.value[-1] if m.value else INIT, []).append(m.op)
     last_seen = order[-1] if order else INIT
+    out: list[Step] = []
     for m in mops:
-        if not _possible(m):
+        if m.otype == "fail":
             continue
         if m.f == "r":
             if m.otype == "ok" and m.value:
                 w = writer.get(m.value[-1])
                 if w is not None and w != m.op:
-                    yield Step(w, m.op, "wr", key, m.value[-1])
+                    out.append(Step(w, m.op, "wr", key, m.value[-1]))
             continue
         i = index.get(m.value)
         prev = last_seen if i is None else (order[i - 1] if i > 0 else INIT)
         if prev is not INIT:
             w = writer.get(prev)
             if w is not None and w != m.op:
-                yield Step(w, m.op, "ww", key, m.value, prev=prev)
-        for r in readers.get(prev, ()):
-            if r != m.op:
-                yield Step(r, m.op, "rw", key, m.value, prev=None if prev is INIT else prev)
+                out.append(Step(w, m.op, "ww", key, m.value, prev=prev))
+        rw_prev = None if prev is INIT else prev
+        out.extend(Step(r, m.op, "rw", key, m.value, prev=rw_prev) for r in readers.get(prev, ()) if r != m.op)
+    return out
 
 
 def analyze_key(key, mops: list[KeyMop]) -> tuple[list[Finding], list[Step]]:
@@ -216,7 +232,7 @@ def analyze_key(key, mops: list[KeyMop]) -> tuple[list[Finding], list[Step]]:
     for finder in (duplicate_elements(mops), aborted_reads(mops), intermediate_reads(mops),
                    dirty_updates(key, mops), lost_updates(key, mops)):
         findings.extend(finder)
-    return findings, list(edges(key, mops, version_order(states)))
+    return findings, edges(key, mops, version_order(states))
 
 
 def _readers_of(mops: list[KeyMop], values: list[list]) -> list[int]:

@@ -57,4 +57,6 @@ def _hashable(x):
 
 def txn_findings(op: int, mops: Sequence[tuple]) -> list[Finding]:
     """The within-transaction anomalies of one ok transaction."""
+    if len({m[1] for m in mops}) == len(mops):
+        return []   # both need two micro-ops on one key: most txns have none
     return [f for f in (_internal(op, mops), _future_read(op, mops)) if f is not None]

@@ -59,16 +59,24 @@ def _none(x):
 def txns(ops: pd.DataFrame) -> list[Txn]:
     """The txn operations, each with the micro-ops that describe it: the
     completion's when ok, the invoke's otherwise (reads then carry nothing)."""
+    t = ops[ops["f"] == "txn"]
+    columns = ("process", "type", "invoke_index", "invoke_time", "complete_index", "complete_time",
+               "invoke_value", "complete_value")
     out = []
-    for row in ops[ops["f"] == "txn"].itertuples(index=False):
-        done = _none(row.complete_index)
-        value = row.complete_value if row.type == "ok" else row.invoke_value
-        mops = tuple((m[0], m[1], (m[2] or []) if m[0] == "r" and row.type == "ok" else
-                      (None if m[0] == "r" else m[2])) for m in value or [])
-        time = _none(row.complete_time)
-        out.append(Txn(int(done if done is not None else row.invoke_index), int(row.process), row.type,
-                       int(row.invoke_index), done, int(time if time is not None else row.invoke_time), mops))
+    # plain lists, column by column: itertuples over object columns is slow
+    for process, otype, invoke_index, invoke_time, done, done_time, invoke_value, complete_value \
+            in zip(*(t[c].tolist() for c in columns)):
+        done, done_time = _none(done), _none(done_time)
+        out.append(Txn(int(done if done is not None else invoke_index), int(process), otype,
+                       int(invoke_index), done, int(done_time if done_time is not None else invoke_time),
+                       _mops(otype, complete_value if otype == "ok" else invoke_value)))
     return out
+
+
+def _mops(otype: str, value) -> tuple:
+    if otype == "ok":
+        return tuple((m[0], m[1], (m[2] or []) if m[0] == "r" else m[2]) for m in value or [])
+    return tuple((m[0], m[1], None if m[0] == "r" else m[2]) for m in value or [])
 
 
 def key_mops(txn: Txn) -> list[KeyMop]:
@@ -77,12 +85,13 @@ def key_mops(txn: Txn) -> list[KeyMop]:
         if f == "append":
             appends_left[key] = appends_left.get(key, 0) + 1
     out = []
+    op, otype = txn.id, txn.type
     for pos, (f, key, value) in enumerate(txn.mops):
         last = True
         if f == "append":
             appends_left[key] -= 1
             last = appends_left[key] == 0
-        out.append(KeyMop(key, txn.id, txn.type, pos, f, value, last))
+        out.append(KeyMop(key, op, otype, pos, f, value, last))
     return out
 
 
@@ -125,9 +134,10 @@ def check_list_append(ops: pd.DataFrame, consistency_model: str = "strict-serial
     all_txns = txns(ops)
     findings, edges = analyze(all_txns)
     counts = _type_counts(t.type for t in all_txns)
-    ops_by_id = {t.id: t.info for t in all_txns}
+    by_id = {t.id: t for t in all_txns}
+    op_info = lambda op: by_id[op].info if op in by_id else None  # noqa: E731 (only examples need it)
     graph = edges + order_edges(all_txns, model)
-    return assemble(findings, graph, ops_by_id.get, counts, model, allow, forbid, examples,
+    return assemble(findings, graph, op_info, counts, model, allow, forbid, examples,
                     graph_edges=len(graph))
 
 

@@ -20,17 +20,27 @@ class MopProblem:
 
 
 def _int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
+    return type(x) is int or (isinstance(x, int) and not isinstance(x, bool))
 
 
 def _show(x) -> str:
     return json.dumps(x)[:80]
 
 
+_LIST = {list}
+
+
 def _mops(value) -> list | None:
-    if isinstance(value, list) and all(isinstance(m, list) and m for m in value):
+    """`value` if it is a list of non-empty lists, else None."""
+    # the usual case without a Python-level loop (this runs for every event)
+    if type(value) is list and (set(map(type, value)) == _LIST or not value) and all(value):
         return value
-    return None
+    if not isinstance(value, list):
+        return None
+    for m in value:
+        if not (isinstance(m, list) and m):
+            return None
+    return value
 
 
 # ---------------------------------------------------------------- queue

@@ -37,16 +37,16 @@ def realtime_edges(ops: Iterable[tuple]) -> list[Step]:
         events.append((invoke_index, "invoke", op_id))
         if otype == "ok":
             events.append((complete_index, "ok", op_id))
-    buffer: dict[int, int] = {}          # ok op id -> its completion index
+    buffer: dict[int, str] = {}          # ok op id -> its completion index, as the edges say it
     linked: dict[int, list[int]] = {}
     edges = []
     for index, kind, op_id in sorted(events):
         if kind == "invoke":
             linked[op_id] = list(buffer)
-            edges.extend(Step(a, op_id, "realtime", value=str(index), prev=str(buffer[a]))
-                         for a in buffer)
+            began = str(index)
+            edges.extend(Step(a, op_id, "realtime", None, began, None, done) for a, done in buffer.items())
         else:
             for a in linked.get(op_id, ()):
                 buffer.pop(a, None)
-            buffer[op_id] = index
+            buffer[op_id] = str(index)
     return edges
