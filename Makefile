@@ -25,9 +25,9 @@ $(VENV)/.installed: pyproject.toml
 demo: install
 	@bash scripts/demo.sh
 
-# pytest-xdist workers: see tests/conftest.py for how tests are shared out. Three on
-# two cores, as the cluster tests mostly wait on brokers and faults
-TEST_WORKERS ?= 3
+# pytest-xdist workers: see tests/conftest.py for how tests are shared out. Each
+# worker that runs checker tests starts its own Spark JVM: on two cores, two workers
+TEST_WORKERS ?= 2
 test: install
 	@$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30 $(PYTEST_ARGS)
 
