@@ -91,11 +91,18 @@ def _read_parquet(spark: SparkSession, path: str) -> DataFrame:
     return df.select(*columns)
 
 
+def array_item(array: Column, i: int) -> Column:
+    """array[i], or null past its end. Spark's ANSI mode makes `getItem` raise
+    there, and it may evaluate a projection before the filter that would have
+    excluded the row (failed and indefinite txns carry a bare ["poll"])."""
+    return F.get(array, F.lit(i))
+
+
 def _error_parts(error: Column) -> tuple[Column, Column]:
     """`error` is `[name, message]` (or, leniently, a bare string)."""
     parts = F.from_json(error, T.ArrayType(T.StringType()))
-    name = F.when(parts.isNotNull(), F.get(parts, F.lit(0))).otherwise(error)
-    return name, F.get(parts, F.lit(1))
+    name = F.when(parts.isNotNull(), array_item(parts, 0)).otherwise(error)
+    return name, array_item(parts, 1)
 
 
 def read_raw(spark: SparkSession, path: str) -> DataFrame:

@@ -17,6 +17,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from checkers.history_io import array_item as _item
+
 QUEUE_FS = ("send", "poll", "txn")
 MOPS = T.ArrayType(T.ArrayType(T.StringType()))
 POLL_RESULT = T.MapType(T.StringType(), T.ArrayType(T.ArrayType(T.LongType())))
@@ -27,13 +29,6 @@ OP_FIELDS = ("process", "f", "type", "invoke_index", "invoke_time", "complete_in
 
 def _op_columns() -> list[Column]:
     return [F.col("invoke_index").alias("op_id")] + [F.col(c) for c in OP_FIELDS]
-
-
-def _item(array: Column, i: int) -> Column:
-    """array[i], or null past its end. Spark's ANSI mode makes `getItem` raise
-    there, and it may evaluate a projection before the filter that would have
-    excluded the row: failed and indefinite txns carry a bare ["poll"]."""
-    return F.get(array, F.lit(i))
 
 
 def _long(text: Column) -> Column:

@@ -347,10 +347,13 @@ class KafkaDB(NodeProcess):
         if self.zookeeper:
             return False
         meta = shlex.quote(f"{self.data_dir(node)}/meta.properties")
+        config = shlex.quote(self.config_file(node))
         session = self._session(node)
-        if session.exec(f"test -f {meta}", check=False, timeout=15).exit_code == 0:
+        found = session.exec(f"if test -f {meta}; then echo formatted; elif test -f {config}; "
+                             "then echo configured; fi", timeout=15).stdout.strip()
+        if found == "formatted":
             return False
-        if session.exec(f"test -f {shlex.quote(self.config_file(node))}", check=False, timeout=15).exit_code:
+        if found != "configured":
             self.setup(node)  # a run stopped during set-up, before it wrote the node's config
             return True
         session.exec(f"mkdir -p {shlex.quote(self.data_dir(node))}", timeout=30)

@@ -167,9 +167,8 @@ def test_roles_name_the_active_controller_and_a_partition_leader(cluster):
     roles = RoleResolver(cluster)
     controller = roles.controller()
     # the quorum as Kafka's own tool reports it
-    command = (f"java -Xmx128m -XX:TieredStopAtLevel=1 -cp {shlex.quote(cluster.db.libs_dir(controller))}"
-               f"/'*' org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "
-               f"{cluster.db.bootstrap_servers()} describe --status")
+    command = cluster.db.tool_command(controller, "org.apache.kafka.tools.MetadataQuorumCommand "
+                                      f"--bootstrap-server {cluster.db.bootstrap_servers()} describe --status")
     # the tool tries once: on a loaded machine a broker the previous test restarted
     # can drop that one request ("Cancelled describeMetadataQuorum ... disconnected")
     for _ in range(3):
