@@ -19,8 +19,12 @@ pytestmark = pytest.mark.cluster
 
 
 def new_topic(cluster, **kwargs) -> str:
+    """A new one-partition topic, once its leader is known (a fresh-clone run saw
+    UNKNOWN_TOPIC_OR_PART from the first request right after creation)."""
+    from confluent_kafka.admin import AdminClient
     name = f"t-{uuid.uuid4().hex[:8]}"
     cluster.db.create_topic(name, partitions=1, **kwargs)
+    partition_leader(AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers()}), name)
     return name
 
 
