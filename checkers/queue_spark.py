@@ -71,7 +71,7 @@ class SparkPass:
         return queue_cycles.find_cycles_queue(self.spark, self._rec("edge"), self.ops, self.limit, self.realtime)
 
     def used_subscribe(self) -> bool:
-        return bool(self.ops.filter(F.col("f") == "subscribe").limit(1).count())
+        return "subscribe" in self.op_stats["by_f"]
 
     def polled_after(self, time: int) -> bool:
         polls = self.values.filter((F.col("type") == "ok") & F.col("f").isin("poll", "txn")
@@ -82,6 +82,8 @@ class SparkPass:
         """queue_txn_reads per consumer process in executors; the committed
         transactions' sends go to each of them (only transactional histories
         have any)."""
+        if not self.op_stats["by_f"].get("txn", {}).get("ok"):
+            return {}       # no committed transaction: spare the Spark jobs
         m = self.micro
         sent = m.filter((F.col("kind") == SEND) & (F.col("otype") == OK) & (F.col("fcode") == F_TXN)
                         & (F.col("offset") != NULL))
@@ -112,7 +114,8 @@ def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
     parsed_here = micro is None
     if parsed_here:   # from JSON: parse once, keep it
         values = values.persist(StorageLevel.MEMORY_AND_DISK)
-        micro = queue_bucket.records(values)
+        # used by the bucket pass and again by txn_reads: parse the mops once
+        micro = queue_bucket.records(values).persist(StorageLevel.MEMORY_AND_DISK)
     # from the companion, re-reading a column is cheap: keep only the narrow part
     narrow = values.select(*[c for c in values.columns if c not in ("invoke_value", "complete_value")])
     narrow = narrow.persist(StorageLevel.MEMORY_AND_DISK)
@@ -128,4 +131,5 @@ def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
             passed.unpersist()
         narrow.unpersist()
         if parsed_here:
+            micro.unpersist()
             values.unpersist()
