@@ -153,10 +153,11 @@ def main(argv=None) -> None:
                     help="also check the JSON Lines directly for sizes up to this")
     ap.add_argument("--out", type=Path, default=Path("/tmp/logtrial-bench"))
     ap.add_argument("--naive-timeout", type=float, default=900)
+    ap.add_argument("--results", type=Path, default=None, help="where the rows go as JSON (default: OUT/bench.json)")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     rows = bench([int(s) for s in args.sizes.split(",")], args.out, args.json_up_to, args.naive_timeout)
-    (args.out / "bench.json").write_text(json.dumps(rows, indent=1))
+    (args.results or args.out / "bench.json").write_text(json.dumps(rows, indent=1))
     print(table(rows))
 
 
