@@ -19,7 +19,7 @@ One of three changes per strike, drawn by the seeded rng:
   (controller.quorum.voters, kraft.version 0) the strike changes nothing and says why
   in `skipped`. On a dynamic one it removes one voter (the leader too, if drawn) with
   `kafka-metadata-quorum remove-controller`; the node keeps running, as a broker and
-  a quorum observer. Never below three voters, and only when every voter that stays
+  a quorum observer. Never below three voters, and only when every voter runs and
   is caught up: the smaller quorum must still be able to elect. The stop adds it back
   (`add-controller`, run on the node with its own config) and checks the voter set is
   the original one.
@@ -230,6 +230,10 @@ def _unsafe_removal(cluster, status: kadmin.QuorumStatus) -> str | None:
     if len(status.voters) < MIN_VOTERS:
         return (f"only {len(status.voters)} controller voters ({sorted(status.voters)}): removing one "
                 f"would leave fewer than {MIN_VOTERS - 1}")
+    # a voter killed an instant ago still looks caught up in the leader's view: ask its node
+    stopped = sorted(v for v in status.voters if not cluster.db.is_running(cluster.inventory.node_names[v - 1]))
+    if stopped:
+        return f"controller voters {stopped} are not running: no voter is removed"
     caught_up = kadmin.quorum_caught_up(cluster, cluster.nodes[0], CAUGHT_UP_MS)
     behind = sorted(v for v in status.voters if not caught_up.get(v, False))
     if behind:  # one of them may be the one left out, the rest could not form a majority
