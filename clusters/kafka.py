@@ -25,7 +25,7 @@ from clusters.faketime import faketime_env, leftover_files
 from clusters.inventory import Inventory, Node
 from clusters.kafka_install import ensure_installed
 from clusters.kafka_versions import (DEFAULT_VERSION, KRAFT, MODES, RELEASE_PATTERN, ZK, KafkaRelease,
-                                     resolve)
+                                     KafkaVersionError, resolve)
 from clusters.node_process import NodeProcess
 from clusters.zookeeper import ZooKeeper
 from harness.ssh import SSHPool
@@ -109,6 +109,9 @@ JVM_OPTS_KEY = "jvm.opts"
 FAKETIME_KEY = "logtrial.faketime"
 VERSION_KEY = "logtrial.kafka.version"
 MODE_KEY = "logtrial.kafka.mode"
+QUORUM_KEY = "logtrial.kraft.quorum"  # "dynamic": a KIP-853 controller quorum (else static)
+DYNAMIC = "dynamic"
+DYNAMIC_QUORUM_SINCE = (3, 9, 0)  # KIP-853: kafka-storage format --initial-controllers
 
 
 def kafka_cache_dir(version: str = DEFAULT_VERSION) -> Path:
@@ -116,9 +119,27 @@ def kafka_cache_dir(version: str = DEFAULT_VERSION) -> Path:
     return KafkaRelease(version, KRAFT).cache_dir
 
 
-def release_settings(version: str | None, mode: str | None) -> dict[str, str]:
-    """The settings that choose a release (--kafka-version, --kafka-mode); empty for defaults."""
-    return {k: v for k, v in ((VERSION_KEY, version), (MODE_KEY, mode)) if v}
+def release_settings(version: str | None, mode: str | None, dynamic_quorum: bool = False) -> dict[str, str]:
+    """The settings that choose a release (--kafka-version, --kafka-mode) and how its
+    storage is formatted (--dynamic-quorum); empty for defaults."""
+    return {k: v for k, v in ((VERSION_KEY, version), (MODE_KEY, mode),
+                              (QUORUM_KEY, DYNAMIC if dynamic_quorum else None)) if v}
+
+
+def check_dynamic_quorum(release: KafkaRelease) -> None:
+    """KafkaVersionError unless the release can run a dynamic (KIP-853) controller quorum."""
+    if release.mode != KRAFT or release.parts < DYNAMIC_QUORUM_SINCE:
+        raise KafkaVersionError(f"--dynamic-quorum needs KRaft on Kafka 3.9.0 or later (KIP-853); "
+                                f"{release.label} cannot run one")
+
+
+def directory_id(name: str, node_id: int) -> str:
+    """The metadata log dir's directory id (a base64 UUID, as meta.properties holds it) a
+    dynamic quorum is formatted with, stable for a cluster name and node."""
+    digest = bytearray(hashlib.sha256(f"{name}/{node_id}".encode()).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x40  # a version-4 UUID, as Uuid.randomUuid() makes
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    return base64.urlsafe_b64encode(bytes(digest)).decode()[:22]
 
 
 def cluster_id(name: str) -> str:
@@ -165,6 +186,12 @@ class KafkaDB(NodeProcess):
         # whether the inventory or the caller named a release (else: the default)
         self.release_chosen = VERSION_KEY in self.settings or MODE_KEY in self.settings
         self.release = resolve(self.settings.pop(VERSION_KEY, None), self.settings.pop(MODE_KEY, None))
+        quorum = self.settings.pop(QUORUM_KEY, "static")
+        if quorum not in ("static", DYNAMIC):
+            raise KafkaVersionError(f"{QUORUM_KEY}={quorum!r}: expected static or {DYNAMIC}")
+        self.dynamic_quorum = quorum == DYNAMIC
+        if self.dynamic_quorum:
+            check_dynamic_quorum(self.release)
         self.zookeeper = (ZooKeeper(inventory, ssh, self.release, self.libs_dir)
                           if self.release.mode == ZK else None)
 
@@ -197,6 +224,20 @@ class KafkaDB(NodeProcess):
         """Which version and mode the node was set up for ("3.0.0 zk")."""
         return f"{self.kafka_dir(node)}/release"
 
+    def quorum_file(self, node: str) -> str:
+        """How the node's KRaft quorum was formatted: static or dynamic."""
+        return f"{self.kafka_dir(node)}/quorum"
+
+    @property
+    def quorum_kind(self) -> str:
+        return DYNAMIC if self.dynamic_quorum else "static"
+
+    def recorded_quorum(self, node: str) -> str:
+        """The quorum kind the node was formatted for ("static" if never recorded)."""
+        text = self._session(node).exec(f"cat {shlex.quote(self.quorum_file(node))} 2>/dev/null",
+                                        check=False, timeout=15).stdout.strip()
+        return text or "static"
+
     def clock_offset_file(self, node: str) -> str:
         return f"{self._node(node).home}/faketime.rc"
 
@@ -207,6 +248,16 @@ class KafkaDB(NodeProcess):
 
     def bootstrap_servers(self) -> str:
         return ",".join(f"{n.host}:{CLIENT_PORT}" for n in self.inventory.nodes)
+
+    def controller_servers(self) -> str:
+        return ",".join(f"{n.host}:{CONTROLLER_PORT}" for n in self.inventory.nodes)
+
+    def initial_voters(self, with_directories: bool = True) -> str:
+        """Every node as a voter: `id@host:port` (controller.quorum.voters) or, for
+        `format --initial-controllers`, `id@host:port:directory-id`."""
+        return ",".join(f"{self.node_id(n.name)}@{n.host}:{CONTROLLER_PORT}"
+                        + (f":{directory_id(self.inventory.name, self.node_id(n.name))}" if with_directories else "")
+                        for n in self.inventory.nodes)
 
     # -- install ----------------------------------------------------------------------
     def install(self, node: str) -> None:
@@ -302,12 +353,15 @@ class KafkaDB(NodeProcess):
 
     def _kraft_properties(self, node: str) -> dict[str, str]:
         host = self._node(node).host
-        voters = ",".join(f"{self.node_id(m.name)}@{m.host}:{CONTROLLER_PORT}"
-                          for m in self.inventory.nodes)
+        # static: the voters are fixed in every config; dynamic: the voter set lives in the
+        # metadata log (formatted with --initial-controllers) and the config only says
+        # where to find the quorum
+        quorum = ({"controller.quorum.bootstrap.servers": self.controller_servers()} if self.dynamic_quorum
+                  else {"controller.quorum.voters": self.initial_voters(with_directories=False)})
         return {
             "process.roles": "broker,controller",
             "node.id": str(self.node_id(node)),
-            "controller.quorum.voters": voters,
+            **quorum,
             "listeners": f"PLAINTEXT://{host}:{CLIENT_PORT},CONTROLLER://{host}:{CONTROLLER_PORT}",
             "controller.listener.names": "CONTROLLER",
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
@@ -322,6 +376,8 @@ class KafkaDB(NodeProcess):
         recorded = self.recorded_release(node)
         if recorded not in (None, self.release):
             self.for_release(recorded).wipe(node)  # its processes and files, ZooKeeper's too
+        elif self.recorded_quorum(node) != self.quorum_kind:
+            self.wipe(node)  # a static quorum's metadata log cannot become dynamic, nor back
         session.exec(f"mkdir -p {shlex.quote(self.logs_dir(node))} "
                      f"{shlex.quote(self.data_dir(node))}", timeout=30)
         text = "".join(f"{k}={v}\n" for k, v in self.properties(node).items())
@@ -333,11 +389,14 @@ class KafkaDB(NodeProcess):
         else:
             self.format_storage(node)
         session.write_file(self.release_file(node), f"{self.release.version} {self.release.mode}\n")
+        session.write_file(self.quorum_file(node), self.quorum_kind + "\n")
 
     def format_storage(self, node: str) -> None:
         """Formats the node's KRaft storage with the cluster's id (a no-op if formatted)."""
-        self._session(node).exec(self.tool_command(node, format_storage_args(
-            self.inventory.name, self.config_file(node)), heap="256m"), timeout=180)
+        args = format_storage_args(self.inventory.name, self.config_file(node))
+        if self.dynamic_quorum:  # every node starts as a voter, under its own directory id
+            args += f" --initial-controllers {shlex.quote(self.initial_voters())}"
+        self._session(node).exec(self.tool_command(node, args, heap="256m"), timeout=180)
 
     def ensure_formatted(self, node: str) -> bool:
         """Formats a KRaft node whose log dir was wiped (the membership fault does that,

@@ -1,6 +1,7 @@
 """Kafka admin operations behind the membership fault (nemesis/membership.py) and its
 heal: unregistering a broker, reassigning partitions, preferred-leader elections, the
-replica and ISR picture of the topics, and the finalized kraft.version.
+replica and ISR picture of the topics, the finalized kraft.version and the controller
+quorum's voters (describe, remove-controller, add-controller).
 
 What the Python client cannot do (unregister, reassign, describe features) is done by
 Kafka's own tools, run on a node over SSH with the release's jars, so it works the
@@ -28,6 +29,7 @@ TOOL_TIMEOUT_S = 120
 REASSIGN_TOOL = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 CLUSTER_TOOL = "org.apache.kafka.tools.ClusterTool"
 FEATURE_TOOL = "org.apache.kafka.tools.FeatureCommand"
+QUORUM_TOOL = "org.apache.kafka.tools.MetadataQuorumCommand"
 
 
 @dataclass(frozen=True)
@@ -153,3 +155,50 @@ def kraft_version(cluster, via: str) -> int:
     match = re.search(r"Feature: kraft\.version\s.*?FinalizedVersionLevel: (\d+)", text)
     # a cluster that never finalized kraft.version runs it at 0 (the tool omits it or says so)
     return int(match.group(1)) if match else 0
+
+
+# -- the KRaft controller quorum (KIP-853) -------------------------------------------------
+@dataclass(frozen=True)
+class QuorumStatus:
+    leader: int
+    voters: dict[int, str]     # node id -> directory id
+    observers: dict[int, str]
+
+
+def _quorum_tool(cluster, via: str, args: str, what: str) -> str:
+    return run_tool(cluster, via, f"{QUORUM_TOOL} --bootstrap-controller "
+                    f"{shlex.quote(cluster.db.controller_servers())} {args}", what)
+
+
+def quorum_status(cluster, via: str) -> QuorumStatus:
+    """The controller quorum as `kafka-metadata-quorum describe --status` reports it."""
+    text = _quorum_tool(cluster, via, "describe --status", "describing the controller quorum")
+    fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+    def members(key: str) -> dict[int, str]:
+        return {m["id"]: m.get("directoryId", "") for m in json.loads(fields.get(key, "[]"))}
+
+    return QuorumStatus(int(fields["LeaderId"]), members("CurrentVoters"), members("CurrentObservers"))
+
+
+def quorum_caught_up(cluster, via: str, within_ms: int) -> dict[int, bool]:
+    """{voter id: caught up with the leader within the last `within_ms`}, from
+    `describe --replication` (timestamps are the leader's clock)."""
+    text = _quorum_tool(cluster, via, "describe --replication", "describing quorum replication")
+    rows = [line.split() for line in text.splitlines()[1:] if line.strip()]
+    voters = {int(r[0]): int(r[5]) for r in rows if len(r) >= 7 and r[6] in ("Leader", "Follower")}
+    newest = max(voters.values(), default=0)
+    return {node_id: newest - caught_up <= within_ms for node_id, caught_up in voters.items()}
+
+
+def remove_controller(cluster, via: str, node_id: int, directory_id: str) -> None:
+    _quorum_tool(cluster, via, f"remove-controller --controller-id {node_id} "
+                 f"--controller-directory-id {shlex.quote(directory_id)}",
+                 f"removing controller {node_id} from the quorum")
+
+
+def add_controller(cluster, node: str) -> None:
+    """Adds the (running) node back as a voter: the tool reads its id, directory id and
+    controller endpoint from the node's own config and log dir, so it runs there."""
+    _quorum_tool(cluster, node, f"--command-config {shlex.quote(cluster.db.config_file(node))} add-controller",
+                 f"adding controller {node} to the quorum")

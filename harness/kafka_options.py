@@ -12,7 +12,13 @@ MODE_HELP = ("Metadata mode: zk (ZooKeeper; 3.x only, and the only one before 3.
              "(3.3 on; 4.x only). Default: kraft where Kafka supports it, else zk.")
 
 
+QUORUM_HELP = ("Format a dynamic KRaft controller quorum (KIP-853, Kafka 3.9+: --initial-controllers, "
+               "controller.quorum.bootstrap.servers), whose voters the membership nemesis can "
+               "remove and add. Default: a static quorum (controller.quorum.voters).")
+
+
 def kafka_release_options(f):
+    f = click.option("--dynamic-quorum", is_flag=True, help=QUORUM_HELP)(f)
     f = click.option("--kafka-mode", type=click.Choice(MODES), help=MODE_HELP)(f)
     return click.option("--kafka-version", metavar="VERSION", help=VERSION_HELP)(f)
 

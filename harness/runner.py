@@ -87,6 +87,7 @@ class TestOptions:
     # which Kafka (clusters/kafka_versions.py); None: the inventory's, else the default
     kafka_version: str | None = None
     kafka_mode: str | None = None
+    dynamic_quorum: bool = False  # a KIP-853 controller quorum (--dynamic-quorum)
     # each process's clients reach one node only, round-robin (docs/pinned-clients.md)
     pin_clients: bool = False
 
@@ -127,14 +128,20 @@ class TestOptions:
         if self.bootstrap_servers and (self.kafka_version or self.kafka_mode):
             raise ValueError("--kafka-version/--kafka-mode choose what logtrial installs; an "
                              "existing Kafka at --bootstrap-servers runs what it runs")
-        if self.kafka_version or self.kafka_mode:
+        if self.bootstrap_servers and self.dynamic_quorum:
+            raise ValueError("--dynamic-quorum chooses how logtrial formats its cluster; an "
+                             "existing Kafka at --bootstrap-servers runs what it runs")
+        if self.kafka_version or self.kafka_mode or self.dynamic_quorum:
+            from clusters.kafka import check_dynamic_quorum
             from clusters.kafka_versions import resolve
-            resolve(self.kafka_version, self.kafka_mode)  # KafkaVersionError names the version
+            release = resolve(self.kafka_version, self.kafka_mode)  # KafkaVersionError names the version
+            if self.dynamic_quorum:
+                check_dynamic_quorum(release)
 
     @property
     def release_settings(self) -> dict[str, str]:
         from clusters.kafka import release_settings
-        return release_settings(self.kafka_version, self.kafka_mode)
+        return release_settings(self.kafka_version, self.kafka_mode, self.dynamic_quorum)
 
     @property
     def nemesis_kinds(self) -> list[str]:
@@ -171,6 +178,8 @@ def test_name(options: TestOptions) -> str:
         parts.append("crash")
     if options.pin_clients:
         parts.append("pinned")
+    if options.dynamic_quorum:
+        parts.append("dynamic-quorum")
     if options.kafka_version or options.kafka_mode:
         parts.append("-".join(["kafka", options.kafka_version or "default", options.kafka_mode or ""]).rstrip("-"))
     return store.safe_name("-".join(parts))
@@ -543,11 +552,11 @@ class Run:
         store.write_test_json(self.run_dir, t)
 
 
-def _release_of(settings: dict) -> tuple[str, str]:
-    from clusters.kafka import MODE_KEY, VERSION_KEY
+def _release_of(settings: dict) -> tuple[str, str, str]:
+    from clusters.kafka import MODE_KEY, QUORUM_KEY, VERSION_KEY
     from clusters.kafka_versions import resolve
     release = resolve(settings.get(VERSION_KEY), settings.get(MODE_KEY))
-    return release.version, release.mode
+    return release.version, release.mode, settings.get(QUORUM_KEY, "static")
 
 
 def _initial_test_json(run: Run) -> dict:

@@ -15,10 +15,14 @@ One of three changes per strike, drawn by the seeded rng:
   (never below 2 replicas: min.insync.replicas is 2). The stop puts the original
   list and leader back.
 - `remove-controller` / `add-controller`: a KIP-853 controller quorum change. It needs
-  kraft.version 1 (a dynamic quorum); logtrial formats static quorums
-  (controller.quorum.voters, kraft.version 0), so the strike checks the finalized
-  kraft.version and, finding no dynamic quorum, changes nothing and says why in
-  `skipped`.
+  kraft.version 1, a dynamic quorum (`--dynamic-quorum`); on a static one
+  (controller.quorum.voters, kraft.version 0) the strike changes nothing and says why
+  in `skipped`. On a dynamic one it removes one voter (the leader too, if drawn) with
+  `kafka-metadata-quorum remove-controller`; the node keeps running, as a broker and
+  a quorum observer. Never below three voters, and only when every voter runs and
+  is caught up: the smaller quorum must still be able to elect. The stop adds it back
+  (`add-controller`, run on the node with its own config) and checks the voter set is
+  the original one.
 
 Every change is first written down on the nodes (nemesis/membership_undo.py), so the
 heal can undo it from there.
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import random
 import shlex
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
@@ -43,6 +48,9 @@ CHANGES = ("reorder", "move")
 MIN_REPLICAS = 2           # `move` never shrinks a partition below min.insync.replicas
 ADD_WAIT_S = 60.0          # add-node: how long the broker may take to serve again
 REPLICATED_WAIT_S = 30.0   # how long a stop waits for the partitions to be in sync again
+MIN_VOTERS = 3             # remove-controller leaves at least 2 voters: a majority of 2 still elects
+CAUGHT_UP_MS = 5000        # a voter that stays must have caught up with the leader this recently
+VOTERS_WAIT_S = 30.0       # how long a strike or stop waits for the voter set to change
 
 
 class MembershipFault(Fault):
@@ -63,7 +71,7 @@ class MembershipFault(Fault):
             return {"mode": mode, "nodes": [rng.choice(sorted(nodes))]}
         if mode == "reassign":  # which partition and how: drawn here, resolved at the strike
             return {"mode": mode, "change": rng.choice(CHANGES), "pick": rng.randrange(2 ** 31)}
-        return {"mode": mode}
+        return {"mode": mode, "pick": rng.randrange(2 ** 31)}  # which voter: resolved at the strike
 
     def start_f(self, params: dict) -> str:
         return START_F[params["mode"]]
@@ -85,12 +93,11 @@ class MembershipFault(Fault):
         active, self.active = self.active, None
         if active is None:
             return {}
-        if active.get("skipped") or active["mode"] == "quorum" or \
+        if active.get("skipped") or (active["mode"] == "quorum" and "voters" not in active) or \
                 (active["mode"] == "reassign" and "original" not in active):
             return {"mode": active["mode"], "skipped": active.get("skipped", "its start changed nothing")}
-        if active["mode"] == "remove-node":
-            return self._add(cluster, active)
-        return self._restore(cluster, active)
+        stops = {"remove-node": self._add, "reassign": self._restore, "quorum": self._add_controller}
+        return stops[active["mode"]](cluster, active)
 
     def heal(self, cluster) -> None:
         """Cluster.heal undoes what the trace on the nodes records; only forget here."""
@@ -181,13 +188,67 @@ class MembershipFault(Fault):
             return {**params, "skipped": "ZooKeeper mode has no KRaft controller quorum to change"}
         version = kadmin.kraft_version(cluster, cluster.nodes[0])
         if version == 0:
-            reason = ("kraft.version is 0: the controller quorum is static (controller.quorum.voters); "
-                      "KIP-853 add-controller/remove-controller need kraft.version 1, a dynamically "
-                      "formatted quorum, which logtrial's clusters are not (docs/nemesis.md, membership)")
-        else:
-            reason = (f"kraft.version is {version} (a dynamic quorum), but this fault only knows the "
-                      "static quorums logtrial formats; it does not change dynamic ones yet")
-        return {**params, "kraft_version": version, "skipped": reason}
+            return {**params, "kraft_version": 0, "skipped": (
+                "kraft.version is 0: the controller quorum is static (controller.quorum.voters); "
+                "KIP-853 add-controller/remove-controller need kraft.version 1, a dynamically "
+                "formatted quorum (logtrial cluster up / test --dynamic-quorum)")}
+        status = kadmin.quorum_status(cluster, cluster.nodes[0])
+        unsafe = _unsafe_removal(cluster, status)
+        if unsafe:
+            return {**params, "skipped": unsafe}
+        # replayed: the recorded voter if it still is one; else the recorded pick decides
+        node_id = params.get("controller_id")
+        if node_id not in status.voters:
+            node_id = sorted(status.voters)[params["pick"] % len(status.voters)]
+        value = {**params, "node": cluster.inventory.node_names[node_id - 1], "controller_id": node_id,
+                 "leader": status.leader, "voters": sorted(status.voters)}
+        try:
+            undo.record(cluster, voters=status.voters)
+            kadmin.remove_controller(cluster, _peer(cluster, value["node"]), node_id, status.voters[node_id])
+            _wait_voters(cluster, set(status.voters) - {node_id})
+        except Exception as e:  # noqa: BLE001 - reported; the stop or the heal adds it back
+            return with_errors(value, {value["node"]: f"{type(e).__name__}: {e}"})
+        return value
+
+    def _add_controller(self, cluster, active: dict) -> dict:
+        node = active["node"]
+        value = {"mode": active["mode"], "node": node, "controller_id": active["controller_id"]}
+        original = {int(k): v for k, v in undo.read_trace(cluster)["voters"].items()}
+        try:
+            if not cluster.db.is_running(node):  # another fault stopped it: a voter must run
+                cluster.db.launch(node)
+                cluster.db.wait_ready(node, timeout=ADD_WAIT_S)
+            undo.restore_voters(cluster, original, VOTERS_WAIT_S)
+        except Exception as e:  # noqa: BLE001 - left in the trace: the final heal retries and checks
+            return with_errors(value, {node: f"{type(e).__name__}: {e}"})
+        undo.forget(cluster, voters=True)
+        return {**value, "voters": sorted(original)}
+
+
+def _unsafe_removal(cluster, status: kadmin.QuorumStatus) -> str | None:
+    """Why removing any voter now could leave a quorum that cannot elect, or None."""
+    if len(status.voters) < MIN_VOTERS:
+        return (f"only {len(status.voters)} controller voters ({sorted(status.voters)}): removing one "
+                f"would leave fewer than {MIN_VOTERS - 1}")
+    # a voter killed an instant ago still looks caught up in the leader's view: ask its node
+    stopped = sorted(v for v in status.voters if not cluster.db.is_running(cluster.inventory.node_names[v - 1]))
+    if stopped:
+        return f"controller voters {stopped} are not running: no voter is removed"
+    caught_up = kadmin.quorum_caught_up(cluster, cluster.nodes[0], CAUGHT_UP_MS)
+    behind = sorted(v for v in status.voters if not caught_up.get(v, False))
+    if behind:  # one of them may be the one left out, the rest could not form a majority
+        return f"controller voters {behind} are not caught up with the leader: no voter is removed"
+    return None
+
+
+def _wait_voters(cluster, expected: set[int]) -> None:
+    """Waits until the quorum's voters are exactly `expected` (the change commits first)."""
+    deadline = time.monotonic() + VOTERS_WAIT_S
+    while (voters := set(kadmin.quorum_status(cluster, cluster.nodes[0]).voters)) != expected:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"controller voters {sorted(voters)}, expected {sorted(expected)} "
+                               f"after {VOTERS_WAIT_S:g} s")
+        time.sleep(0.5)
 
 
 def new_replicas(current: list[int], brokers: Sequence[int], change: str, rng: random.Random) -> list[int]:

@@ -1,13 +1,15 @@
 """Undoing the membership fault (nemesis/membership.py), from what the nodes say.
 
 Before the fault changes anything it leaves a trace on every node,
-`<home>/membership-fault.json`: the nodes it removed and the original replica list
-of every partition it reassigned. The fault's own stop undoes one change and
+`<home>/membership-fault.json`: the nodes it removed, the original replica list
+of every partition it reassigned and the original controller voters ({id: directory
+id}) before it removed one. The fault's own stop undoes one change and
 forgets it; `heal` (called by Cluster.heal, so `logtrial cluster heal` runs it
 after the control process died) undoes whatever is still recorded: removed brokers
 are back (Cluster.heal formats and restarts dead ones first), every recorded
-partition gets its original replica list and preferred leader again, and then it
-*checks* that every affected partition has its whole replica set in sync. Only
+partition gets its original replica list and preferred leader again, every removed
+voter is added back, and then it *checks* that every affected partition has its
+whole replica set in sync and that the voter set is the original one. Only
 then is the trace removed; `problems` reports a trace left behind, which is how
 verify_healed knows the membership is not restored.
 """
@@ -16,16 +18,19 @@ from __future__ import annotations
 import json
 import logging
 import shlex
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable
 
 from clusters import kafka_admin as kadmin
+from clusters.db import DatabaseError
 from harness.ssh import SSHError
 
 log = logging.getLogger(__name__)
 
 TRACE_NAME = "membership-fault.json"
 REPLICATED_TIMEOUT_S = 90.0  # heal: how long partitions may take to be fully in sync again
+VOTERS_TIMEOUT_S = 60.0      # how long a voter may take to be added back (it must catch up first)
 
 
 def trace_file(cluster, node: str) -> str:
@@ -34,12 +39,14 @@ def trace_file(cluster, node: str) -> str:
 
 # -- the trace ---------------------------------------------------------------------------
 def read_trace(cluster) -> dict:
-    """{"removed": [nodes], "assignment": {partition: original replicas}} merged from every
-    node that answers (the first node to record a partition's original list wins)."""
-    merged: dict = {"removed": [], "assignment": {}}
+    """{"removed": [nodes], "assignment": {partition: original replicas}, "voters": {id:
+    directory id}} merged from every node that answers (the first node to record a
+    partition's original list, or the original voters, wins)."""
+    merged: dict = {"removed": [], "assignment": {}, "voters": {}}
     for trace in _traces(cluster).values():
         merged["removed"] = sorted(set(merged["removed"]) | set(trace.get("removed", [])))
         merged["assignment"] = {**trace.get("assignment", {}), **merged["assignment"]}
+        merged["voters"] = merged["voters"] or trace.get("voters", {})
     return merged
 
 
@@ -60,7 +67,7 @@ def _traces(cluster) -> dict[str, dict]:
 
 
 def _write_trace(cluster, trace: dict) -> None:
-    empty = not trace["removed"] and not trace["assignment"]
+    empty = _empty(trace)
     text = json.dumps(trace, sort_keys=True) + "\n"
 
     def write(session) -> None:
@@ -73,20 +80,27 @@ def _write_trace(cluster, trace: dict) -> None:
     cluster.ssh.run_on(cluster.nodes, write)
 
 
-def record(cluster, removed: Iterable[str] = (), assignment: dict[str, list[int]] | None = None) -> None:
+def _empty(trace: dict) -> bool:
+    return not trace["removed"] and not trace["assignment"] and not trace["voters"]
+
+
+def record(cluster, removed: Iterable[str] = (), assignment: dict[str, list[int]] | None = None,
+           voters: dict[int, str] | None = None) -> None:
     """Adds to the trace on every node, before the change is made. A partition already
-    recorded keeps its first (original) replica list."""
+    recorded keeps its first (original) replica list, the quorum its first voter set."""
     trace = read_trace(cluster)
     trace["removed"] = sorted(set(trace["removed"]) | set(removed))
     trace["assignment"] = {**(assignment or {}), **trace["assignment"]}
+    trace["voters"] = trace["voters"] or {str(k): v for k, v in (voters or {}).items()}
     _write_trace(cluster, trace)
 
 
-def forget(cluster, removed: Iterable[str] = (), partitions: Iterable[str] = ()) -> None:
+def forget(cluster, removed: Iterable[str] = (), partitions: Iterable[str] = (), voters: bool = False) -> None:
     """Drops undone changes from the trace (the file goes once nothing is left)."""
     trace = read_trace(cluster)
     trace["removed"] = [n for n in trace["removed"] if n not in set(removed)]
     trace["assignment"] = {k: v for k, v in trace["assignment"].items() if k not in set(partitions)}
+    trace["voters"] = {} if voters else trace["voters"]
     _write_trace(cluster, trace)
 
 
@@ -105,16 +119,46 @@ def restore_assignment(cluster, original: dict[str, list[int]], via: str,
     return lagging, kadmin.elect_preferred(cluster, present)
 
 
+def restore_voters(cluster, original: dict[int, str], timeout: float) -> list[str]:
+    """Adds every original voter that is not one back (running on its own node, which
+    must be up and caught up: the leader refuses a lagging one, so this retries until
+    the timeout), then waits for the voter set to be exactly the original. Returns the
+    nodes added; DatabaseError says what the voter set is if it never got there."""
+    deadline = time.monotonic() + timeout
+    added: list[str] = []
+    while True:
+        status = kadmin.quorum_status(cluster, cluster.nodes[0])
+        if status.voters == original:
+            return added
+        missing = [cluster.inventory.node_names[i - 1] for i in sorted(set(original) - set(status.voters))]
+        error = None
+        for node in missing:
+            try:
+                kadmin.add_controller(cluster, node)
+                added.append(node)
+            except DatabaseError as e:  # not caught up yet, or a change still in flight
+                error = e
+        if time.monotonic() > deadline:
+            raise DatabaseError("quorum", f"voters {status.voters}, not the original {original} after "
+                                f"{timeout:g} s" + (f"; last error: {error}" if error else ""))
+        time.sleep(1)
+
+
 def heal(cluster) -> list[str]:
     """Undoes every membership change still in the trace and checks it; returns what it
     did. Whatever could not be restored (or is not fully in sync after
     REPLICATED_TIMEOUT_S) is said in an action and stays in the trace, so
     verify_healed reports it and a second heal tries again."""
     trace = read_trace(cluster)
-    if not trace["removed"] and not trace["assignment"]:
+    if _empty(trace):
         return []
     actions = [f"{node}: broker registered again after its removal" for node in trace["removed"]]
     try:
+        if trace["voters"]:  # first: a quorum short of a voter tolerates no other failure
+            voters = {int(k): v for k, v in trace["voters"].items()}
+            added = restore_voters(cluster, voters, VOTERS_TIMEOUT_S)
+            actions += [f"{node}: added back as a controller voter" for node in added]
+            actions.append(f"controller voters restored: {sorted(voters)}")
         lagging, elect_errors = (restore_assignment(cluster, trace["assignment"], cluster.nodes[0],
                                                     REPLICATED_TIMEOUT_S)
                                  if trace["assignment"] else ([], {}))
@@ -127,7 +171,7 @@ def heal(cluster) -> list[str]:
     if lagging:
         return actions + [f"membership not restored: not fully in sync after {REPLICATED_TIMEOUT_S:g} s: "
                           + "; ".join(lagging)]
-    forget(cluster, trace["removed"], trace["assignment"])
+    forget(cluster, trace["removed"], trace["assignment"], voters=True)
     return actions
 
 
@@ -137,5 +181,6 @@ def problems(cluster) -> dict[str, list[str]]:
     for node, trace in _traces(cluster).items():
         items = [f"removed brokers {', '.join(trace['removed'])}"] if trace.get("removed") else []
         items += [f"{k} replicas were {v}" for k, v in sorted(trace.get("assignment", {}).items())]
+        items += [f"controller voters were {sorted(int(k) for k in trace['voters'])}"] if trace.get("voters") else []
         found[node] = [f"membership fault not undone ({trace_file(cluster, node)}): {'; '.join(items)}"]
     return found

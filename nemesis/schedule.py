@@ -25,7 +25,8 @@ from nemesis.registry import F_NAMES, make_faults
 START, STOP = "start", "stop"
 # value keys that report what happened rather than what was planned
 RESULT_KEYS = frozenset({"at", "errors", "observed_ms", "clients_cut_from",
-                         "original", "skipped", "lagging", "broker_id", "kraft_version"})
+                         "original", "skipped", "lagging", "broker_id", "kraft_version",
+                         "node", "leader", "voters"})
 
 
 class ScheduleError(ValueError):

@@ -14,6 +14,9 @@ from confluent_kafka.admin import AdminClient
 
 from clusters import kafka_admin
 from clusters.cluster import Cluster, ClusterNotHealed
+from clusters.kafka import KafkaDB, directory_id, release_settings
+from clusters.kafka_versions import KafkaVersionError
+from nemesis.roles import RoleResolver
 from nemesis import membership_undo
 from nemesis.membership import IDLE_STOP_F, START_F, STOP_F, MembershipFault, new_replicas
 from nemesis.registry import F_NAMES, parse_kinds
@@ -34,6 +37,8 @@ def test_plans_are_seeded_and_name_what_they_strike():
             assert params["nodes"][0] in NODES
         if params["mode"] == "reassign":
             assert set(params) == {"mode", "change", "pick"} and params["change"] in ("reorder", "move")
+        if params["mode"] == "quorum":  # which voter is resolved at the strike, from the pick
+            assert set(params) == {"mode", "pick"}
     assert "membership" not in parse_kinds("all")  # it wipes a voter's log: by name only
 
 
@@ -136,7 +141,7 @@ def test_remove_node_unregisters_and_wipes_it_and_add_node_brings_it_back(healed
     assert fault.stop(cluster) == {"mode": "remove-node", "nodes": ["n3"]}
     eventually(lambda: registered_brokers(cluster), {1, 2, 3})
     eventually(lambda: {isr for _, _, isr in described(cluster, topic).values()}, {frozenset({1, 2, 3})})
-    assert membership_undo.read_trace(cluster) == {"removed": [], "assignment": {}}
+    assert membership_undo.read_trace(cluster) == {"removed": [], "assignment": {}, "voters": {}}
     cluster.verify_healed()
 
 
@@ -196,7 +201,88 @@ def test_heal_from_a_fresh_process_restores_membership_and_is_idempotent(healed_
 @pytest.mark.cluster
 def test_quorum_change_is_skipped_on_a_static_quorum(healed_cluster):
     fault = MembershipFault()
-    value = fault.start(healed_cluster, {"mode": "quorum"})
+    value = fault.start(healed_cluster, {"mode": "quorum", "pick": 0})
     assert value["kraft_version"] == 0 and value["skipped"].startswith("kraft.version is 0: ")
     assert fault.stop_f == "add-controller"
     assert fault.stop(healed_cluster) == {"mode": "quorum", "skipped": value["skipped"]}
+
+
+# -- a dynamic controller quorum (its own cluster) ---------------------------------------------
+def test_a_dynamic_quorum_needs_kraft_on_3_9_and_is_formatted_with_every_voter(tmp_path):
+    from clusters.inventory import Inventory, Node
+    nodes = tuple(Node(name=f"n{i}", host=f"10.0.0.{i}", port=22, user="root", key_file="k", host_key=None,
+                       home=f"/h/n{i}") for i in (1, 2, 3))
+    inventory = Inventory(name="dq", nodes=nodes, path=tmp_path / "inventory.yaml")
+    with pytest.raises(KafkaVersionError, match="--dynamic-quorum needs KRaft on Kafka 3.9.0.*Kafka 3.8.1"):
+        KafkaDB(inventory, None, release_settings("3.8.1", None, dynamic_quorum=True))
+    db = KafkaDB(inventory, None, release_settings(None, None, dynamic_quorum=True))
+    props = db.properties("n2")
+    assert "controller.quorum.voters" not in props
+    assert props["controller.quorum.bootstrap.servers"] == "10.0.0.1:9093,10.0.0.2:9093,10.0.0.3:9093"
+    assert db.initial_voters().split(",")[1] == f"2@10.0.0.2:9093:{directory_id('dq', 2)}"
+    assert len(directory_id("dq", 2)) == 22 and directory_id("dq", 2) != directory_id("dq", 1)
+
+
+def voters(cluster) -> dict[int, str]:
+    return kafka_admin.quorum_status(cluster, cluster.nodes[0]).voters
+
+
+@pytest.fixture
+def quorum_cluster(dynamic_quorum_cluster):
+    yield dynamic_quorum_cluster
+    dynamic_quorum_cluster.heal()
+    dynamic_quorum_cluster.verify_healed()
+
+
+@pytest.mark.own_cluster
+def test_remove_controller_takes_the_leader_out_of_the_voters_and_add_controller_puts_it_back(quorum_cluster):
+    cluster = quorum_cluster
+    status = kafka_admin.quorum_status(cluster, "n1")
+    original = status.voters
+    assert sorted(original) == [1, 2, 3] and kafka_admin.kraft_version(cluster, "n1") == 1
+    leader_node = cluster.inventory.node_names[status.leader - 1]
+    fault = MembershipFault()
+    value = fault.start(cluster, {"mode": "quorum", "pick": status.leader - 1})
+    assert value == {"mode": "quorum", "pick": status.leader - 1, "node": leader_node,
+                     "controller_id": status.leader, "leader": status.leader, "voters": [1, 2, 3]}
+    after = kafka_admin.quorum_status(cluster, "n1")
+    assert set(after.voters) == set(original) - {status.leader}
+    assert after.observers == {status.leader: original[status.leader]}  # still running, as a broker
+    assert after.leader in after.voters  # the old leader resigned; the two left elected another
+    assert RoleResolver(cluster).controller() == cluster.inventory.node_names[after.leader - 1]
+    with pytest.raises(ClusterNotHealed, match="controller voters were \\[1, 2, 3\\]"):
+        cluster.verify_healed()
+
+    assert fault.stop_f == "add-controller"
+    assert fault.stop(cluster) == {"mode": "quorum", "node": leader_node, "controller_id": status.leader,
+                                   "voters": [1, 2, 3]}
+    assert voters(cluster) == original  # the same directory ids: the same log dirs voted again
+    assert membership_undo.read_trace(cluster)["voters"] == {}
+    # a voter just killed may still look caught up to the leader: its node is asked too
+    cluster.db.kill("n2")
+    assert fault.start(cluster, {"mode": "quorum", "pick": 0})["skipped"] == \
+        "controller voters [2] are not running: no voter is removed"
+    assert voters(cluster) == original  # the fixture's heal restarts n2
+
+
+@pytest.mark.own_cluster
+def test_heal_from_a_fresh_process_adds_a_removed_voter_back(quorum_cluster):
+    """The control process died after remove-controller: `logtrial cluster heal`'s path
+    (a new Cluster knowing only what the nodes say) adds the voter back and checks it."""
+    cluster = quorum_cluster
+    original = voters(cluster)
+    follower = next(i for i in sorted(original) if i != kafka_admin.quorum_status(cluster, "n1").leader)
+    value = MembershipFault().start(cluster, {"mode": "quorum", "pick": 0, "controller_id": follower})
+    assert value["controller_id"] == follower and "errors" not in value, value
+    assert set(voters(cluster)) == set(original) - {follower}
+    # the fault refuses to shrink a quorum that is already short of a voter
+    assert MembershipFault().start(cluster, {"mode": "quorum", "pick": 0})["skipped"].startswith(
+        "only 2 controller voters")
+
+    with Cluster.open(cluster.inventory.path, start=False) as fresh:
+        actions = fresh.heal()
+        node = cluster.inventory.node_names[follower - 1]
+        assert actions == [f"{node}: added back as a controller voter", "controller voters restored: [1, 2, 3]"]
+        fresh.verify_healed()
+        assert voters(fresh) == original
+        assert fresh.heal() == []  # nothing left to undo

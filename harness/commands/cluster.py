@@ -14,7 +14,7 @@ import click
 from clusters.cluster import Cluster, ClusterNotHealed, adopt_recorded_release
 from clusters.db import DatabaseError
 from clusters.inventory import InventoryError, load_inventory, write_inventory
-from clusters.kafka import parse_settings, release_settings
+from clusters.kafka import check_dynamic_quorum, parse_settings, release_settings
 from clusters.kafka_versions import KafkaVersionError, resolve
 from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
 from harness import exit_codes
@@ -106,11 +106,13 @@ def cluster() -> None:
 @insecure_option
 def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
        settings: tuple[str, ...], kafka_version: str | None, kafka_mode: str | None,
-       insecure_host_keys: bool) -> None:
+       dynamic_quorum: bool, insecure_host_keys: bool) -> None:
     """Create a local cluster (or use --inventory) and start Kafka on every node."""
     try:
-        overrides = {**parse_settings(settings), **release_settings(kafka_version, kafka_mode)}
+        overrides = {**parse_settings(settings), **release_settings(kafka_version, kafka_mode, dynamic_quorum)}
         release = resolve(kafka_version, kafka_mode)  # before anything is created
+        if dynamic_quorum:
+            check_dynamic_quorum(release)
     except ValueError as e:  # KafkaVersionError names the version and mode
         fail(str(e), exit_codes.BAD_INPUT)
     started = time.monotonic()
@@ -135,7 +137,8 @@ def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
              exit_codes.HARNESS_ERROR)
     loaded = load_inventory(inventory_path)
     click.echo(f"cluster {loaded.name}: {len(loaded.nodes)} nodes up in "
-               f"{time.monotonic() - started:.1f} s, {release.label}")
+               f"{time.monotonic() - started:.1f} s, {release.label}"
+               + (", dynamic controller quorum" if dynamic_quorum else ""))
     click.echo(f"  inventory: {inventory_path}")
     click.echo(f"  bootstrap: {','.join(f'{n.host}:9092' for n in loaded.nodes)}")
 
