@@ -21,16 +21,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 
+import numpy as np
 import pandas as pd
 
 from checkers import consistency
 from checkers.cycle_search import SEARCH_ORDER, cycle_anomalies
-from checkers.cycles import ListAppendPhrasing, Step, explain_cycle
+from checkers.cycles import ListAppendPhrasing, Step, components, explain_cycle
 from checkers.la_keys import Finding, KeyMop, analyze_key, group_by_key
 from checkers.la_txn import txn_findings
 from checkers.list_append_explain import explain
-from checkers.order_local import process_edges, realtime_edges
+from checkers.order_local import OrderEdges, process_order, realtime_order
 from checkers.verdict import Evidence, verdict
 
 DEFAULT_EXAMPLES = 20
@@ -95,17 +98,30 @@ def key_mops(txn: Txn) -> list[KeyMop]:
     return out
 
 
-def order_edges(all_txns: Iterable[Txn], model: str) -> list[Step]:
+def order_edges(all_txns: Iterable[Txn], model: str) -> OrderEdges:
     """The order edges the model needs, as Elle adds them: realtime (which
     covers process order) for strict-serializable, else process order for
     strong-session-serializable, else none."""
     forbidden = consistency.proscribed(model)
     rows = [(t.id, t.process, t.type, t.invoke_index, t.complete_index) for t in all_txns]
     if any(t.endswith("-realtime") for t in forbidden):
-        return realtime_edges(rows)
+        return realtime_order(rows)
     if any(t.endswith("-process") for t in forbidden):
-        return process_edges(rows)
-    return []
+        return process_order(rows)
+    return OrderEdges()
+
+
+def cyclic_steps(data: list[tuple], order: OrderEdges) -> list[Step]:
+    """The edges inside a strongly connected component of the whole graph
+    (data edges as Step-shaped tuples, then the order edges), as Steps: only
+    they can lie on a cycle, and they are usually a small part of it."""
+    n, total = len(data), len(data) + len(order)
+    if not total:
+        return []
+    src = np.fromiter(chain(map(itemgetter(0), data), order.src), np.int64, total)
+    dst = np.fromiter(chain(map(itemgetter(1), data), order.dst), np.int64, total)
+    inside = np.flatnonzero(components(src, dst).inside())
+    return [Step._make(data[i]) for i in inside[inside < n].tolist()] + order.steps((inside[inside >= n] - n).tolist())
 
 
 def cycle_types(model: str) -> list[str]:
@@ -113,13 +129,14 @@ def cycle_types(model: str) -> list[str]:
     return [n for n in SEARCH_ORDER if not n.endswith(("-process", "-realtime")) or n in forbidden]
 
 
-def analyze(all_txns: list[Txn]) -> tuple[list[Finding], list[Step]]:
-    """Steps 1 and 2 in-process: every finding and every data edge."""
+def analyze(all_txns: list[Txn]) -> tuple[list[Finding], list[tuple]]:
+    """Steps 1 and 2 in-process: every finding and every data edge (as
+    Step-shaped tuples)."""
     findings: list[Finding] = []
     for t in all_txns:
         if t.type == "ok":
             findings.extend(txn_findings(t.id, t.mops))
-    edges: list[Step] = []
+    edges: list[tuple] = []
     for key, mops in group_by_key(m for t in all_txns for m in key_mops(t)).items():
         found, key_edges = analyze_key(key, mops)
         findings.extend(found)
@@ -136,9 +153,9 @@ def check_list_append(ops: pd.DataFrame, consistency_model: str = "strict-serial
     counts = _type_counts(t.type for t in all_txns)
     by_id = {t.id: t for t in all_txns}
     op_info = lambda op: by_id[op].info if op in by_id else None  # noqa: E731 (only examples need it)
-    graph = edges + order_edges(all_txns, model)
-    return assemble(findings, graph, op_info, counts, model, allow, forbid, examples,
-                    graph_edges=len(graph))
+    order = order_edges(all_txns, model)
+    return assemble(findings, cyclic_steps(edges, order), op_info, counts, model, allow, forbid, examples,
+                    graph_edges=len(edges) + len(order))
 
 
 def _type_counts(types: Iterable[str]) -> dict[str, int]:
