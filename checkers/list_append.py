@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 from itertools import chain
 from operator import itemgetter
 
@@ -39,8 +39,10 @@ from checkers.verdict import Evidence, verdict
 DEFAULT_EXAMPLES = 20
 
 
-@dataclass(frozen=True)
-class Txn:
+class Txn(NamedTuple):
+    """One txn operation (a named tuple: one per operation, cheaper to build
+    than a frozen dataclass)."""
+
     id: int            # history index of the completion (of the invoke if none)
     process: int
     type: str
@@ -72,14 +74,18 @@ def txns(ops: pd.DataFrame) -> list[Txn]:
         done, done_time = _none(done), _none(done_time)
         out.append(Txn(int(done if done is not None else invoke_index), int(process), otype,
                        int(invoke_index), done, int(done_time if done_time is not None else invoke_time),
-                       _mops(otype, complete_value if otype == "ok" else invoke_value)))
+                       txn_mops(otype, complete_value if otype == "ok" else invoke_value)))
     return out
 
 
-def _mops(otype: str, value) -> tuple:
+def txn_mops(otype: str, value) -> tuple:
+    """The micro-ops as (f, key, value-or-read) tuples: an ok read of null
+    read [], a read of a txn that did not complete ok read nothing (None)."""
+    if not value:
+        return ()
     if otype == "ok":
-        return tuple((m[0], m[1], (m[2] or []) if m[0] == "r" else m[2]) for m in value or [])
-    return tuple((m[0], m[1], None if m[0] == "r" else m[2]) for m in value or [])
+        return tuple([(f, k, v or []) if f == "r" else (f, k, v) for f, k, v in value])
+    return tuple([(f, k, None) if f == "r" else (f, k, v) for f, k, v in value])
 
 
 def key_mops(txn: Txn) -> list[KeyMop]:

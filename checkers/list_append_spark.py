@@ -26,7 +26,7 @@ from checkers import consistency
 from checkers.cycles import Step, components
 from checkers.la_keys import Finding, KeyMop, analyze_key, group_by_key
 from checkers.la_txn import txn_findings
-from checkers.list_append import DEFAULT_EXAMPLES, Txn, assemble, key_mops, order_edges
+from checkers.list_append import DEFAULT_EXAMPLES, Txn, assemble, key_mops, order_edges, txn_mops
 from checkers.order_local import OrderEdges
 
 OPS_PER_BUCKET = 100_000
@@ -43,8 +43,7 @@ def _bucket(key, buckets: int) -> int:
 def _txn(row) -> Txn:
     done = row.complete_index if not pd.isna(row.complete_index) else None
     value = json.loads(row.complete_value if row.type == "ok" else row.invoke_value or "null")
-    mops = tuple((m[0], m[1], (m[2] or []) if m[0] == "r" and row.type == "ok" else
-                  (None if m[0] == "r" else m[2])) for m in value or [])
+    mops = txn_mops(row.type, value)
     return Txn(int(done if done is not None else row.invoke_index), int(row.process), row.type,
                int(row.invoke_index), None if done is None else int(done), 0, mops)
 
