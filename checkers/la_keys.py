@@ -66,13 +66,12 @@ def _single_append(mops: list[KeyMop], include) -> list | None:
 
 
 def observed_states(mops: list[KeyMop], include=_possible) -> list[list]:
-    """Distinct non-empty states read (by txns `include` admits), shortest
-    first; a key with a single append and no such read has state [v]."""
-    states = {tuple(m.value) for m in mops
-              if m.f == "r" and m.otype == "ok" and m.value and include(m)}
+    """Distinct non-empty states read by ok txns, shortest first; a key with
+    a single append (among those `include` admits) has state [v]."""
     single = _single_append(mops, include)
     if single is not None:
-        states = {tuple(single)}
+        return [single]
+    states = {tuple(value) for _, _, otype, _, f, value, _ in mops if f == "r" and otype == "ok" and value}
     return [list(s) for s in sorted(states, key=len)]
 
 
@@ -121,7 +120,7 @@ def aborted_reads(mops: list[KeyMop]) -> Iterator[Finding]:
     if not failed:
         return
     for m in mops:
-        if m.f == "r" and m.otype == "ok" and m.value:
+        if m.f == "r" and m.otype == "ok" and m.value and not failed.keys().isdisjoint(m.value):
             for e in m.value:
                 if e in failed:
                     yield Finding("G1a", (m.op, m.pos), {"key": m.key, "op": m.op, "pos": m.pos,
