@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy.sparse import coo_matrix
@@ -98,17 +99,40 @@ def _rw_ok(spec: Spec, count: int, adjacent: bool) -> bool:
             "adjacent": count >= 2 and adjacent}[spec.rw]
 
 
-def _close(spec: Spec, first: Step, out: dict[int, list[Step]], limit: int | None = None) -> list[Step] | None:
+class _Adjacency(NamedTuple):
+    """The usable steps of one search over integer vertices, so that search
+    states are small tuples of ints (kinds still needed as a bit mask)."""
+
+    index: dict[int, int]              # vertex -> its position
+    out: list[list[tuple]]             # per position: (dst position, kind's bit, is rw, step), in usable's order
+    bit: dict[str, int]                # each needed kind's bit
+    full: int                          # every needed kind
+
+
+def _adjacency(spec: Spec, usable: Sequence[Step]) -> _Adjacency:
+    bit = {kind: 1 << i for i, kind in enumerate(sorted(spec.need))}
+    index = {v: i for i, v in enumerate(dict.fromkeys(v for s in usable for v in (s.src, s.dst)))}
+    out: list[list[tuple]] = [[] for _ in index]
+    for s in usable:
+        out[index[s.src]].append((index[s.dst], bit.get(s.kind, 0), s.kind == "rw", s))
+    return _Adjacency(index, out, bit, (1 << len(bit)) - 1)
+
+
+def _close(spec: Spec, first: Step, adj: _Adjacency, limit: int | None = None) -> list[Step] | None:
     """Shortest path from first.dst back to first.src making first+path a
     cycle of `spec` (see the module docstring). With `limit`, only paths of
     at most that many steps are looked for: states are met in the same
     order, so such a path is the one found without the limit."""
     first_rw = first.kind == "rw"
-    cap = 1 if spec.rw in ("none", "one") else 2
+    at_most_one = spec.rw in ("none", "one")
+    no_two = spec.rw == "nonadjacent"
+    cap = 1 if at_most_one else 2
     # adjacency only matters when two or more rw edges may be used: keep it
     # out of the state otherwise (fewer states, same answers)
-    track = spec.rw in ("nonadjacent", "adjacent")
-    start = (first.dst, spec.need - {first.kind}, int(first_rw), first_rw and track, False)
+    track = not at_most_one
+    target, out = adj.index[first.src], adj.out
+    start = (adj.index[first.dst], adj.full & ~adj.bit.get(first.kind, 0), int(first_rw), first_rw and track,
+             False)
     parent: dict[tuple, tuple | None] = {start: None}
     queue = deque([(start, 0)])
     goal = None
@@ -119,19 +143,16 @@ def _close(spec: Spec, first: Step, out: dict[int, list[Step]], limit: int | Non
         if limit is not None and length >= limit:
             continue        # its successors' paths would be too long
         vertex, missing, rws, last_rw, adjacent = state
-        for step in out.get(vertex, ()):
-            is_rw = step.kind == "rw"
-            if is_rw and rws >= cap and spec.rw in ("none", "one"):
-                continue
-            if spec.rw == "nonadjacent" and is_rw and last_rw:
+        for dst, bit, is_rw, step in out[vertex]:
+            if is_rw and (at_most_one and rws >= cap or no_two and last_rw):
                 continue
             count = rws + is_rw
-            nxt = (step.dst, missing - {step.kind} if missing else missing, cap if count > cap else count,
-                   is_rw and track, adjacent or (is_rw and last_rw))
+            nxt = (dst, missing & ~bit, cap if count > cap else count, is_rw and track,
+                   adjacent or (is_rw and last_rw))
             if nxt in parent:
                 continue
             parent[nxt] = (state, step)
-            if step.dst == first.src and _goal(spec, nxt, first_rw):
+            if dst == target and _goal(spec, nxt, first_rw):
                 goal = nxt
                 break
             queue.append((nxt, length + 1))
@@ -154,7 +175,7 @@ def _goal(spec: Spec, state: tuple, first_rw: bool) -> bool:
     return not missing and _rw_ok(spec, rws, adjacent or wraps)
 
 
-def _closable(spec: Spec, usable: Sequence[Step], firsts: list[Step]) -> list[Step]:
+def _closable(spec: Spec, adj: _Adjacency, firsts: list[Step]) -> list[Step]:
     """The firsts a closing path exists for, when the spec allows at most one
     rw edge: then the search state is just (vertex, kinds still needed), and
     whether the goal is reachable is decided for every first at once, by the
@@ -163,19 +184,15 @@ def _closable(spec: Spec, usable: Sequence[Step], firsts: list[Step]) -> list[St
     search explores the whole component and dominated large histories."""
     if spec.rw not in ("none", "one") or not firsts:
         return firsts
-    need = sorted(spec.need)
-    layers = 1 << len(need)
-    full = layers - 1
-    bit = {kind: 1 << i for i, kind in enumerate(need)}
-    vertex = {v: i for i, v in enumerate(dict.fromkeys(v for s in usable for v in (s.src, s.dst)))}
-    closing = [(vertex[s.src], vertex[s.dst], bit.get(s.kind, 0)) for s in usable if s.kind != "rw"]
+    layers = adj.full + 1
+    closing = [(u, v, b) for u, steps in enumerate(adj.out) for v, b, is_rw, _ in steps if not is_rw]
     src = [u * layers + m for u, _, _ in closing for m in range(layers)]
     dst = [v * layers + (m & ~b) for _, v, b in closing for m in range(layers)]
-    reach = _reachability(len(vertex) * layers, src, dst)
+    reach = _reachability(len(adj.index) * layers, src, dst)
     keep = []
     for f in firsts:
-        start = vertex[f.dst] * layers + (full & ~bit.get(f.kind, 0))
-        if reach(start, vertex[f.src] * layers):
+        start = adj.index[f.dst] * layers + (adj.full & ~adj.bit.get(f.kind, 0))
+        if reach(start, adj.index[f.src] * layers):
             keep.append(f)
     return keep
 
@@ -232,19 +249,17 @@ def _search(spec: Spec, component: list[Step], max_tries: int,
         return None
     # only edges inside a cycle of the spec's own edge kinds can start one
     usable = [s for part in strongly_connected(usable) for s in part]
-    out: dict[int, list[Step]] = {}
-    for s in usable:
-        out.setdefault(s.src, []).append(s)
+    adj = _adjacency(spec, usable)
     firsts = [s for s in usable if s.kind == "rw"] if spec.rw != "none" else \
         [s for s in usable if s.kind in (spec.need or spec.kinds)]
-    firsts = _closable(spec, usable, firsts)[:max_tries]
+    firsts = _closable(spec, adj, firsts)[:max_tries]
     best: list[Step] | None = None
     last_try = len(firsts)
     for i, first in enumerate(firsts):
         if i > last_try:
             break
         # once a cycle is found, only a shorter one can replace it
-        path = _close(spec, first, out, None if best is None else len(best) - 2)
+        path = _close(spec, first, adj, None if best is None else len(best) - 2)
         if path is None:
             continue
         cycle = _explained([first, *path], preferred)

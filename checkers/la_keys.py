@@ -27,7 +27,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from checkers.cycles import Step
 
 INIT = object()   # the initial (empty) state of a key, before its first append
 
@@ -67,13 +66,12 @@ def _single_append(mops: list[KeyMop], include) -> list | None:
 
 
 def observed_states(mops: list[KeyMop], include=_possible) -> list[list]:
-    """Distinct non-empty states read (by txns `include` admits), shortest
-    first; a key with a single append and no such read has state [v]."""
-    states = {tuple(m.value) for m in mops
-              if m.f == "r" and m.otype == "ok" and m.value and include(m)}
+    """Distinct non-empty states read by ok txns, shortest first; a key with
+    a single append (among those `include` admits) has state [v]."""
     single = _single_append(mops, include)
     if single is not None:
-        states = {tuple(single)}
+        return [single]
+    states = {tuple(value) for _, _, otype, _, f, value, _ in mops if f == "r" and otype == "ok" and value}
     return [list(s) for s in sorted(states, key=len)]
 
 
@@ -122,7 +120,7 @@ def aborted_reads(mops: list[KeyMop]) -> Iterator[Finding]:
     if not failed:
         return
     for m in mops:
-        if m.f == "r" and m.otype == "ok" and m.value:
+        if m.f == "r" and m.otype == "ok" and m.value and not failed.keys().isdisjoint(m.value):
             for e in m.value:
                 if e in failed:
                     yield Finding("G1a", (m.op, m.pos), {"key": m.key, "op": m.op, "pos": m.pos,
@@ -185,8 +183,10 @@ def lost_updates(key, mops: list[KeyMop]) -> Iterator[Finding]:
             yield Finding("lost-update", (ops[0], 0), {"key": key, "value": list(state), "ops": ops})
 
 
-def edges(key, mops: list[KeyMop], order: list) -> list[Step]:
-    """ww, wr and rw edges of the key, between ok/info txns, mop by mop."""
+def edges(key, mops: list[KeyMop], order: list) -> list[tuple]:
+    """ww, wr and rw edges of the key, between ok/info txns, mop by mop, as
+    plain tuples of Step's fields (equal to the Step they describe): most
+    edges lie on no cycle, and a tuple costs a fraction of a Step to build."""
     index = {v: i for i, v in enumerate(order)}
     writer: dict = {}
     readers: dict[object, list[int]] = {}
@@ -197,7 +197,7 @@ def edges(key, mops: list[KeyMop], order: list) -> list[Step]:
         elif m.f == "r" and m.otype == "ok":
             readers.setdefault(m.value[-1] if m.value else INIT, []).append(m.op)
     last_seen = order[-1] if order else INIT
-    out: list[Step] = []
+    out: list[tuple] = []
     for m in mops:
         if m.otype == "fail":
             continue
@@ -205,23 +205,24 @@ def edges(key, mops: list[KeyMop], order: list) -> list[Step]:
             if m.otype == "ok" and m.value:
                 w = writer.get(m.value[-1])
                 if w is not None and w != m.op:
-                    out.append(Step(w, m.op, "wr", key, m.value[-1]))
+                    out.append((w, m.op, "wr", key, m.value[-1], None, None))
             continue
         i = index.get(m.value)
         prev = last_seen if i is None else (order[i - 1] if i > 0 else INIT)
         if prev is not INIT:
             w = writer.get(prev)
             if w is not None and w != m.op:
-                out.append(Step(w, m.op, "ww", key, m.value, prev=prev))
+                out.append((w, m.op, "ww", key, m.value, None, prev))
         rw_prev = None if prev is INIT else prev
-        out.extend(Step(r, m.op, "rw", key, m.value, prev=rw_prev) for r in readers.get(prev, ()) if r != m.op)
+        out.extend((r, m.op, "rw", key, m.value, None, rw_prev) for r in readers.get(prev, ()) if r != m.op)
     return out
 
 
-def analyze_key(key, mops: list[KeyMop]) -> tuple[list[Finding], list[Step]]:
+def analyze_key(key, mops: list[KeyMop]) -> tuple[list[Finding], list[tuple]]:
     """Every per-key anomaly and the key's edges. As in Elle, a key whose
     reads disagree (incompatible-order) still takes its longest read as the
-    version order for edges: the cycles it then shows are reported too."""
+    version order for edges: the cycles it then shows are reported too.
+    Edges are Step-shaped tuples (see `edges`)."""
     states = observed_states(mops)
     findings: list[Finding] = []
     clash = incompatible_order(key, states)

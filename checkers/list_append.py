@@ -18,26 +18,33 @@ ways of running, so they cannot disagree.
 """
 from __future__ import annotations
 
+import gc
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
+from itertools import chain
+from operator import itemgetter
 
+import numpy as np
 import pandas as pd
 
 from checkers import consistency
 from checkers.cycle_search import SEARCH_ORDER, cycle_anomalies
-from checkers.cycles import ListAppendPhrasing, Step, explain_cycle
+from checkers.cycles import ListAppendPhrasing, Step, components, explain_cycle
 from checkers.la_keys import Finding, KeyMop, analyze_key, group_by_key
 from checkers.la_txn import txn_findings
 from checkers.list_append_explain import explain
-from checkers.order_local import process_edges, realtime_edges
+from checkers.order_local import OrderEdges, process_order, realtime_order
 from checkers.verdict import Evidence, verdict
 
 DEFAULT_EXAMPLES = 20
 
 
-@dataclass(frozen=True)
-class Txn:
+class Txn(NamedTuple):
+    """One txn operation (a named tuple: one per operation, cheaper to build
+    than a frozen dataclass)."""
+
     id: int            # history index of the completion (of the invoke if none)
     process: int
     type: str
@@ -69,14 +76,18 @@ def txns(ops: pd.DataFrame) -> list[Txn]:
         done, done_time = _none(done), _none(done_time)
         out.append(Txn(int(done if done is not None else invoke_index), int(process), otype,
                        int(invoke_index), done, int(done_time if done_time is not None else invoke_time),
-                       _mops(otype, complete_value if otype == "ok" else invoke_value)))
+                       txn_mops(otype, complete_value if otype == "ok" else invoke_value)))
     return out
 
 
-def _mops(otype: str, value) -> tuple:
+def txn_mops(otype: str, value) -> tuple:
+    """The micro-ops as (f, key, value-or-read) tuples: an ok read of null
+    read [], a read of a txn that did not complete ok read nothing (None)."""
+    if not value:
+        return ()
     if otype == "ok":
-        return tuple((m[0], m[1], (m[2] or []) if m[0] == "r" else m[2]) for m in value or [])
-    return tuple((m[0], m[1], None if m[0] == "r" else m[2]) for m in value or [])
+        return tuple([(f, k, v or []) if f == "r" else (f, k, v) for f, k, v in value])
+    return tuple([(f, k, None) if f == "r" else (f, k, v) for f, k, v in value])
 
 
 def key_mops(txn: Txn) -> list[KeyMop]:
@@ -95,17 +106,30 @@ def key_mops(txn: Txn) -> list[KeyMop]:
     return out
 
 
-def order_edges(all_txns: Iterable[Txn], model: str) -> list[Step]:
+def order_edges(all_txns: Iterable[Txn], model: str) -> OrderEdges:
     """The order edges the model needs, as Elle adds them: realtime (which
     covers process order) for strict-serializable, else process order for
     strong-session-serializable, else none."""
     forbidden = consistency.proscribed(model)
     rows = [(t.id, t.process, t.type, t.invoke_index, t.complete_index) for t in all_txns]
     if any(t.endswith("-realtime") for t in forbidden):
-        return realtime_edges(rows)
+        return realtime_order(rows)
     if any(t.endswith("-process") for t in forbidden):
-        return process_edges(rows)
-    return []
+        return process_order(rows)
+    return OrderEdges()
+
+
+def cyclic_steps(data: list[tuple], order: OrderEdges) -> list[Step]:
+    """The edges inside a strongly connected component of the whole graph
+    (data edges as Step-shaped tuples, then the order edges), as Steps: only
+    they can lie on a cycle, and they are usually a small part of it."""
+    n, total = len(data), len(data) + len(order)
+    if not total:
+        return []
+    src = np.fromiter(chain(map(itemgetter(0), data), order.src), np.int64, total)
+    dst = np.fromiter(chain(map(itemgetter(1), data), order.dst), np.int64, total)
+    inside = np.flatnonzero(components(src, dst).inside())
+    return [Step._make(data[i]) for i in inside[inside < n].tolist()] + order.steps((inside[inside >= n] - n).tolist())
 
 
 def cycle_types(model: str) -> list[str]:
@@ -113,13 +137,14 @@ def cycle_types(model: str) -> list[str]:
     return [n for n in SEARCH_ORDER if not n.endswith(("-process", "-realtime")) or n in forbidden]
 
 
-def analyze(all_txns: list[Txn]) -> tuple[list[Finding], list[Step]]:
-    """Steps 1 and 2 in-process: every finding and every data edge."""
+def analyze(all_txns: list[Txn]) -> tuple[list[Finding], list[tuple]]:
+    """Steps 1 and 2 in-process: every finding and every data edge (as
+    Step-shaped tuples)."""
     findings: list[Finding] = []
     for t in all_txns:
         if t.type == "ok":
             findings.extend(txn_findings(t.id, t.mops))
-    edges: list[Step] = []
+    edges: list[tuple] = []
     for key, mops in group_by_key(m for t in all_txns for m in key_mops(t)).items():
         found, key_edges = analyze_key(key, mops)
         findings.extend(found)
@@ -127,18 +152,38 @@ def analyze(all_txns: list[Txn]) -> tuple[list[Finding], list[Step]]:
     return findings, edges
 
 
+@contextmanager
+def _without_cyclic_gc() -> Iterator[None]:
+    """The analysis builds millions of small tuples and no reference cycles,
+    yet each burst of allocations makes the cyclic collector walk the whole
+    heap, the parsed history included: at 10^6 operations that cost more
+    than the analysis itself. Reference counting still frees everything."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def check_list_append(ops: pd.DataFrame, consistency_model: str = "strict-serializable",
                       allow=(), forbid=(), examples: int = DEFAULT_EXAMPLES) -> dict:
     """Results (shared/history-format.md) plus Elle's `not` / `also_not`."""
     model = consistency.check_model(consistency_model)
+    with _without_cyclic_gc():
+        return _check(ops, model, allow, forbid, examples)
+
+
+def _check(ops: pd.DataFrame, model: str, allow, forbid, examples: int) -> dict:
     all_txns = txns(ops)
     findings, edges = analyze(all_txns)
     counts = _type_counts(t.type for t in all_txns)
     by_id = {t.id: t for t in all_txns}
     op_info = lambda op: by_id[op].info if op in by_id else None  # noqa: E731 (only examples need it)
-    graph = edges + order_edges(all_txns, model)
-    return assemble(findings, graph, op_info, counts, model, allow, forbid, examples,
-                    graph_edges=len(graph))
+    order = order_edges(all_txns, model)
+    return assemble(findings, cyclic_steps(edges, order), op_info, counts, model, allow, forbid, examples,
+                    graph_edges=len(edges) + len(order))
 
 
 def _type_counts(types: Iterable[str]) -> dict[str, int]:

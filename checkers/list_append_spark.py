@@ -26,7 +26,8 @@ from checkers import consistency
 from checkers.cycles import Step, components
 from checkers.la_keys import Finding, KeyMop, analyze_key, group_by_key
 from checkers.la_txn import txn_findings
-from checkers.list_append import DEFAULT_EXAMPLES, Txn, assemble, key_mops, order_edges
+from checkers.list_append import DEFAULT_EXAMPLES, Txn, assemble, key_mops, order_edges, txn_mops
+from checkers.order_local import OrderEdges
 
 OPS_PER_BUCKET = 100_000
 OUT_SCHEMA = ("rec string, type string, sort1 long, sort2 long, example string, bucket long, "
@@ -42,8 +43,7 @@ def _bucket(key, buckets: int) -> int:
 def _txn(row) -> Txn:
     done = row.complete_index if not pd.isna(row.complete_index) else None
     value = json.loads(row.complete_value if row.type == "ok" else row.invoke_value or "null")
-    mops = tuple((m[0], m[1], (m[2] or []) if m[0] == "r" and row.type == "ok" else
-                  (None if m[0] == "r" else m[2])) for m in value or [])
+    mops = txn_mops(row.type, value)
     return Txn(int(done if done is not None else row.invoke_index), int(row.process), row.type,
                int(row.invoke_index), None if done is None else int(done), 0, mops)
 
@@ -96,9 +96,9 @@ def _analyze_bucket(frame: pd.DataFrame) -> pd.DataFrame:
         f, e = analyze_key(key, key_mops_)
         found.extend(f)
         edges.extend(e)
-    edge_rows = _rows("edge", src=[e.src for e in edges], dst=[e.dst for e in edges],
-                      kind=[e.kind for e in edges], key=[json.dumps(e.key) for e in edges],
-                      value=[json.dumps(e.value) for e in edges], prev=[json.dumps(e.prev) for e in edges])
+    src, dst, kind, key, value, _, prev = zip(*edges) if edges else ((),) * len(Step._fields)
+    edge_rows = _rows("edge", src=list(src), dst=list(dst), kind=list(kind), key=[json.dumps(k) for k in key],
+                      value=[json.dumps(v) for v in value], prev=[json.dumps(p) for p in prev])
     return pd.concat([_finding_rows(found), edge_rows], ignore_index=True)
 
 
@@ -111,7 +111,7 @@ def _findings(rows: DataFrame, limit: int) -> tuple[list[Finding], dict[str, int
             counts)
 
 
-def _cyclic_steps(edges: DataFrame, order: list[Step]) -> tuple[list[Step], int]:
+def _cyclic_steps(edges: DataFrame, order: OrderEdges) -> tuple[list[Step], int]:
     """The data edges inside a strongly connected component of the whole
     graph (order edges included), with their explanations, and those order
     edges; and the size of the whole graph."""
@@ -119,9 +119,9 @@ def _cyclic_steps(edges: DataFrame, order: list[Step]) -> tuple[list[Step], int]
     return _inside_components(edges, pairs, order), len(pairs) + len(order)
 
 
-def _inside_components(edges: DataFrame, pairs: pd.DataFrame, order: list[Step]) -> list[Step]:
-    src = np.concatenate([pairs["src"].to_numpy(np.int64), np.array([s.src for s in order], np.int64)])
-    dst = np.concatenate([pairs["dst"].to_numpy(np.int64), np.array([s.dst for s in order], np.int64)])
+def _inside_components(edges: DataFrame, pairs: pd.DataFrame, order: OrderEdges) -> list[Step]:
+    src = np.concatenate([pairs["src"].to_numpy(np.int64), np.array(order.src, np.int64)])
+    dst = np.concatenate([pairs["dst"].to_numpy(np.int64), np.array(order.dst, np.int64)])
     if len(src) == 0:
         return []
     comps = components(src, dst)
@@ -136,7 +136,8 @@ def _inside_components(edges: DataFrame, pairs: pd.DataFrame, order: list[Step])
     steps = [Step(r["src"], r["dst"], r["kind"], json.loads(r["key"]), json.loads(r["value"]),
                   prev=json.loads(r["prev"])) for r in kept.collect()]
     label = dict(zip(cyclic["v"], cyclic["comp"]))
-    return steps + [s for s in order if s.src in label and label.get(s.src) == label.get(s.dst)]
+    return steps + order.steps(i for i, (a, b) in enumerate(zip(order.src, order.dst))
+                               if a in label and label.get(a) == label.get(b))
 
 
 def check_list_append_spark(spark: SparkSession, ops: DataFrame, consistency_model: str,
