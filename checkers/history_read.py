@@ -62,17 +62,6 @@ class _Problems:
             raise HistoryError(self.first, self.count)
 
 
-def _event_problem(e) -> str | None:
-    try:    # the usual, well-formed event in one expression; the rest below names what is wrong
-        p = e["process"]
-        if type(e["index"]) is int and e["index"] >= 0 and type(e["time"]) is int and e["type"] in TYPES \
-                and type(e["f"]) is str and (p == "nemesis" or type(p) is int and p >= 0):
-            return None
-    except (KeyError, TypeError):
-        pass
-    return _what_is_wrong(e)
-
-
 def _what_is_wrong(e) -> str | None:
     if not isinstance(e, dict):
         return f"an event must be a JSON object, not {type(e).__name__}"
@@ -210,17 +199,23 @@ def _int_column(values: tuple) -> np.ndarray | tuple:
 def _nullable_int_column(values: tuple) -> pd.api.extensions.ExtensionArray:
     """Int64, as the float64 (with NaN for None) that pandas infers, cast to
     Int64: the same numbers wherever a float holds them exactly."""
-    missing = np.fromiter((v is None for v in values), dtype=bool, count=len(values))
-    if missing.any():
-        try:
-            present = np.array([0 if v is None else v for v in values], dtype=np.int64)
-        except OverflowError:
-            present = None
-        if present is None or np.abs(present).max(initial=0) >= _EXACT_IN_FLOAT:
-            return pd.Series(values).astype("Int64").array
-        return pd.arrays.IntegerArray(present, missing)
-    column = _int_column(values)
-    return pd.Series(column).astype("Int64").array
+    column = np.fromiter(values, dtype=object, count=len(values))
+    missing = column == None  # noqa: E711 - elementwise, in C
+    if not missing.any():
+        return pd.Series(_int_column(values)).astype("Int64").array
+    column[missing] = 0
+    try:
+        present = column.astype(np.int64)
+    except OverflowError:
+        present = None
+    if present is None or np.abs(present).max(initial=0) >= _EXACT_IN_FLOAT:
+        return pd.Series(values).astype("Int64").array
+    return pd.arrays.IntegerArray(present, missing)
+
+
+# pandas keeps a column holding any of these as objects, unchanged; a list
+# would make it copy a list of lists element by element to find out.
+_OPAQUE = frozenset((str, list, dict))
 
 
 def _column(name: str, values: tuple):
@@ -228,7 +223,9 @@ def _column(name: str, values: tuple):
         return _int_column(values)
     if name in _NULLABLE_INT:
         return _nullable_int_column(values)
-    return list(values)
+    if any(map(_OPAQUE.__contains__, map(type, values))):
+        return np.fromiter(values, dtype=object, count=len(values))
+    return list(values)     # numbers, bools, None: pandas infers the type
 
 
 def _frame(rows: list[tuple]) -> pd.DataFrame:
@@ -261,12 +258,15 @@ _SKIP = object()
 @contextmanager
 def _gc_paused() -> Iterator[None]:
     """Every parsed event survives until the end, so the collector's passes
-    over them (half the time of reading) find nothing to free."""
+    over them (half the time of reading) find nothing to free. They hold no
+    reference cycles and live as long as the check: frozen, the collector
+    leaves them alone afterwards too (refcounting still frees them)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if enabled:
             gc.enable()
 
@@ -294,7 +294,13 @@ def _scan(lines: Lines, pairing: _Pairing, problems: _Problems) -> int:
             e = _careful_parse(lines, number, problems)
             if e is _SKIP:
                 continue
-        problem = _event_problem(e)
+        try:    # the well-formed event in one expression (this runs for every event); _what_is_wrong names the rest
+            p = e["process"]
+            good = type(e["index"]) is int and e["index"] >= 0 and type(e["time"]) is int \
+                and e["type"] in TYPES and type(e["f"]) is str and (p == "nemesis" or type(p) is int and p >= 0)
+        except (KeyError, TypeError):
+            good = False
+        problem = None if good else _what_is_wrong(e)
         if problem:
             problems.add(number, problem)
         elif e["process"] == "nemesis":

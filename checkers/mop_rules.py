@@ -112,7 +112,7 @@ def _queue_completion(invoke: dict, done: dict) -> list[MopProblem]:
                                both=True)]
         if a[0] == "send":
             if len(b) != 3 or b[1] != a[1] or not isinstance(b[2], list) or len(b[2]) != 2 \
-                    or b[2][1] != a[2] or not (b[2][0] is None or _int(b[2][0])):
+                    or b[2][1] != a[2] or not (b[2][0] is None or type(b[2][0]) is int):
                 return [MopProblem(f"completion micro-op {_show(b)} does not match its invoke's {_show(a)}: "
                                    'expected ["send", key, [offset or null, value]] with the same key and value',
                                    both=True)]
