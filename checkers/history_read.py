@@ -27,17 +27,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from checkers.history_errors import MAX_REPORTED, TYPES, HistoryError, Problem
 from checkers.history_lines import Lines, read_lines
 from checkers.mop_rules import MopProblem, rules
-
-OP_COLUMNS = ("process", "f", "invoke_index", "invoke_time", "complete_index", "complete_time", "type",
-              "invoke_value", "complete_value", "error_name", "error_message", "idempotent",
-              "transactional", "invoke_line", "complete_line")
-
+from checkers.ops_frame import OP_COLUMNS, ops_frame  # noqa: F401 (OP_COLUMNS: re-exported)
 
 @dataclass
 class ParsedHistory:
@@ -162,7 +157,7 @@ class _Pairing:
         found, so every slot holds a row."""
         for invoke, line, slot in self.pending.values():
             self.rows[slot] = _row(invoke, line, None, None)
-        return _frame(self.rows)
+        return ops_frame(self.rows)
 
 
 def _row(invoke: dict, invoke_line: int, done: dict | None, line: int | None) -> tuple:
@@ -179,75 +174,6 @@ def _row(invoke: dict, invoke_line: int, done: dict | None, line: int | None) ->
     return (invoke["process"], invoke["f"], invoke["index"], invoke["time"], complete_index, complete_time,
             kind, invoke.get("value"), complete_value, error_name, error_message, idempotent, transactional,
             invoke_line, line)
-
-
-# ---------------------------------------------------------------- the DataFrame
-
-_INT = frozenset(("process", "invoke_index", "invoke_time", "invoke_line"))
-_NULLABLE_INT = frozenset(("complete_index", "complete_time", "complete_line"))
-_EXACT_IN_FLOAT = 1 << 53
-
-
-def _int_column(values: tuple) -> np.ndarray | tuple:
-    """int64 as pandas would infer it; out of range: left to pandas."""
-    try:
-        return np.array(values, dtype=np.int64)
-    except OverflowError:
-        return values
-
-
-def _nullable_int_column(values: tuple) -> pd.api.extensions.ExtensionArray:
-    """Int64, as the float64 (with NaN for None) that pandas infers, cast to
-    Int64: the same numbers wherever a float holds them exactly."""
-    column = np.fromiter(values, dtype=object, count=len(values))
-    missing = column == None  # noqa: E711 - elementwise, in C
-    if not missing.any():
-        return pd.Series(_int_column(values)).astype("Int64").array
-    column[missing] = 0
-    try:
-        present = column.astype(np.int64)
-    except OverflowError:
-        present = None
-    if present is None or np.abs(present).max(initial=0) >= _EXACT_IN_FLOAT:
-        return pd.Series(values).astype("Int64").array
-    return pd.arrays.IntegerArray(present, missing)
-
-
-# pandas keeps a column holding any of these as objects, unchanged; a list
-# would make it copy a list of lists element by element to find out.
-_OPAQUE = frozenset((str, list, dict))
-
-
-def _column(name: str, values: tuple):
-    if name in _INT:
-        return _int_column(values)
-    if name in _NULLABLE_INT:
-        return _nullable_int_column(values)
-    if any(map(_OPAQUE.__contains__, map(type, values))):
-        return np.fromiter(values, dtype=object, count=len(values))
-    return list(values)     # numbers, bools, None: pandas infers the type
-
-
-def _frame(rows: list[tuple]) -> pd.DataFrame:
-    if not rows:    # pandas gives the columns of an empty frame other types
-        return _sorted_as_before(rows)
-    ops = pd.DataFrame({name: _column(name, values) for name, values in zip(OP_COLUMNS, zip(*rows))})
-    if not (np.diff(ops["invoke_index"].to_numpy()) > 0).all():
-        return _sorted_as_before(rows)
-    return ops
-
-
-def _sorted_as_before(rows: list[tuple]) -> pd.DataFrame:
-    """Index order is not file order: sort as the rows were first sorted
-    (completions in file order, then the never-completed invokes in file
-    order), so that ties come out the same."""
-    complete_line = OP_COLUMNS.index("complete_line")
-    order = sorted(range(len(rows)), key=lambda i: (rows[i][complete_line] is None,
-                                                     rows[i][complete_line] or 0, i))
-    ops = pd.DataFrame([rows[i] for i in order], columns=list(OP_COLUMNS))
-    for c in _NULLABLE_INT:
-        ops[c] = ops[c].astype("Int64")
-    return ops.sort_values("invoke_index", ignore_index=True)
 
 
 # ---------------------------------------------------------------- reading
