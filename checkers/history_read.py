@@ -14,7 +14,7 @@ line(s) and what is wrong, before any checker runs:
   written values are unique (queue: across the history; list-append: per
   key, as Elle requires).
 
-The result, `ParsedHistory.ops`, has the columns of
+The result, `ParsedHistory.ops` (checkers/ops_frame.py), has the columns of
 history_io.pair_operations (one row per client operation) with values
 parsed, plus the line numbers of both events.
 """
@@ -26,13 +26,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from checkers.history_errors import MAX_REPORTED, TYPES, HistoryError, Problem
 from checkers.history_lines import Lines, read_lines
 from checkers.mop_rules import MopProblem, rules
-from checkers.ops_frame import OP_COLUMNS, ops_frame  # noqa: F401 (OP_COLUMNS: re-exported)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 @dataclass
 class ParsedHistory:
@@ -155,13 +157,16 @@ class _Pairing:
     def finish(self) -> pd.DataFrame:
         """The operations by invoke index. Only called when no problem was
         found, so every slot holds a row."""
+        # pandas takes half a second to import: only now, so that a bad
+        # history is reported without it
+        from checkers.ops_frame import ops_frame
         for invoke, line, slot in self.pending.values():
             self.rows[slot] = _row(invoke, line, None, None)
         return ops_frame(self.rows)
 
 
 def _row(invoke: dict, invoke_line: int, done: dict | None, line: int | None) -> tuple:
-    """One row of OP_COLUMNS; `done` None: never completed."""
+    """One row of ops_frame.OP_COLUMNS; `done` None: never completed."""
     if done is None:
         complete_index = complete_time = complete_value = error_name = error_message = None
         kind = "info"
