@@ -15,7 +15,7 @@ OP_COLUMNS = ("process", "f", "invoke_index", "invoke_time", "complete_index", "
               "invoke_value", "complete_value", "error_name", "error_message", "idempotent",
               "transactional", "invoke_line", "complete_line")
 _INT = frozenset(("process", "invoke_index", "invoke_time", "invoke_line"))
-_NULLABLE_INT = frozenset(("complete_index", "complete_time", "complete_line"))
+_NULLABLE_INT = ("complete_index", "complete_time", "complete_line")
 _EXACT_IN_FLOAT = 1 << 53
 
 
@@ -65,7 +65,8 @@ def ops_frame(rows: list[tuple]) -> pd.DataFrame:
     if not rows:    # pandas gives the columns of an empty frame other types
         return _sorted_as_before(rows)
     ops = pd.DataFrame({name: _column(name, values) for name, values in zip(OP_COLUMNS, zip(*rows))})
-    if not (np.diff(ops["invoke_index"].to_numpy()) > 0).all():
+    index = ops["invoke_index"].to_numpy()
+    if not (index[1:] > index[:-1]).all():     # (not np.diff: it wraps around in uint64)
         return _sorted_as_before(rows)
     return ops
 
