@@ -14,25 +14,26 @@ line(s) and what is wrong, before any checker runs:
   written values are unique (queue: across the history; list-append: per
   key, as Elle requires).
 
-The result, `ParsedHistory.ops`, has the columns of
+The result, `ParsedHistory.ops` (checkers/ops_frame.py), has the columns of
 history_io.pair_operations (one row per client operation) with values
 parsed, plus the line numbers of both events.
 """
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-
-import orjson
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from checkers.history_errors import MAX_REPORTED, TYPES, HistoryError, Problem
-from checkers.mop_rules import MopProblem, check_completion, check_invoke
+from checkers.history_lines import Lines, read_lines
+from checkers.mop_rules import MopProblem, rules
 
-OP_COLUMNS = ("process", "f", "invoke_index", "invoke_time", "complete_index", "complete_time", "type",
-              "invoke_value", "complete_value", "error_name", "error_message", "idempotent",
-              "transactional", "invoke_line", "complete_line")
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -58,17 +59,6 @@ class _Problems:
             raise HistoryError(self.first, self.count)
 
 
-def _event_problem(e) -> str | None:
-    try:    # the usual, well-formed event in one expression; the rest below names what is wrong
-        p = e["process"]
-        if type(e["index"]) is int and e["index"] >= 0 and type(e["time"]) is int and e["type"] in TYPES \
-                and type(e["f"]) is str and (p == "nemesis" or type(p) is int and p >= 0):
-            return None
-    except (KeyError, TypeError):
-        pass
-    return _what_is_wrong(e)
-
-
 def _what_is_wrong(e) -> str | None:
     if not isinstance(e, dict):
         return f"an event must be a JSON object, not {type(e).__name__}"
@@ -88,34 +78,6 @@ def _what_is_wrong(e) -> str | None:
     if not isinstance(e["f"], str):
         return f"field 'f' must be a string, not {json.dumps(e['f'])[:60]}"
     return None
-
-
-# 19 digits in a row may be an integer beyond 64 bits, which orjson turns
-# into a float where json keeps it exact: a file with such a run is read by
-# json alone. Digits map to "1", every other byte to "0", then one search.
-_DIGIT_MAP = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))
-_LONG_RUN = b"1" * 19
-
-
-def _has_long_digit_run(path: Path, chunk: int = 1 << 24) -> bool:
-    carry = b""
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            digits = carry + block.translate(_DIGIT_MAP)
-            if _LONG_RUN in digits:
-                return True
-            carry = digits[-18:]
-    return False
-
-
-def _orjson_loads(text: str):
-    """orjson (faster than json), falling back to json for whatever orjson
-    refuses: json accepts more (NaN, lone surrogates) and its error messages
-    are the ones reported. Both give the same objects for everything else."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
 
 
 def _error_parts(error) -> tuple[str | None, str | None]:
@@ -139,22 +101,25 @@ def _producer(e: dict) -> tuple:
 
 
 class _Pairing:
-    """Pairs invokes with completions per process and checks micro-ops."""
+    """Pairs invokes with completions per process and checks micro-ops.
+    Each operation's row has a slot from its invoke on, so the rows come out
+    in invoke order (usually index order: no sort)."""
 
     def __init__(self, workload: str, problems: _Problems) -> None:
-        self.workload, self.problems = workload, problems
-        self.pending: dict[int, tuple[dict, int]] = {}
+        self.problems = problems
+        self.check_invoke, self.check_completion = rules(workload)
+        self.pending: dict[int, tuple[dict, int, int]] = {}
         self.last_index: dict[int, int] = {}
         self.written: dict = {}
-        self.rows: list[tuple] = []
+        self.rows: list[tuple | None] = []
 
     def event(self, e: dict, line: int) -> None:
-        p = e["process"]
+        p, index = e["process"], e["index"]
         last = self.last_index.get(p)
-        if last is not None and e["index"] <= last:
-            return self.problems.add(line, f"index {e['index']} is not greater than the previous index "
+        if last is not None and index <= last:
+            return self.problems.add(line, f"index {index} is not greater than the previous index "
                                            f"{last} of process {p}")
-        self.last_index[p] = e["index"]
+        self.last_index[p] = index
         if e["type"] == "invoke":
             return self._invoke(e, line)
         self._complete(e, line)
@@ -165,41 +130,115 @@ class _Pairing:
             return self.problems.add(line, f"process {p} invokes again while its invoke at index "
                                            f"{self.pending[p][0]['index']} (line {self.pending[p][1]}) "
                                            "is still pending")
-        self._mop_problems(check_invoke(self.workload, e, line, self.written), line)
-        self.pending[p] = (e, line)
+        found = self.check_invoke(e, line, self.written)
+        if found:
+            self._mop_problems(found, line)
+        self.pending[p] = (e, line, len(self.rows))
+        self.rows.append(None)
 
     def _complete(self, e: dict, line: int) -> None:
         p = e["process"]
         if p not in self.pending:
             return self.problems.add(line, f"completion ({e['type']}) of process {p} without a pending invoke")
-        invoke, invoke_line = self.pending.pop(p)
+        invoke, invoke_line, slot = self.pending.pop(p)
         if e["f"] != invoke["f"]:
             return self.problems.add(line, f"completion f '{e['f']}' differs from its invoke's f "
                                            f"'{invoke['f']}' (line {invoke_line})")
-        self._mop_problems(check_completion(self.workload, invoke, e), line, invoke_line)
-        self._row(invoke, invoke_line, e, line)
+        found = self.check_completion(invoke, e)
+        if found:
+            self._mop_problems(found, line, invoke_line)
+        self.rows[slot] = _row(invoke, invoke_line, e, line)
 
     def _mop_problems(self, found: list[MopProblem], line: int, other_line: int | None = None) -> None:
         for problem in found:
             where = f" (its invoke: line {other_line})" if other_line is not None and problem.both else ""
             self.problems.add(line, problem.what + where)
 
-    def _row(self, invoke: dict, invoke_line: int, done: dict | None, line: int | None) -> None:
-        error_name, error_message = _error_parts(done.get("error") if done else None)
-        idempotent, transactional = _producer(invoke)
-        self.rows.append((invoke["process"], invoke["f"], invoke["index"], invoke["time"],
-                          done["index"] if done else None, done["time"] if done else None,
-                          done["type"] if done else "info", invoke.get("value"),
-                          done.get("value") if done else None, error_name, error_message,
-                          idempotent, transactional, invoke_line, line))
-
     def finish(self) -> pd.DataFrame:
-        for invoke, line in self.pending.values():
-            self._row(invoke, line, None, None)
-        ops = pd.DataFrame(self.rows, columns=list(OP_COLUMNS))
-        for c in ("complete_index", "complete_time", "complete_line"):
-            ops[c] = ops[c].astype("Int64")
-        return ops.sort_values("invoke_index", ignore_index=True)
+        """The operations by invoke index. Only called when no problem was
+        found, so every slot holds a row."""
+        # pandas takes half a second to import: only now, so that a bad
+        # history is reported without it
+        from checkers.ops_frame import ops_frame
+        for invoke, line, slot in self.pending.values():
+            self.rows[slot] = _row(invoke, line, None, None)
+        return ops_frame(self.rows)
+
+
+def _row(invoke: dict, invoke_line: int, done: dict | None, line: int | None) -> tuple:
+    """One row of ops_frame.OP_COLUMNS; `done` None: never completed."""
+    if done is None:
+        complete_index = complete_time = complete_value = error_name = error_message = None
+        kind = "info"
+    else:
+        complete_index, complete_time, kind, complete_value = done["index"], done["time"], done["type"], \
+            done.get("value")
+        error = done.get("error")
+        error_name, error_message = _error_parts(error) if error is not None else (None, None)
+    idempotent, transactional = _producer(invoke) if "producer" in invoke else (None, None)
+    return (invoke["process"], invoke["f"], invoke["index"], invoke["time"], complete_index, complete_time,
+            kind, invoke.get("value"), complete_value, error_name, error_message, idempotent, transactional,
+            invoke_line, line)
+
+
+# ---------------------------------------------------------------- reading
+
+_SKIP = object()
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Every parsed event survives until the end, so the collector's passes
+    over them (half the time of reading) find nothing to free. They hold no
+    reference cycles and live as long as the check: frozen, the collector
+    leaves them alone afterwards too (refcounting still frees them)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def _careful_parse(lines: Lines, number: int, problems: _Problems):
+    """A line the fast parser refused: blank (skipped), or parsed again the
+    way errors are reported."""
+    text = lines.original(number)
+    if not text.strip():
+        return _SKIP
+    try:
+        return lines.careful(text)
+    except json.JSONDecodeError as err:
+        problems.add(number, f"malformed JSON ({err.msg} at column {err.colno}): {text.strip()[:120]!r}")
+        return _SKIP
+
+
+def _scan(lines: Lines, pairing: _Pairing, problems: _Problems) -> int:
+    """Validate and pair every event; the number of nemesis events."""
+    nemesis, loads, event = 0, lines.fast, pairing.event
+    for number, text in enumerate(lines.texts, start=1):
+        try:
+            e = loads(text)
+        except ValueError:
+            e = _careful_parse(lines, number, problems)
+            if e is _SKIP:
+                continue
+        try:    # the well-formed event in one expression (this runs for every event); _what_is_wrong names the rest
+            p = e["process"]
+            good = type(e["index"]) is int and e["index"] >= 0 and type(e["time"]) is int \
+                and e["type"] in TYPES and type(e["f"]) is str and (p == "nemesis" or type(p) is int and p >= 0)
+        except (KeyError, TypeError):
+            good = False
+        problem = None if good else _what_is_wrong(e)
+        if problem:
+            problems.add(number, problem)
+        elif e["process"] == "nemesis":
+            nemesis += 1
+        else:
+            event(e, number)
+    return nemesis
 
 
 def read_history(path: str | Path, workload: str) -> ParsedHistory:
@@ -209,24 +248,10 @@ def read_history(path: str | Path, workload: str) -> ParsedHistory:
     if not path.is_file():
         raise HistoryError([Problem(str(path), None, "no such file")])
     problems = _Problems(str(path))
-    pairing = _Pairing(workload, problems)
-    nemesis = 0
-    loads = json.loads if _has_long_digit_run(path) else _orjson_loads
-    with open(path, encoding="utf-8", errors="strict") as lines:
-        for number, text in enumerate(lines, start=1):
-            if not text.strip():
-                continue
-            try:
-                e = loads(text)
-            except json.JSONDecodeError as err:
-                problems.add(number, f"malformed JSON ({err.msg} at column {err.colno}): {text.strip()[:120]!r}")
-                continue
-            problem = _event_problem(e)
-            if problem:
-                problems.add(number, problem)
-            elif e["process"] == "nemesis":
-                nemesis += 1
-            else:
-                pairing.event(e, number)
-    problems.raise_any()
-    return ParsedHistory(pairing.finish(), path.stat().st_size, nemesis)
+    with _gc_paused():
+        lines = read_lines(path)
+        pairing = _Pairing(workload, problems)
+        nemesis = _scan(lines, pairing, problems)
+        problems.raise_any()
+        ops = pairing.finish()
+    return ParsedHistory(ops, path.stat().st_size, nemesis)

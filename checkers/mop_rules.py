@@ -1,16 +1,18 @@
 """What a well-formed operation value looks like, per workload
 (shared/history-format.md), checked one event at a time.
 
-`check_invoke` checks an invoke's micro-ops and records the values it
-writes in `written` (value -> line) to catch a value written twice;
-`check_completion` checks that an ok completion's micro-ops match its
+`rules(workload)` gives two checks: one of an invoke's micro-ops, which
+records the values it writes in `written` (value -> line) to catch a value
+written twice, and one that checks that an ok completion's micro-ops match its
 invoke's. Both return MopProblems (empty when fine). Operations with an `f`
 the workload does not know are left alone: checkers ignore them.
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import chain
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,8 @@ class MopProblem:
 
 def _int(x) -> bool:
     return type(x) is int or (isinstance(x, int) and not isinstance(x, bool))
+# Parsed JSON holds no int subclass but bool, so on it `type(x) is int` is
+# _int(x) without a call: the per-micro-op loops below use that.
 
 
 def _show(x) -> str:
@@ -63,7 +67,7 @@ def _queue_invoke(e: dict, line: int, written: dict) -> list[MopProblem]:
         if m[0] not in QUEUE_MOPS[f]:
             problems.append(MopProblem(f"a {f} may not hold the micro-op {_show(m)}"))
         elif m[0] == "send":
-            if len(m) != 3 or not _int(m[1]) or not _int(m[2]):
+            if len(m) != 3 or type(m[1]) is not int or type(m[2]) is not int:
                 problems.append(MopProblem(f'a send micro-op must be ["send", key, value] with integers, '
                                            f"not {_show(m)}"))
             elif m[2] in written:
@@ -74,14 +78,23 @@ def _queue_invoke(e: dict, line: int, written: dict) -> list[MopProblem]:
     return problems
 
 
+_TWO, _INTS = {2}, {int}
+
+
+def _pairs_ok(pairs) -> bool:
+    """`pairs` is [[int, int], ...]: three passes in C, not a loop per pair."""
+    return type(pairs) is list and (not pairs or set(map(type, pairs)) == _LIST and set(map(len, pairs)) == _TWO
+                                    and set(map(type, chain.from_iterable(pairs))) == _INTS)
+
+
 def _poll_result_problem(result) -> str | None:
     if not isinstance(result, dict):
         return f"a poll's result must be a map of key to [[offset, value], ...], not {_show(result)}"
     for key, pairs in result.items():
         if not str(key).lstrip("-").isdigit():
             return f"poll result key {_show(key)} is not an int"
-        if not isinstance(pairs, list) or not all(
-                isinstance(p, list) and len(p) == 2 and _int(p[0]) and _int(p[1]) for p in pairs):
+        if not _pairs_ok(pairs) and (not isinstance(pairs, list) or not all(
+                isinstance(p, list) and len(p) == 2 and _int(p[0]) and _int(p[1]) for p in pairs)):
             return f"poll result for key {key} must be [[offset, value], ...] with integers, not {_show(pairs)}"
     return None
 
@@ -99,7 +112,7 @@ def _queue_completion(invoke: dict, done: dict) -> list[MopProblem]:
                                both=True)]
         if a[0] == "send":
             if len(b) != 3 or b[1] != a[1] or not isinstance(b[2], list) or len(b[2]) != 2 \
-                    or b[2][1] != a[2] or not (b[2][0] is None or _int(b[2][0])):
+                    or b[2][1] != a[2] or not (b[2][0] is None or type(b[2][0]) is int):
                 return [MopProblem(f"completion micro-op {_show(b)} does not match its invoke's {_show(a)}: "
                                    'expected ["send", key, [offset or null, value]] with the same key and value',
                                    both=True)]
@@ -123,7 +136,7 @@ def _la_invoke(e: dict, line: int, written: dict) -> list[MopProblem]:
         if len(m) != 3 or m[0] not in ("append", "r"):
             problems.append(MopProblem(f'a micro-op must be ["append", key, value] or ["r", key, null], '
                                        f"not {_show(m)}"))
-        elif not _int(m[1]):
+        elif type(m[1]) is not int:
             problems.append(MopProblem(f"key {_show(m[1])} in {_show(m)} is not an int"))
         elif m[0] == "append":
             if m[2] is None or isinstance(m[2], (list, dict)):
@@ -156,9 +169,11 @@ def _la_completion(invoke: dict, done: dict) -> list[MopProblem]:
 _RULES = {"queue": (_queue_invoke, _queue_completion), "list-append": (_la_invoke, _la_completion)}
 
 
-def check_invoke(workload: str, e: dict, line: int, written: dict) -> list[MopProblem]:
-    return _RULES[workload][0](e, line, written)
+InvokeRule = Callable[[dict, int, dict], list[MopProblem]]
+CompletionRule = Callable[[dict, dict], list[MopProblem]]
 
 
-def check_completion(workload: str, invoke: dict, done: dict) -> list[MopProblem]:
-    return _RULES[workload][1](invoke, done)
+def rules(workload: str) -> tuple[InvokeRule, CompletionRule]:
+    """The workload's (check of an invoke, check of a completion against its
+    invoke): `check(e, line, written)` and `check(invoke, done)`."""
+    return _RULES[workload]

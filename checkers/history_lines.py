@@ -1,0 +1,75 @@
+"""A history file as its lines and the JSON parser to read them with.
+
+The file is read and decoded in one go (a text-mode loop over lines costs
+more than parsing them), with the same results as iterating it in text mode:
+universal newlines, strict UTF-8 and, on a bad byte, the very same
+UnicodeDecodeError.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+
+# 19 digits in a row may be an integer beyond 64 bits, which orjson turns
+# into a float where json keeps it exact: a file with such a run is read by
+# json alone. Digits map to "1", every other byte to "0", then one search.
+_DIGIT_MAP = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))
+_LONG_RUN = b"1" * 19
+
+
+def _orjson_loads(text: str):
+    """orjson (faster than json), falling back to json for whatever orjson
+    refuses: json accepts more (NaN, lone surrogates) and its error messages
+    are the ones reported. Both give the same objects for everything else."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
+@dataclass(frozen=True)
+class Lines:
+    """`texts`: the lines without their line ends. `fast` parses a line in
+    the common case; a ValueError from it sends the line to `careful` (the
+    parser whose exceptions and messages are reported), given the line as
+    text-mode iteration yields it (`original`)."""
+    texts: list[str]
+    fast: Callable[[str], Any]
+    careful: Callable[[str], Any]
+    last_has_newline: bool
+
+    def original(self, number: int) -> str:
+        """Line `number` (1-based) with its "\\n", as the file iterator gives it:
+        json's error columns count it."""
+        text = self.texts[number - 1]
+        return text if number == len(self.texts) and not self.last_has_newline else text + "\n"
+
+
+def _decoded(path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        # the error text-mode reading gives names the position in its own
+        # buffer: raise that one, not ours
+        with open(path, encoding="utf-8", errors="strict") as f:
+            for _ in f:
+                pass
+        raise
+
+
+def read_lines(path: Path) -> Lines:
+    data = path.read_bytes()
+    text = _decoded(path, data)
+    if "\r" in text:        # universal newlines, as text mode reads them
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    texts = text.split("\n")
+    last_has_newline = texts[-1] == ""
+    if last_has_newline:
+        texts.pop()
+    if _LONG_RUN in data.translate(_DIGIT_MAP):
+        return Lines(texts, json.loads, json.loads, last_has_newline)
+    return Lines(texts, orjson.loads, _orjson_loads, last_has_newline)
