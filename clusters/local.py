@@ -241,16 +241,8 @@ class LocalCluster:
         for node in nodes:
             removed += self._stop_node_processes(node, graceful=keep_data)
         for node in nodes:
-            ns = self.netns(node)
-            if ns in list_netns():
-                run(["ip", "netns", "del", ns])
-                removed.append(f"netns {ns}")
-            if link_exists(self.veth(node)):  # normally gone with its namespace, a bit later
-                run(["ip", "link", "del", self.veth(node)], check=False)
-                removed.append(f"interface {self.veth(node)}")
-        for ns in self.client_namespaces():  # left behind by a run that died
-            run(["ip", "netns", "del", ns])
-            removed.append(f"netns {ns}")
+            removed += self._delete_namespace(self.netns(node), self.veth(node))
+        removed += self.delete_client_namespaces()  # left behind by a run that died
         if link_exists(self.bridge):
             run(["ip", "link", "del", self.bridge])
             removed.append(f"interface {self.bridge}")
@@ -280,6 +272,27 @@ class LocalCluster:
     def client_namespaces(self) -> list[str]:
         prefix = self.client_netns("")
         return [ns for ns in list_netns() if ns.startswith(prefix)]
+
+    def delete_client_namespaces(self) -> list[str]:
+        """Deletes the namespaces of pinned clients (clusters/pinning.py) and their veths."""
+        prefix = self.client_netns("")
+        removed = []
+        for ns in self.client_namespaces():
+            removed += self._delete_namespace(ns, self.client_veth(ns[len(prefix):]))
+        return removed
+
+    @staticmethod
+    def _delete_namespace(ns: str, veth: str) -> list[str]:
+        """Deletes `ns`, then the host end of its veth: the kernel removes that
+        with the namespace, but asynchronously, so it may still be there."""
+        removed = []
+        if ns in list_netns():
+            run(["ip", "netns", "del", ns])
+            removed.append(f"netns {ns}")
+        if link_exists(veth):
+            run(["ip", "link", "del", veth], check=False)
+            removed.append(f"interface {veth}")
+        return removed
 
     def _stop_node_processes(self, node: str, graceful: bool) -> list[str]:
         """Stops the daemons recorded in pid files (brokers, sshd), then anything else

@@ -79,11 +79,8 @@ def _make(local: LocalCluster, ns: ClientNamespace, prefixlen: int) -> None:
 
 
 def remove(local: LocalCluster) -> list[str]:
-    """Deletes the cluster's client namespaces (their veths go with them)."""
-    gone = local.client_namespaces()
-    for ns in gone:
-        run(["ip", "netns", "del", ns])
-    return [f"netns {ns}" for ns in gone]
+    """Deletes the cluster's client namespaces and their veths."""
+    return local.delete_client_namespaces()
 
 
 def enter(netns: str) -> None:
