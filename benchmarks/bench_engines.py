@@ -8,7 +8,7 @@ For each workload and size (operations): generate a history
 (benchmarks.gen_history / gen_list_append), then time, each in a fresh
 process, wall clock start-up included:
 
-- `logtrial check --engine auto` (in-process below 64 MB);
+- `logtrial check --engine auto` (in-process below 64 MB for the queue, 512 MB for list-append);
 - the naive reference: tests/checkers/queue_reference.py or
   la_reference.py (plain Python + networkx, no shrinking, brute-force
   realtime order: what a first checker would be).

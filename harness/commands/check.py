@@ -63,7 +63,7 @@ def summary(results: dict, path: Path) -> str:
               help="list-append: the model to check against.")
 @click.option("--engine", type=click.Choice(["auto", "local", "spark"]), default="auto", show_default=True,
               help="local: in-process, no JVM; spark: on Spark; auto: local up to 64 MB of JSON Lines "
-                   "with no --spark-master, else Spark.")
+                   "(queue) or 512 MB (list-append) with no --spark-master, else Spark.")
 @click.option("--realtime-cycles", is_flag=True,
               help="queue: also search -process/-realtime cycles (slow on big histories).")
 def check(target: Path, workload, out_dir, spark_master, allow, forbid, consistency_model, engine,

@@ -60,3 +60,18 @@ def test_bad_input_exits_3_naming_file_and_line(spark, tmp_path):
         CliRunner.__init__.__code__.co_varnames else CliRunner().invoke(check, [str(path)])
     assert result.exit_code == exit_codes.BAD_INPUT
     assert f"{path}:2: malformed JSON" in (result.stderr if hasattr(result, "stderr") else result.output)
+
+
+def test_auto_engine_keeps_list_append_in_process_longer_than_the_queue(tmp_path):
+    """auto picks by size and workload (sparse files: only their size is read)."""
+    import os
+
+    from checkers.api import LOCAL_MAX_BYTES, choose_engine
+    picks = {}
+    for size in (LOCAL_MAX_BYTES["queue"] + 1, LOCAL_MAX_BYTES["list-append"] + 1):
+        path = tmp_path / f"{size}.jsonl"
+        path.touch()
+        os.truncate(path, size)
+        picks[size] = [choose_engine(path, "auto", None, w) for w in ("queue", "list-append")]
+    assert list(picks.values()) == [["spark", "local"], ["spark", "spark"]]
+    assert choose_engine(path, "auto", "spark://127.0.0.1:7077", "list-append") == "spark"
