@@ -181,6 +181,19 @@ def quorum_status(cluster, via: str) -> QuorumStatus:
     return QuorumStatus(int(fields["LeaderId"]), members("CurrentVoters"), members("CurrentObservers"))
 
 
+def quorum_status_answered(cluster, via: str, deadline: float) -> QuorumStatus:
+    """quorum_status, asked again until time.monotonic() passes `deadline`
+    while it fails: right after the leader leaves the voters there is no
+    leader to answer until the others elect one."""
+    while True:
+        try:
+            return quorum_status(cluster, via)
+        except DatabaseError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 def quorum_caught_up(cluster, via: str, within_ms: int) -> dict[int, bool]:
     """{voter id: caught up with the leader within the last `within_ms`}, from
     `describe --replication` (timestamps are the leader's clock)."""

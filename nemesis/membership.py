@@ -244,7 +244,7 @@ def _unsafe_removal(cluster, status: kadmin.QuorumStatus) -> str | None:
 def _wait_voters(cluster, expected: set[int]) -> None:
     """Waits until the quorum's voters are exactly `expected` (the change commits first)."""
     deadline = time.monotonic() + VOTERS_WAIT_S
-    while (voters := set(kadmin.quorum_status(cluster, cluster.nodes[0]).voters)) != expected:
+    while (voters := set(kadmin.quorum_status_answered(cluster, cluster.nodes[0], deadline).voters)) != expected:
         if time.monotonic() > deadline:
             raise TimeoutError(f"controller voters {sorted(voters)}, expected {sorted(expected)} "
                                f"after {VOTERS_WAIT_S:g} s")

@@ -127,7 +127,7 @@ def restore_voters(cluster, original: dict[int, str], timeout: float) -> list[st
     deadline = time.monotonic() + timeout
     added: list[str] = []
     while True:
-        status = kadmin.quorum_status(cluster, cluster.nodes[0])
+        status = kadmin.quorum_status_answered(cluster, cluster.nodes[0], deadline)
         if status.voters == original:
             return added
         missing = [cluster.inventory.node_names[i - 1] for i in sorted(set(original) - set(status.voters))]
