@@ -391,12 +391,28 @@ class KafkaDB(NodeProcess):
         session.write_file(self.release_file(node), f"{self.release.version} {self.release.mode}\n")
         session.write_file(self.quorum_file(node), self.quorum_kind + "\n")
 
-    def format_storage(self, node: str) -> None:
-        """Formats the node's KRaft storage with the cluster's id (a no-op if formatted)."""
+    def format_storage(self, node: str, replacement: bool = False) -> None:
+        """Formats the node's KRaft storage with the cluster's id (a no-op if formatted).
+        In a dynamic quorum every node starts as a voter under its own directory id; a
+        `replacement` (a node wiped after it ran) gets a new random directory id and no
+        voters (`--no-initial-controllers`), so it rejoins as an observer and votes again
+        only once add-controller has made it a voter: the KIP-853 way to replace a disk,
+        which keeps a voter from coming back with an empty log under its old identity."""
         args = format_storage_args(self.inventory.name, self.config_file(node))
-        if self.dynamic_quorum:  # every node starts as a voter, under its own directory id
-            args += f" --initial-controllers {shlex.quote(self.initial_voters())}"
+        if self.dynamic_quorum:
+            args += (" --no-initial-controllers" if replacement
+                     else f" --initial-controllers {shlex.quote(self.initial_voters())}")
         self._session(node).exec(self.tool_command(node, args, heap="256m"), timeout=180)
+
+    def disk_directory_id(self, node: str) -> str:
+        """The directory id in the node's meta.properties (its disk's identity in a
+        dynamic quorum); DatabaseError if it has none."""
+        meta = shlex.quote(f"{self.data_dir(node)}/meta.properties")
+        text = self._session(node).exec(f"cat {meta} 2>/dev/null", check=False, timeout=15).stdout
+        found = [line.split("=", 1)[1].strip() for line in text.splitlines() if line.startswith("directory.id=")]
+        if not found:
+            raise DatabaseError(node, f"no directory.id in {self.data_dir(node)}/meta.properties")
+        return found[0]
 
     def ensure_formatted(self, node: str) -> bool:
         """Formats a KRaft node whose log dir was wiped (the membership fault does that,
@@ -416,7 +432,8 @@ class KafkaDB(NodeProcess):
             self.setup(node)  # a run stopped during set-up, before it wrote the node's config
             return True
         session.exec(f"mkdir -p {shlex.quote(self.data_dir(node))}", timeout=30)
-        self.format_storage(node)
+        # the quorum file is written once set-up has formatted the node: it ran before
+        self.format_storage(node, replacement=self.recorded_quorum(node) == DYNAMIC)
         return True
 
     def tool_command(self, node: str, main_and_args: str, heap: str = "128m") -> str:

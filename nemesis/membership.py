@@ -112,12 +112,14 @@ class MembershipFault(Fault):
         broker_id = cluster.db.node_id(node)
         value = {**params, "broker_id": broker_id}
         try:
-            undo.record(cluster, removed=[node])
+            # a dynamic quorum's voter comes back on a new disk: add-node replaces it
+            voters = kadmin.quorum_status(cluster, cluster.nodes[0]).voters if _dynamic(cluster) else None
+            undo.record(cluster, removed=[node], voters=voters)
             cluster.db.stop(node)
         except Exception as e:  # noqa: BLE001 - reported; add-node or the heal brings it back
             return with_errors(value, {node: f"{type(e).__name__}: {e}"})
         # two JVMs (the unregister tool on a peer, the storage formatter here): side by side
-        peer = _peer(cluster, node)
+        peer = undo.peer(cluster, node)
         with ThreadPoolExecutor(max_workers=2) as pool:
             futures = {f"unregister via {peer}": pool.submit(kadmin.unregister_broker, cluster, peer, broker_id),
                        node: pool.submit(_wipe, cluster, node)}
@@ -133,6 +135,11 @@ class MembershipFault(Fault):
             if not cluster.db.is_running(node):  # another fault may have started it already
                 cluster.db.launch(node)
             cluster.db.wait_ready(node, timeout=ADD_WAIT_S)
+            voters = {int(k): v for k, v in undo.read_trace(cluster)["voters"].items()}
+            if voters:  # the new disk's directory id takes the old one's place among the voters
+                undo.restore_voters(cluster, voters, VOTERS_WAIT_S)
+                undo.forget(cluster, voters=True)
+                value["voters"] = sorted(voters)
         except Exception as e:  # noqa: BLE001 - the final heal retries and checks it
             return with_errors(value, {node: f"{type(e).__name__}: {e}"})
         lagging = kadmin.wait_replicated(cluster, REPLICATED_WAIT_S)
@@ -204,7 +211,7 @@ class MembershipFault(Fault):
                  "leader": status.leader, "voters": sorted(status.voters)}
         try:
             undo.record(cluster, voters=status.voters)
-            kadmin.remove_controller(cluster, _peer(cluster, value["node"]), node_id, status.voters[node_id])
+            kadmin.remove_controller(cluster, undo.peer(cluster, value["node"]), node_id, status.voters[node_id])
             _wait_voters(cluster, set(status.voters) - {node_id})
         except Exception as e:  # noqa: BLE001 - reported; the stop or the heal adds it back
             return with_errors(value, {value["node"]: f"{type(e).__name__}: {e}"})
@@ -270,12 +277,13 @@ def new_replicas(current: list[int], brokers: Sequence[int], change: str, rng: r
 
 
 def _wipe(cluster, node: str) -> None:
-    """Empties the node's log dir and formats it again: a broker with a new identity."""
+    """Empties the node's log dir and formats it again: a broker with a new identity (and
+    in a dynamic quorum a new directory id, see KafkaDB.format_storage)."""
     data = shlex.quote(cluster.db.data_dir(node))
     cluster.ssh[node].exec(f"rm -rf {data} && mkdir -p {data}", timeout=60)
     cluster.db.ensure_formatted(node)
 
 
-def _peer(cluster, node: str) -> str:
-    """A node other than `node` to run a tool on (the node itself on a 1-node cluster)."""
-    return next((n for n in cluster.nodes if n != node), node)
+def _dynamic(cluster) -> bool:
+    """Whether the cluster runs a dynamic (KIP-853) controller quorum."""
+    return bool(getattr(cluster.db, "dynamic_quorum", False))

@@ -120,28 +120,40 @@ def restore_assignment(cluster, original: dict[str, list[int]], via: str,
 
 
 def restore_voters(cluster, original: dict[int, str], timeout: float) -> list[str]:
-    """Adds every original voter that is not one back (running on its own node, which
-    must be up and caught up: the leader refuses a lagging one, so this retries until
-    the timeout), then waits for the voter set to be exactly the original. Returns the
-    nodes added; DatabaseError says what the voter set is if it never got there."""
+    """Makes the voters the original node ids again, each under the directory id its
+    disk holds now, retrying until the timeout (the leader refuses a lagging voter, and
+    takes one change at a time): a voter whose node was wiped since (remove-node formats
+    a new directory id) is removed under its old one, and every missing voter is added
+    back, running on its own node. Returns the nodes added; DatabaseError says what the
+    voter set is if it never got there."""
     deadline = time.monotonic() + timeout
+    wanted = {i: cluster.db.disk_directory_id(cluster.inventory.node_names[i - 1]) for i in sorted(original)}
     added: list[str] = []
     while True:
         status = kadmin.quorum_status_answered(cluster, cluster.nodes[0], deadline)
-        if status.voters == original:
+        if status.voters == wanted:
             return added
-        missing = [cluster.inventory.node_names[i - 1] for i in sorted(set(original) - set(status.voters))]
         error = None
-        for node in missing:
-            try:
+        try:
+            for voter, stale in sorted(status.voters.items()):
+                if voter in wanted and stale != wanted[voter]:
+                    node = cluster.inventory.node_names[voter - 1]
+                    kadmin.remove_controller(cluster, peer(cluster, node), voter, stale)
+            for voter in sorted(set(wanted) - set(status.voters)):
+                node = cluster.inventory.node_names[voter - 1]
                 kadmin.add_controller(cluster, node)
                 added.append(node)
-            except DatabaseError as e:  # not caught up yet, or a change still in flight
-                error = e
+        except DatabaseError as e:  # not caught up yet, or a change still in flight
+            error = e
         if time.monotonic() > deadline:
-            raise DatabaseError("quorum", f"voters {status.voters}, not the original {original} after "
+            raise DatabaseError("quorum", f"voters {status.voters}, not {wanted} after "
                                 f"{timeout:g} s" + (f"; last error: {error}" if error else ""))
         time.sleep(1)
+
+
+def peer(cluster, node: str) -> str:
+    """A node other than `node` to run a tool on (the node itself on a 1-node cluster)."""
+    return next((n for n in cluster.nodes if n != node), node)
 
 
 def heal(cluster) -> list[str]:

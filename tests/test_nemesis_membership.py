@@ -245,9 +245,11 @@ def test_remove_controller_takes_the_leader_out_of_the_voters_and_add_controller
     value = fault.start(cluster, {"mode": "quorum", "pick": status.leader - 1})
     assert value == {"mode": "quorum", "pick": status.leader - 1, "node": leader_node,
                      "controller_id": status.leader, "leader": status.leader, "voters": [1, 2, 3]}
+    # still running, as a broker: an observer once it fetches from the new leader
+    eventually(lambda: kafka_admin.quorum_status(cluster, "n1").observers,
+               {status.leader: original[status.leader]}, timeout=30)
     after = kafka_admin.quorum_status(cluster, "n1")
     assert set(after.voters) == set(original) - {status.leader}
-    assert after.observers == {status.leader: original[status.leader]}  # still running, as a broker
     assert after.leader in after.voters  # the old leader resigned; the two left elected another
     assert RoleResolver(cluster).controller() == cluster.inventory.node_names[after.leader - 1]
     with pytest.raises(ClusterNotHealed, match="controller voters were \\[1, 2, 3\\]"):
@@ -286,3 +288,24 @@ def test_heal_from_a_fresh_process_adds_a_removed_voter_back(quorum_cluster):
         fresh.verify_healed()
         assert voters(fresh) == original
         assert fresh.heal() == []  # nothing left to undo
+
+
+@pytest.mark.own_cluster
+def test_remove_node_in_a_dynamic_quorum_gives_the_voter_a_new_disk_and_add_node_replaces_it(quorum_cluster):
+    """KIP-853's disk replacement: the wiped node gets a new directory id and no voters, so
+    it never votes with an empty log under its old identity; add-node removes the old
+    (id, directory) and adds the new one."""
+    cluster = quorum_cluster
+    original = voters(cluster)
+    fault = MembershipFault()
+    value = fault.start(cluster, {"mode": "remove-node", "nodes": ["n3"]})
+    assert value == {"mode": "remove-node", "nodes": ["n3"], "broker_id": 3}
+    new_disk = cluster.db.disk_directory_id("n3")
+    assert new_disk != original[3]
+    assert voters(cluster) == original  # the old disk is still a voter, now one that cannot answer
+    assert membership_undo.read_trace(cluster)["voters"] == {str(k): v for k, v in original.items()}
+
+    assert fault.stop(cluster) == {"mode": "remove-node", "nodes": ["n3"], "voters": [1, 2, 3]}
+    assert voters(cluster) == {**original, 3: new_disk}
+    assert membership_undo.read_trace(cluster) == {"removed": [], "assignment": {}, "voters": {}}
+    cluster.verify_healed()
