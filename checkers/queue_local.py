@@ -161,12 +161,17 @@ def _polled(value) -> bool:
 class LocalPass:
     """queue.Gathered from analyze_bucket's rows over the whole history."""
 
-    def __init__(self, ops: pd.DataFrame, limit: int = DEFAULT_EXAMPLES, realtime: bool = False) -> None:
+    def __init__(self, ops: pd.DataFrame, limit: int = DEFAULT_EXAMPLES, realtime: bool = False,
+                 passed: pd.DataFrame | None = None, stats: dict | None = None) -> None:
+        """`passed`/`stats`: the bucket pass's rows and op_stats when an engine
+        ran them already (Spark, for a small history: queue_spark.driver_pass)."""
         self.values = ops[ops["f"].isin(QUEUE_OPS)]
         self.limit, self.realtime = limit, realtime
-        self.op_stats = op_stats(self.values)
+        self.op_stats = stats if stats is not None else op_stats(self.values)
         self.records = records_frame(self.values)
-        if len(self.records):     # Spark runs no bucket when there is no record at all
+        if passed is not None:
+            self.passed = passed
+        elif len(self.records):     # Spark runs no bucket when there is no record at all
             self.passed = analyze_bucket(self.records, limit, self.op_stats["end_time"], shrink=not realtime)
         else:
             self.passed = pd.DataFrame({c: pd.Series(dtype=object) for c in OUT_COLUMNS})

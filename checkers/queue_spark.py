@@ -12,12 +12,15 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pandas as pd
+import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from checkers import producer_errors, queue_bucket, queue_cycles, queue_txn_reads
+from checkers import producer_errors, queue, queue_bucket, queue_cycles, queue_txn_reads
 from checkers.queue import QUEUE_OPS
+from checkers.queue_local import LocalPass
 from checkers.queue_frame import NULL, OK, POLL, RESET, SEND
 from checkers.queue_series import TOP_KEYS
 from checkers.queue_txn_reads import F_TXN
@@ -36,6 +39,13 @@ def op_stats(ops: DataFrame) -> dict:
             by_type[kind] = by_type.get(kind, 0) + n
     end = max((row["end"] or 0 for row in rows), default=0)
     return {"ops": sum(by_type.values()), "by_type": by_type, "by_f": by_f, "end_time": end}
+
+
+# Up to this many queue operations the pass's rows and the operations are collected
+# once and gathered on the driver: gathering in Spark costs about 20 jobs of fixed
+# cost (7 of the 11 s of a tiny history's check with realtime and producer checks,
+# idle), worth it only once the rows are too many to collect.
+DRIVER_GATHER_MAX_OPS = 100_000
 
 
 class SparkPass:
@@ -104,12 +114,27 @@ class SparkPass:
         return producer_errors.analyze(self.values, checks, lost, dups)
 
 
+def frame(df: DataFrame) -> pd.DataFrame:
+    """A (small) DataFrame on the driver, integers kept exact: through Arrow, with
+    nullable integer columns as Int64 (plain toPandas makes them float64)."""
+    return df.toArrow().to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+
+
+def driver_pass(values: DataFrame, passed: DataFrame, stats: dict, limit: int, realtime: bool) -> LocalPass:
+    """queue.Gathered for a small history: the bucket pass's rows and the operations
+    collected once, gathered on the driver as the in-process engine gathers."""
+    return LocalPass(frame(values), limit, realtime, passed=frame(passed), stats=stats)
+
+
 @contextmanager
 def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
-               micro: DataFrame | None = None) -> Iterator[SparkPass]:
+               micro: DataFrame | None = None, driver_gather_max_ops: int = DRIVER_GATHER_MAX_OPS
+               ) -> Iterator[queue.Gathered]:
     """The bucket pass over the queue operations of `ops`, kept (memory,
     then disk) for the `with` block. `micro`: their micro-op records when
-    the Parquet companion has them (else parsed here, once)."""
+    the Parquet companion has them (else parsed here, once). Up to
+    `driver_gather_max_ops` operations its rows are gathered on the driver
+    (driver_pass), above in Spark (SparkPass)."""
     values = ops.filter(F.col("f").isin(*QUEUE_OPS))
     parsed_here = micro is None
     if parsed_here:   # from JSON: parse once, keep it
@@ -124,6 +149,9 @@ def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
         stats = op_stats(narrow)
         passed = queue_bucket.run(spark, narrow, stats["ops"], limit, stats["end_time"], shrink=not realtime,
                                   micro=micro)
+        if stats["ops"] <= driver_gather_max_ops:
+            yield driver_pass(values, passed, stats, limit, realtime)
+            return
         passed = passed.persist(StorageLevel.MEMORY_AND_DISK)
         yield SparkPass(spark, values, narrow, passed, stats, limit, realtime, micro)
     finally:
