@@ -44,12 +44,13 @@ def _run_spark(history_path: Path, out: Path, spark_master, workload: str, allow
                consistency_model: str, realtime_cycles: bool) -> tuple[dict, dict]:
     from checkers.history_parquet import load, is_companion
     from checkers.spark import get_spark, tune_for_input
-    if history_path.is_file() and history_path.stat().st_size <= VALIDATE_FIRST_MAX_BYTES \
-            and not is_companion(history_path) and history_path.suffix != ".parquet":
+    validated = history_path.is_file() and history_path.stat().st_size <= VALIDATE_FIRST_MAX_BYTES \
+        and not is_companion(history_path) and history_path.suffix != ".parquet"
+    if validated:
         from checkers.history_read import read_history
         read_history(history_path, workload)     # the same validation as in-process, before the JVM
     spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
-    loaded = load(spark, history_path, workload)
+    loaded = load(spark, history_path, workload, validated=validated)
     tune_for_input(spark, loaded.source_bytes)
     results = _run_checker(spark, loaded, workload, allow, forbid, consistency_model, realtime_cycles)
     return results, {"engine": "spark", "parquet_companion": loaded.from_companion,

@@ -80,15 +80,17 @@ def load_companion(spark: SparkSession, companion: Path) -> Loaded:
     return Loaded(ops=ops, queue_records=records, source_bytes=recorded["bytes"], from_companion=True)
 
 
-def load(spark: SparkSession, history_path: Path, workload: str = "queue") -> Loaded:
+def load(spark: SparkSession, history_path: Path, workload: str = "queue", validated: bool = False) -> Loaded:
     """The operations of the history at `history_path`: from its companion
     when `history_path` is one or has an up-to-date one beside it, else
-    parsed and validated from the file itself."""
+    parsed from the file itself, and validated there unless `validated` (it
+    was, in-process: Spark's checks would cost two jobs for nothing)."""
     companion = history_path if is_companion(history_path) else companion_for(history_path)
     if companion is not None:
         return load_companion(spark, companion)
-    events = load_history(spark, history_path, value_problem=value_problem(workload))
-    return Loaded(ops=pair_operations(events), source_bytes=_bytes(history_path))
+    events = load_history(spark, history_path, validate=not validated,
+                          value_problem=None if validated else value_problem(workload))
+    return Loaded(ops=pair_operations(events, validate=not validated), source_bytes=_bytes(history_path))
 
 
 def _bytes(path: Path) -> int:
