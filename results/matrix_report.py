@@ -23,11 +23,13 @@ class MatrixRun:
     exit_code: int
     error: str | None = None
     kafka_version: str | None = None  # the version axis of test-all, when given
+    quorum: str | None = None         # its quorum axis ("static"/"dynamic"), when given
 
     @property
     def label(self) -> str:
-        version = f"kafka={self.kafka_version} " if self.kafka_version else ""
-        return f"{version}{self.workload} nemesis={self.nemesis} txn={'on' if self.txn else 'off'} #{self.attempt}"
+        axes = f"kafka={self.kafka_version} " if self.kafka_version else ""
+        axes += f"quorum={self.quorum} " if self.quorum else ""
+        return f"{axes}{self.workload} nemesis={self.nemesis} txn={'on' if self.txn else 'off'} #{self.attempt}"
 
     @property
     def verdict(self) -> str:
@@ -56,10 +58,12 @@ def summary_table(runs: list[MatrixRun]) -> str:
              ", ".join(r.summary.bad_anomaly_types) if r.summary else (r.error or "")[:60],
              f"{r.summary.duration_s:.0f}s" if r.summary and r.summary.duration_s is not None else "-",
              r.summary.rel if r.summary else "-"] for i, r in enumerate(runs, 1)]
-    if any(r.kafka_version for r in runs):  # a version axis: compare versions side by side
-        headers.insert(1, "kafka")
-        for row, run in zip(rows, runs):
-            row.insert(1, run.kafka_version or "-")
+    # a quorum or version axis: compare them side by side
+    for header, value in (("quorum", lambda r: r.quorum), ("kafka", lambda r: r.kafka_version)):
+        if any(value(r) for r in runs):
+            headers.insert(1, header)
+            for row, run in zip(rows, runs):
+                row.insert(1, value(run) or "-")
     widths = [max(len(str(row[c])) for row in [headers] + rows) for c in range(len(headers))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [headers] + rows]
     counts = {v: sum(r.verdict == v for r in runs) for v in ("valid", "invalid", "unknown", "incomplete", "error")}

@@ -1,5 +1,5 @@
-"""`logtrial test-all`: a matrix of Kafka versions x workloads x nemeses x txn on/off x
---test-count, each run through the runner's Python API; prints a summary table, writes JUnit
+"""`logtrial test-all`: a matrix of Kafka versions x controller quorums x workloads x
+nemeses x txn on/off x --test-count, each run through the runner's Python API; prints a summary table, writes JUnit
 XML, writes the static index, and exits non-zero if any run is not valid."""
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from harness import exit_codes
 from harness.kafka_options import kafka_versions_option
 
 TXN_CHOICES = {"both": (False, True), "on": (True,), "off": (False,)}
+QUORUMS = {"static": False, "dynamic": True}   # --quorums: how each run's cluster is formatted
 
 
 def split_list(text: str) -> list[str]:
@@ -28,31 +29,44 @@ class Cell:
     txn: bool
     attempt: int
     kafka_version: str | None = None  # None: the cluster's (or the default)
+    dynamic_quorum: bool | None = None  # None: as --dynamic-quorum says (static by default)
 
 
 def matrix(workloads: list[str], nemeses: list[str], txn: str, test_count: int,
-           kafka_versions: list[str | None] | None = None) -> list[Cell]:
-    """Every combination, in a stable order, one Kafka version after the other (so a
-    version's cluster serves all its runs). txn applies to the queue workload only
+           kafka_versions: list[str | None] | None = None, quorums: list[bool | None] | None = None) -> list[Cell]:
+    """Every combination, in a stable order, one Kafka version (then quorum) after the
+    other (so a cluster serves all its runs). txn applies to the queue workload only
     (list-append is always transactional), so list-append gets one txn setting."""
     cells = []
-    for version, workload, nemesis, attempt in itertools.product(
-            kafka_versions or [None], workloads, nemeses, range(1, test_count + 1)):
+    for version, quorum, workload, nemesis, attempt in itertools.product(
+            kafka_versions or [None], quorums or [None], workloads, nemeses, range(1, test_count + 1)):
         for with_txn in TXN_CHOICES[txn] if workload == "queue" else (TXN_CHOICES[txn][-1],):
-            cells.append(Cell(workload, nemesis, with_txn, attempt, version))
+            cells.append(Cell(workload, nemesis, with_txn, attempt, version, quorum))
     return cells
 
 
 def options_for(base, cell: Cell):
     kinds = tuple(k for k in cell.nemesis.split("+") if k and k != "none")
+    quorum = base.dynamic_quorum if cell.dynamic_quorum is None else cell.dynamic_quorum
     return dataclasses.replace(base, workload=cell.workload, nemesis=kinds, txn=cell.txn,
-                               kafka_version=cell.kafka_version or base.kafka_version)
+                               kafka_version=cell.kafka_version or base.kafka_version, dynamic_quorum=quorum)
+
+
+def cell_label(cell: Cell) -> str:
+    """The cell as the progress lines and errors name it."""
+    axes = [f"kafka={cell.kafka_version}"] if cell.kafka_version else []
+    axes += [f"quorum={quorum_label(cell)}"] if cell.dynamic_quorum is not None else []
+    return " ".join(axes + [cell.workload, f"nemesis={cell.nemesis}", f"txn={'on' if cell.txn else 'off'}"])
+
+
+def quorum_label(cell: Cell) -> str | None:
+    """The quorum axis' value for the summary ("static"/"dynamic"), None without the axis."""
+    return None if cell.dynamic_quorum is None else ("dynamic" if cell.dynamic_quorum else "static")
 
 
 def run_cell(base, cell: Cell, store: Path):
     """Run one cell; a crash of the harness becomes an error row, not the end of the matrix."""
     from harness.runner import run_test
-    from results.matrix_report import MatrixRun
     from results.runs import read_run
 
     try:
@@ -61,11 +75,15 @@ def run_cell(base, cell: Cell, store: Path):
         raise
     except Exception as e:
         traceback.print_exc()
-        return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, None, exit_codes.HARNESS_ERROR,
-                         f"{type(e).__name__}: {e}", cell.kafka_version)
-    summary = read_run(Path(result.run_dir), store)
-    return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, summary, result.exit_code, result.error,
-                     cell.kafka_version)
+        return matrix_run(cell, None, exit_codes.HARNESS_ERROR, f"{type(e).__name__}: {e}")
+    return matrix_run(cell, read_run(Path(result.run_dir), store), result.exit_code, result.error)
+
+
+def matrix_run(cell: Cell, summary, code: int, error: str | None):
+    """The summary row of one cell."""
+    from results.matrix_report import MatrixRun
+    return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, summary, code, error,
+                     cell.kafka_version, quorum_label(cell))
 
 
 @click.command(name="test-all")
@@ -89,9 +107,13 @@ def run_cell(base, cell: Cell, store: Path):
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="JUnit XML output (default STORE/junit.xml).")
 @click.option("--leave-db-running", is_flag=True, help="Leave Kafka up after the last run.")
+@click.option("--quorums", metavar="static,dynamic", default="",
+              help="Comma-separated controller quorums each combination runs on: static (controller.quorum."
+                   "voters) and/or dynamic (KIP-853, Kafka 3.9+, as --dynamic-quorum). More than one needs "
+                   "--local. Default: static.")
 @kafka_versions_option
 def test_all(workloads: str, nemeses: str, txn: str, test_count: int, store: Path, junit: Path | None,
-             kafka_versions: str | None, **settings) -> None:
+             kafka_versions: str | None, quorums: str, **settings) -> None:
     """Run a matrix of tests and summarise them (table, JUnit XML, static index)."""
     from harness.runner import TestOptions
     from results.index import write_static_index
@@ -99,18 +121,24 @@ def test_all(workloads: str, nemeses: str, txn: str, test_count: int, store: Pat
 
     base = TestOptions(store=str(store), **settings)
     versions = split_list(kafka_versions or "")
-    if len(versions) > 1 and not base.local:
-        click.echo(f"logtrial test-all: --kafka-versions {','.join(versions)} needs --local N: one "
-                   "cluster cannot run several versions", err=True)
+    quorum_names = split_list(quorums)
+    unknown = [q for q in quorum_names if q not in QUORUMS]
+    if unknown:
+        click.echo(f"logtrial test-all: --quorums {quorums}: unknown {', '.join(unknown)} "
+                   f"(valid: {', '.join(QUORUMS)})", err=True)
         sys.exit(exit_codes.BAD_INPUT)
-    cells = matrix(split_list(workloads), split_list(nemeses) or ["none"], txn, test_count, versions)
+    for axis, values in (("--kafka-versions", versions), ("--quorums", quorum_names)):
+        if len(values) > 1 and not base.local:
+            click.echo(f"logtrial test-all: {axis} {','.join(values)} needs --local N: one "
+                       "cluster cannot run several at once", err=True)
+            sys.exit(exit_codes.BAD_INPUT)
+    cells = matrix(split_list(workloads), split_list(nemeses) or ["none"], txn, test_count, versions,
+                   [QUORUMS[q] for q in quorum_names])
     validate_all(base, cells)
     runs = []
     try:
         for number, cell in enumerate(cells, 1):
-            version = f" kafka={cell.kafka_version}" if cell.kafka_version else ""
-            click.echo(f"[{number}/{len(cells)}]{version} {cell.workload} nemesis={cell.nemesis} txn={cell.txn}",
-                       err=True)
+            click.echo(f"[{number}/{len(cells)}] {cell_label(cell)}", err=True)
             runs.append(run_cell(base, cell, store))
     except KeyboardInterrupt:
         click.echo("interrupted: summarising the runs so far", err=True)
@@ -128,12 +156,9 @@ def validate_all(base, cells: list[Cell]) -> None:
         try:
             options_for(base, cell).validate()
         except ValueError as e:
-            version = f"kafka={cell.kafka_version} " if cell.kafka_version else ""
-            click.echo(f"logtrial test-all: {version}{cell.workload} nemesis={cell.nemesis}: {e}", err=True)
+            click.echo(f"logtrial test-all: {cell_label(cell)}: {e}", err=True)
             sys.exit(exit_codes.BAD_INPUT)
 
 
 def interrupted_row(cell: Cell):
-    from results.matrix_report import MatrixRun
-    return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, None, exit_codes.INTERRUPTED, "interrupted",
-                     cell.kafka_version)
+    return matrix_run(cell, None, exit_codes.INTERRUPTED, "interrupted")

@@ -87,5 +87,36 @@ def test_bad_cells_are_refused_before_any_run(tmp_path):
                            "--store", str(tmp_path / "store")],
                           cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True)
     assert done.returncode == exit_codes.BAD_INPUT
-    assert "queue nemesis=partition: faults need a cluster reached over SSH" in done.stderr
+    assert "queue nemesis=partition txn=off: faults need a cluster reached over SSH" in done.stderr
     assert not (tmp_path / "store").exists()
+
+
+def test_quorum_axis_runs_every_combination_on_each_quorum_and_shows_it(tmp_path):
+    cells = matrix(["queue"], ["none", "membership"], "off", 1, None, [False, True])
+    assert [(c.dynamic_quorum, c.nemesis) for c in cells] == [
+        (False, "none"), (False, "membership"), (True, "none"), (True, "membership")]
+    base = runner.TestOptions(local=3)
+    assert [options_for(base, c).dynamic_quorum for c in cells] == [False, False, True, True]
+    assert options_for(runner.TestOptions(dynamic_quorum=True), Cell("queue", "none", False, 1)).dynamic_quorum
+    runs = [matrix_run(tmp_path, "valid", attempt=1), matrix_run(tmp_path, "invalid", attempt=2)]
+    runs[0].quorum, runs[1].quorum = "static", "dynamic"
+    lines = summary_table(runs).splitlines()
+    assert lines[0].split()[:3] == ["#", "quorum", "workload"]
+    assert lines[1].split()[:3] == ["1", "static", "queue"] and lines[2].split()[:3] == ["2", "dynamic", "queue"]
+    assert [c.get("name") for c in ET.fromstring(junit_xml(runs)).findall("testcase")] == [
+        "quorum=static queue nemesis=partition txn=off #1", "quorum=dynamic queue nemesis=partition txn=off #2"]
+
+
+def test_quorum_axis_bad_input_is_refused_before_any_run(tmp_path):
+    def test_all(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "harness.cli", "test-all", "--store", str(tmp_path), *args],
+                              capture_output=True, text=True, timeout=120)
+    unknown = test_all("--local", "3", "--quorums", "static,raft")
+    assert unknown.returncode == exit_codes.BAD_INPUT
+    assert "--quorums static,raft: unknown raft (valid: static, dynamic)" in unknown.stderr
+    shared = test_all("--nodes-file", __file__, "--quorums", "static,dynamic")
+    assert shared.returncode == exit_codes.BAD_INPUT and "--quorums static,dynamic needs --local N" in shared.stderr
+    old = test_all("--local", "3", "--quorums", "dynamic", "--kafka-versions", "3.0.0", "--kafka-mode", "zk")
+    assert old.returncode == exit_codes.BAD_INPUT
+    assert "quorum=dynamic" in old.stderr and "--dynamic-quorum needs KRaft on Kafka 3.9.0" in old.stderr
+    assert not any(tmp_path.iterdir())   # no run started
