@@ -113,7 +113,8 @@ class MembershipFault(Fault):
         value = {**params, "broker_id": broker_id}
         try:
             # a dynamic quorum's voter comes back on a new disk: add-node replaces it
-            voters = kadmin.quorum_status(cluster, cluster.nodes[0]).voters if _dynamic(cluster) else None
+            voters = (kadmin.quorum_status_answered(cluster, cluster.nodes[0], time.monotonic() + VOTERS_WAIT_S)
+                      .voters if _dynamic(cluster) else None)
             undo.record(cluster, removed=[node], voters=voters)
             cluster.db.stop(node)
         except Exception as e:  # noqa: BLE001 - reported; add-node or the heal brings it back
@@ -199,7 +200,8 @@ class MembershipFault(Fault):
                 "kraft.version is 0: the controller quorum is static (controller.quorum.voters); "
                 "KIP-853 add-controller/remove-controller need kraft.version 1, a dynamically "
                 "formatted quorum (logtrial cluster up / test --dynamic-quorum)")}
-        status = kadmin.quorum_status(cluster, cluster.nodes[0])
+        # a leader killed an instant ago leaves none to answer until the others elect one
+        status = kadmin.quorum_status_answered(cluster, cluster.nodes[0], time.monotonic() + VOTERS_WAIT_S)
         unsafe = _unsafe_removal(cluster, status)
         if unsafe:
             return {**params, "skipped": unsafe}
