@@ -40,15 +40,24 @@ def _run_local(history_path: Path, workload: str, allow, forbid, consistency_mod
     return results, {"engine": "local", "parquet_companion": False}
 
 
+def validate_first(history_path: Path, workload: str) -> bool:
+    """Validates a JSON Lines history of up to VALIDATE_FIRST_MAX_BYTES in-process
+    (HistoryError names file and line), so bad input is reported before the JVM
+    starts; True if it did (Spark need not validate it again)."""
+    from checkers.history_parquet import is_companion
+    small = history_path.is_file() and history_path.stat().st_size <= VALIDATE_FIRST_MAX_BYTES \
+        and not is_companion(history_path) and history_path.suffix != ".parquet"
+    if small:
+        from checkers.history_read import read_history
+        read_history(history_path, workload)
+    return small
+
+
 def _run_spark(history_path: Path, out: Path, spark_master, workload: str, allow, forbid,
                consistency_model: str, realtime_cycles: bool) -> tuple[dict, dict]:
-    from checkers.history_parquet import load, is_companion
+    from checkers.history_parquet import load
     from checkers.spark import get_spark, tune_for_input
-    validated = history_path.is_file() and history_path.stat().st_size <= VALIDATE_FIRST_MAX_BYTES \
-        and not is_companion(history_path) and history_path.suffix != ".parquet"
-    if validated:
-        from checkers.history_read import read_history
-        read_history(history_path, workload)     # the same validation as in-process, before the JVM
+    validated = validate_first(history_path, workload)
     spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
     loaded = load(spark, history_path, workload, validated=validated)
     tune_for_input(spark, loaded.source_bytes)

@@ -169,11 +169,11 @@ def load_history(spark: SparkSession, path: str | Path, validate: bool = True,
 
 
 @contextmanager
-def cached_history(spark: SparkSession, path: str | Path,
-                   value_problem: Column | None = None) -> Iterator[DataFrame]:
+def cached_history(spark: SparkSession, path: str | Path, value_problem: Column | None = None,
+                   validate: bool = True) -> Iterator[DataFrame]:
     """load_history, with the parsed file kept (memory, then disk) for the
     validation and every use inside the `with` block: parsed once."""
-    raw = _checked(spark, path, True, value_problem, StorageLevel.MEMORY_AND_DISK)
+    raw = _checked(spark, path, validate, value_problem, StorageLevel.MEMORY_AND_DISK)
     try:
         yield _events(raw)
     finally:

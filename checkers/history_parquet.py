@@ -38,9 +38,10 @@ def value_problem(workload: str) -> Column | None:
     return None
 
 
-def write_companion(spark: SparkSession, history: Path, workload: str = "queue") -> Path:
-    """Validate and convert `history` (JSON Lines) into its companion.
-    Raises history_io.HistoryError on bad input, leaving no companion."""
+def write_companion(spark: SparkSession, history: Path, workload: str = "queue", validated: bool = False) -> Path:
+    """Validate (unless `validated`: it was, in-process) and convert `history`
+    (JSON Lines) into its companion. Raises history_io.HistoryError on bad
+    input, leaving no companion."""
     from checkers.queue_bucket import records
 
     history = Path(history)
@@ -50,8 +51,9 @@ def write_companion(spark: SparkSession, history: Path, workload: str = "queue")
     source = fingerprint(history)
     try:
         # parsed once, kept for the validation, the pairing's checks and the write
-        with cached_history(spark, history, value_problem(workload)) as events:
-            pair_operations(events).write.parquet(str(out / "ops"))
+        with cached_history(spark, history, None if validated else value_problem(workload),
+                            validate=not validated) as events:
+            pair_operations(events, validate=not validated).write.parquet(str(out / "ops"))
         if workload == "queue":
             records(spark.read.parquet(str(out / "ops"))).write.parquet(str(out / "queue-mops"))
     except BaseException:

@@ -20,6 +20,7 @@ from harness.commands.check import resolve_history
 def to_parquet(target: Path, workload, spark_master) -> None:
     """Validate a history.jsonl and write history.parquet/ beside it. Exit 0
     written, 3 bad input (file:line on stderr, nothing written)."""
+    from checkers.api import validate_first
     from checkers.history_io import HistoryError
     from checkers.history_parquet import write_companion
     from checkers.spark import get_spark
@@ -28,9 +29,11 @@ def to_parquet(target: Path, workload, spark_master) -> None:
         click.echo(f"logtrial to-parquet: {history} is not a JSON Lines history", err=True)
         sys.exit(exit_codes.BAD_INPUT)
     started = time.monotonic()
+    workload = workload or detected or "queue"
     try:
+        validated = validate_first(history, workload)     # bad input: no JVM started
         spark = get_spark(spark_master, jvm_log=str(history.parent / "spark.log"))
-        out = write_companion(spark, history, workload or detected or "queue")
+        out = write_companion(spark, history, workload, validated)
     except HistoryError as e:
         click.echo(f"logtrial to-parquet: {e}", err=True)
         sys.exit(exit_codes.BAD_INPUT)
