@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.checkers.test_queue_engines import _write, assert_same, local_check, spark_check
+from tests.checkers.test_queue_engines import IN_SPARK, _write, assert_same, local_check, spark_check
 
 NAME = "partial-txn-read"
 
@@ -117,7 +117,8 @@ def test_subscribed_consumers_excuse_it(tmp_path):
 def test_both_engines_find_the_same(spark, tmp_path):
     events = PLANTED + op(7, "assign", [2], "ok", [2]) + poll(7, {2: key2(8)})
     path = _write(events, tmp_path / "history.jsonl")
-    for options in ({}, {"limit": 1}):
-        local = local_check(path, **options)
+    # gathered on the driver, then in Spark (SparkPass.txn_reads: per consumer process in executors)
+    for options in ({}, {"limit": 1, **IN_SPARK}):
+        local = local_check(path, **{k: v for k, v in options.items() if k not in IN_SPARK})
         assert local["anomalies"][NAME]["count"] == 1
         assert_same(local, spark_check(spark, path, **options))

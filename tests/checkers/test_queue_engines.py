@@ -165,14 +165,72 @@ def written(tmp_path_factory) -> dict[str, Path]:
     return {name: _write(make(), folder / f"{name}.jsonl") for name, (make, _) in HISTORIES.items()}
 
 
+NO_ROWS = ("empty", "assign-only")   # edge cases of gathering: also gathered in Spark on their own
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("name", sorted(HISTORIES))
 def test_engines_give_the_same_results(spark, written, name):
-    """Both ways of gathering on Spark: in Spark for the first options, on the
-    driver for the others."""
-    for n, options in enumerate(HISTORIES[name][1]):
-        gather = IN_SPARK if n == 0 else {}
-        assert_same(local_check(written[name], **options), spark_check(spark, written[name], **options, **gather))
+    """A small history's rows gathered on the driver (and in Spark too for the
+    histories with no rows; the others are gathered in Spark together, below)."""
+    for options in HISTORIES[name][1]:
+        local = local_check(written[name], **options)
+        assert_same(local, spark_check(spark, written[name], **options))
+        if name in NO_ROWS:
+            assert_same(local, spark_check(spark, written[name], **options, **IN_SPARK))
+
+
+def _shifted_values(value, shift: int):
+    """A send/txn/poll value with every sent or polled value moved by `shift`."""
+    def moved(v):
+        return v + shift if type(v) is int else v
+
+    def mop(m):
+        if not isinstance(m, list) or not m:
+            return m
+        if m[0] == "send" and len(m) > 2:
+            return [*m[:2], [m[2][0], moved(m[2][1])] if isinstance(m[2], list) and len(m[2]) > 1 else moved(m[2])]
+        if m[0] == "poll" and len(m) > 1 and isinstance(m[1], dict):
+            return ["poll", {k: [[p[0], moved(p[1])] if isinstance(p, list) and len(p) > 1 else p for p in pairs]
+                             for k, pairs in m[1].items()}]
+        return m
+    return [mop(m) for m in value] if isinstance(value, list) else value
+
+
+def combined_events() -> list[dict]:
+    """Every history of HISTORIES in one: their processes and values apart, one
+    after the other in time (each keeping its own spacing), their keys shared
+    (so they meet, and there is more to rank and gather)."""
+    events: list[dict] = []
+    start = 0
+    for n, name in enumerate(sorted(HISTORIES)):
+        for j, e in enumerate(HISTORIES[name][0]()):
+            process = e["process"] + 1000 * (n + 1) if isinstance(e["process"], int) else e["process"]
+            value = _shifted_values(e.get("value"), 10**6 * (n + 1)) if e.get("f") in ("send", "poll", "txn") \
+                else e.get("value")
+            events.append({**e, "process": process, "value": value, "time": start + e.get("time", (j + 1) * 1000)})
+        start = (events[-1]["time"] if events else start) + S
+    return events
+
+
+# every option the histories' own checks use, on all of them at once
+COMBINED_OPTIONS = {
+    "producer": {"producer": ProducerChecks()},
+    "realtime-few-examples": {"realtime": True, "limit": 1, "producer": ProducerChecks(window_s=2.0, max_examples=1)},
+    "no-cycles": {"cycles": False},
+}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("options", sorted(COMBINED_OPTIONS))
+def test_gathering_in_spark_gives_the_same_results(spark, tmp_path, options):
+    """SparkPass (every gathering step in Spark, as for a big history) on the
+    histories above, together."""
+    path = _write(combined_events(), tmp_path / "combined.jsonl")
+    opts = COMBINED_OPTIONS[options]
+    local = local_check(path, **opts)
+    assert local["anomaly_types"], "the combined history must hold anomalies to gather"
+    assert_same(local, spark_check(spark, path, **opts, **IN_SPARK))
 
 
 def _spark_records(spark, path: Path) -> pd.DataFrame:
