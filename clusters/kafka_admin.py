@@ -26,10 +26,6 @@ from clusters.kafka import QUIET_CLIENT_LOGGER
 
 ADMIN_TIMEOUT_S = 10
 TOOL_TIMEOUT_S = 120
-REASSIGN_TOOL = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
-CLUSTER_TOOL = "org.apache.kafka.tools.ClusterTool"
-FEATURE_TOOL = "org.apache.kafka.tools.FeatureCommand"
-QUORUM_TOOL = "org.apache.kafka.tools.MetadataQuorumCommand"
 
 
 @dataclass(frozen=True)
@@ -94,6 +90,11 @@ def _not_in_place(states: dict[str, PartitionState], assignment: dict[str, list[
             or (assignment is not None and list(states[key].replicas) != list(assignment[key]))]
 
 
+def _tool(cluster, tool: str) -> str:
+    """The tool's main class in the cluster's release (3.x moved them into kafka-tools)."""
+    return cluster.db.release.tool_class(tool)
+
+
 def run_tool(cluster, node: str, main_and_args: str, what: str) -> str:
     """Runs a Kafka tool on the node; its stdout, or DatabaseError naming what failed and
     the tool's last words."""
@@ -112,7 +113,7 @@ def _bootstrap(cluster) -> str:
 def unregister_broker(cluster, via: str, broker_id: int) -> None:
     """Removes a (stopped) broker's registration from the cluster metadata
     (`kafka-cluster.sh unregister`)."""
-    run_tool(cluster, via, f"{CLUSTER_TOOL} unregister --bootstrap-server {_bootstrap(cluster)} "
+    run_tool(cluster, via, f"{_tool(cluster, 'cluster')} unregister --bootstrap-server {_bootstrap(cluster)} "
              f"--id {broker_id}", f"unregistering broker {broker_id}")
 
 
@@ -125,7 +126,7 @@ def reassign(cluster, via: str, assignment: dict[str, list[int]]) -> None:
         for topic, partition, replicas in ((*split_key(k), r) for k, r in sorted(assignment.items()))]}
     path = f"{cluster.inventory.node(via).home}/membership-reassignment.json"
     cluster.ssh[via].write_file(path, json.dumps(plan))
-    run_tool(cluster, via, f"{REASSIGN_TOOL} --bootstrap-server {_bootstrap(cluster)} "
+    run_tool(cluster, via, f"{_tool(cluster, 'reassign')} --bootstrap-server {_bootstrap(cluster)} "
              f"--reassignment-json-file {shlex.quote(path)} --execute",
              f"reassigning {', '.join(sorted(assignment))}")
 
@@ -150,7 +151,7 @@ def elect_preferred(cluster, keys: Iterable[str]) -> dict[str, str]:
 def kraft_version(cluster, via: str) -> int:
     """The cluster's finalized kraft.version: 0 for a static controller quorum
     (controller.quorum.voters), 1 once the quorum is dynamic (KIP-853)."""
-    text = run_tool(cluster, via, f"{FEATURE_TOOL} --bootstrap-server {_bootstrap(cluster)} describe",
+    text = run_tool(cluster, via, f"{_tool(cluster, 'feature')} --bootstrap-server {_bootstrap(cluster)} describe",
                     "describing features")
     match = re.search(r"Feature: kraft\.version\s.*?FinalizedVersionLevel: (\d+)", text)
     # a cluster that never finalized kraft.version runs it at 0 (the tool omits it or says so)
@@ -166,7 +167,7 @@ class QuorumStatus:
 
 
 def _quorum_tool(cluster, via: str, args: str, what: str) -> str:
-    return run_tool(cluster, via, f"{QUORUM_TOOL} --bootstrap-controller "
+    return run_tool(cluster, via, f"{_tool(cluster, 'quorum')} --bootstrap-controller "
                     f"{shlex.quote(cluster.db.controller_servers())} {args}", what)
 
 

@@ -39,6 +39,18 @@ class KafkaVersionError(ValueError):
     """A version or mode logtrial cannot run; the message names them."""
 
 
+# The admin tools the faults run, by the first release whose kafka-tools jar has each
+# where it lives now (newest first); before that, the broker jar's Scala tool.
+# Measured in the jars on Maven Central (3.4.1, 3.5.2, 3.6.2, 3.7.2, 3.9.1).
+TOOL_CLASSES = {
+    "quorum": [((3, 4, 0), "org.apache.kafka.tools.MetadataQuorumCommand"), ((), "kafka.admin.MetadataQuorumCommand")],
+    "cluster": [((3, 5, 0), "org.apache.kafka.tools.ClusterTool"), ((), "kafka.tools.ClusterTool")],
+    "feature": [((3, 6, 0), "org.apache.kafka.tools.FeatureCommand"), ((), "kafka.admin.FeatureCommand")],
+    "reassign": [((3, 7, 0), "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"),
+                 ((), "kafka.admin.ReassignPartitionsCommand")],
+}
+
+
 def cache_root() -> Path:
     return Path(os.environ.get("LOGTRIAL_CACHE", os.path.expanduser("~/.cache/logtrial")))
 
@@ -94,6 +106,10 @@ class KafkaRelease:
     def min_java(self) -> int:
         """Kafka 4.0 brokers need Java 17 (KIP-750); 3.x runs on Java 8 and later."""
         return 17 if self.parts >= ZOOKEEPER_REMOVED else 8
+
+    def tool_class(self, tool: str) -> str:
+        """The main class of one of Kafka's admin tools in this release (TOOL_CLASSES)."""
+        return next(cls for since, cls in TOOL_CLASSES[tool] if self.parts >= since)
 
     @property
     def has_share_groups(self) -> bool:

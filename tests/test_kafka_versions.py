@@ -203,3 +203,21 @@ def test_heal_restarts_a_dead_zookeeper(zookeeper_cluster):
     assert "n1: restarted zookeeper" in zookeeper_cluster.heal()
     zookeeper_cluster.verify_healed()
     assert zookeeper.serving_mode("n1") == "standalone"
+
+
+def test_admin_tools_are_found_where_each_release_keeps_them():
+    """3.x moved the tools the faults run from the broker jar into kafka-tools, one
+    release at a time; 3.9.1 failed with ClassNotFoundException before this table."""
+    def classes(version: str) -> dict[str, str]:
+        release = resolve(version, "kraft")
+        return {tool: release.tool_class(tool) for tool in ("quorum", "cluster", "feature", "reassign")}
+    assert classes("3.3.2") == {"quorum": "kafka.admin.MetadataQuorumCommand", "cluster": "kafka.tools.ClusterTool",
+                                "feature": "kafka.admin.FeatureCommand",
+                                "reassign": "kafka.admin.ReassignPartitionsCommand"}
+    assert classes("3.6.2") == {"quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
+                                "cluster": "org.apache.kafka.tools.ClusterTool",
+                                "feature": "org.apache.kafka.tools.FeatureCommand",
+                                "reassign": "kafka.admin.ReassignPartitionsCommand"}
+    assert set(classes("3.9.1").values()) == set(classes("4.1.1").values()) == {
+        "org.apache.kafka.tools.MetadataQuorumCommand", "org.apache.kafka.tools.ClusterTool",
+        "org.apache.kafka.tools.FeatureCommand", "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"}
