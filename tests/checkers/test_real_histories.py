@@ -6,7 +6,13 @@ queue-txn-kill-pause-partition-seed22.jsonl: Kafka 4.1.1 KRaft, 3 local nodes,
 `logtrial test --local 3 --txn --safe --abort-p 0.1 --nemesis kill,pause,partition
 --time-limit 120 --seed 22` (docs/findings.md). The run lost its final reads to
 an SSH timeout at teardown (the machine's load average was 50-99), so unseen
-sends cannot be told from lost ones and the verdict is unknown."""
+sends cannot be told from lost ones and the verdict is unknown.
+
+queue-txn-membership-dynamic-quorum-seed5.jsonl: Kafka 4.1.1 KRaft, 3 local nodes,
+dynamic controller quorum, `logtrial test --local 3 --txn --safe --nemesis
+membership,kill,pause,partition --dynamic-quorum --time-limit 120 --seed 5`
+(docs/findings.md): a committed one-send transaction whose record no
+read_committed poll ever returned, though the final reads passed its offset."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,3 +32,16 @@ def test_g1c_in_real_kafka_transactions_is_found_where_it_was():
     # a G1c with write-write edges is reported but, like G0, not held against
     # Kafka (docs/checkers.md); the verdict waits on the missing final reads
     assert results["bad_anomaly_types"] == ["unseen"]
+
+
+def test_a_committed_transactions_lost_record_is_found_where_it_was():
+    results = check_queue_local(read_history(REAL / "queue-txn-membership-dynamic-quorum-seed5.jsonl", "queue").ops)
+    assert {k: v["count"] for k, v in results["anomalies"].items()} == {
+        "G0": 5, "G1c": 1, "int-poll-skip": 1, "lost-write": 1, "unseen": 1}
+    (lost,) = results["anomalies"]["lost-write"]["examples"]
+    assert (lost["key"], lost["offsets"], lost["values"], lost["max_read_offset"]) == (3, [370], [760], 599)
+    assert [(op["index"], op["f"], op["type"]) for op in lost["ops"]] == [(1468, "txn", "ok")]
+    (skip,) = results["anomalies"]["int-poll-skip"]["examples"]
+    assert (skip["key"], skip["offsets"], skip["values"]) == (3, [367, 371], [748, 758])
+    assert results["valid"] is False
+    assert results["bad_anomaly_types"] == ["int-poll-skip", "lost-write", "unseen"]
