@@ -113,8 +113,7 @@ class MembershipFault(Fault):
         value = {**params, "broker_id": broker_id}
         try:
             # a dynamic quorum's voter comes back on a new disk: add-node replaces it
-            voters = (kadmin.quorum_status_answered(cluster, cluster.nodes[0], time.monotonic() + VOTERS_WAIT_S)
-                      .voters if _dynamic(cluster) else None)
+            voters = _answered_status(cluster).voters if _dynamic(cluster) else None
             undo.record(cluster, removed=[node], voters=voters)
             cluster.db.stop(node)
         except Exception as e:  # noqa: BLE001 - reported; add-node or the heal brings it back
@@ -200,8 +199,7 @@ class MembershipFault(Fault):
                 "kraft.version is 0: the controller quorum is static (controller.quorum.voters); "
                 "KIP-853 add-controller/remove-controller need kraft.version 1, a dynamically "
                 "formatted quorum (logtrial cluster up / test --dynamic-quorum)")}
-        # a leader killed an instant ago leaves none to answer until the others elect one
-        status = kadmin.quorum_status_answered(cluster, cluster.nodes[0], time.monotonic() + VOTERS_WAIT_S)
+        status = _answered_status(cluster)
         unsafe = _unsafe_removal(cluster, status)
         if unsafe:
             return {**params, "skipped": unsafe}
@@ -248,6 +246,12 @@ def _unsafe_removal(cluster, status: kadmin.QuorumStatus) -> str | None:
     if behind:  # one of them may be the one left out, the rest could not form a majority
         return f"controller voters {behind} are not caught up with the leader: no voter is removed"
     return None
+
+
+def _answered_status(cluster) -> kadmin.QuorumStatus:
+    """The quorum's status, asked for up to VOTERS_WAIT_S: a leader killed an instant
+    ago leaves none to answer until the others elect one."""
+    return kadmin.quorum_status_answered(cluster, cluster.nodes[0], time.monotonic() + VOTERS_WAIT_S)
 
 
 def _wait_voters(cluster, expected: set[int]) -> None:

@@ -61,7 +61,7 @@ def cell_label(cell: Cell) -> str:
 
 def quorum_label(cell: Cell) -> str | None:
     """The quorum axis' value for the summary ("static"/"dynamic"), None without the axis."""
-    return None if cell.dynamic_quorum is None else ("dynamic" if cell.dynamic_quorum else "static")
+    return None if cell.dynamic_quorum is None else next(k for k, v in QUORUMS.items() if v == cell.dynamic_quorum)
 
 
 def run_cell(base, cell: Cell, store: Path):
