@@ -9,7 +9,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, OFFSET_INVALID, Consumer, KafkaError, KafkaException,
+                             Producer, TopicPartition)
 
 from workloads.errors import Classified, classify, harness_error
 from workloads import producer_knobs
@@ -220,6 +221,34 @@ def rewind(consumer: Consumer, keys: KeySpace, polled: list[dict[str, list[list[
             first[int(key)] = min([first.get(int(key), pairs[0][0]), pairs[0][0]])
     for key, offset in first.items():
         consumer.seek(keys.topic_partition(key, offset))
+
+
+# where a partition with no committed offset starts, by auto.offset.reset
+RESET_STARTS = {"earliest": OFFSET_BEGINNING, "smallest": OFFSET_BEGINNING, "beginning": OFFSET_BEGINNING,
+                "latest": OFFSET_END, "largest": OFFSET_END, "end": OFFSET_END}
+
+
+def committed_starts(consumer: Consumer, partitions: list[TopicPartition], auto_offset_reset: str,
+                     timeout: float) -> list[TopicPartition]:
+    """The group's committed offsets as explicit start offsets for assign().
+
+    Left to look them up itself, librdkafka can apply a stale OffsetFetch answer
+    to a later assignment, and a partition that answer found blocked by another
+    process's open transaction then starts at auto.offset.reset: offset 0, a
+    rewind nobody asked for (docs/findings.md). Assigning explicit offsets leaves
+    it nothing to look up. Raises KafkaException when the lookup fails, so
+    nothing is assigned.
+    """
+    found = consumer.committed(partitions, timeout=timeout)
+    fallback = RESET_STARTS.get(auto_offset_reset, OFFSET_INVALID)
+    starts = []
+    for tp in found:
+        if tp.error is not None:
+            raise KafkaException(tp.error)
+        epoch = {} if tp.leader_epoch is None else {"leader_epoch": tp.leader_epoch}
+        starts.append(TopicPartition(tp.topic, tp.partition, tp.offset, **epoch) if tp.offset >= 0
+                      else TopicPartition(tp.topic, tp.partition, fallback))
+    return starts
 
 
 def guarded(fn: Callable[[], Any]) -> Any:

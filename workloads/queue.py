@@ -16,11 +16,11 @@ import random
 import threading
 import time
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException
 
 from workloads.base import Completion, KeyRotation, Op, Recorder, ValueSource
-from workloads.clients import (Indefinite, ProcessClient, Transaction, first_error, guarded, poll_messages,
-                               produce_all, rewind)
+from workloads.clients import (Indefinite, ProcessClient, Transaction, committed_starts, first_error, guarded,
+                               poll_messages, produce_all, rewind)
 from workloads.errors import classify, harness_error
 from workloads.kafka_common import KafkaWorkloadBase, KeySpace
 from workloads.settings import WorkloadSettings
@@ -116,9 +116,22 @@ class QueueClient(ProcessClient):
     def _assign(self, op: Op) -> Completion:
         for key in op.value:
             self._ensure_topic(key)
-        start = OFFSET_BEGINNING if self.final else None
-        guarded(lambda: self.consumer.assign([self.w.keys.topic_partition(k, start) for k in op.value]))
+        if self.final:
+            starts = [self.w.keys.topic_partition(k, OFFSET_BEGINNING) for k in op.value]
+        else:
+            starts = self._committed_starts(op.value)
+        guarded(lambda: self.consumer.assign(starts))
         return Completion.ok(op.value)
+
+    def _committed_starts(self, keys: list[int]) -> list:
+        """Where each key's partition starts: the group's committed offset. A
+        failed lookup is definite: nothing was assigned."""
+        settings = self.w.settings
+        try:
+            return committed_starts(self.consumer, [self.w.keys.topic_partition(k) for k in keys],
+                                    self.pair.auto_offset_reset or settings.auto_offset_reset, settings.op_timeout)
+        except KafkaException as e:
+            raise Indefinite(classify(e, definite=True))
 
     def _subscribe(self, op: Op) -> Completion:
         for key in op.value:

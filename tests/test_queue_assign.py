@@ -1,0 +1,108 @@
+"""Where the queue workload's consumers start after an assign op, on the shared
+cluster: at the group's committed offset, at the beginning where the group has
+none, and never at the beginning because another process's transaction holds
+its offsets open (librdkafka's own lookup could do that: docs/findings.md)."""
+from __future__ import annotations
+
+import uuid
+from typing import Iterator
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from workloads.base import Op
+from workloads.queue import QueueClient, QueueWorkload
+from workloads.settings import WorkloadSettings
+
+pytestmark = pytest.mark.cluster
+
+KEY_WITH_COMMIT, KEY_WITHOUT = 0, 1
+RECORDS = 6
+COMMITTED = 4
+
+
+@pytest.fixture
+def workload(cluster) -> Iterator[QueueWorkload]:
+    settings = WorkloadSettings(txn=True, op_timeout=2.0, poll_timeout=0.5)
+    made = QueueWorkload(cluster.db.bootstrap_servers(), settings, f"lt-assign-{uuid.uuid4().hex[:8]}", seed=1)
+    made.setup()
+    for key in (KEY_WITH_COMMIT, KEY_WITHOUT):
+        made.topics.ensure(key)
+        produce(made, key, RECORDS)
+    yield made
+    made.topics.close()
+
+
+def produce(workload: QueueWorkload, key: int, count: int) -> None:
+    producer = Producer({"bootstrap.servers": workload.bootstrap})
+    for value in range(count):
+        tp = workload.keys.topic_partition(key)
+        producer.produce(tp.topic, partition=tp.partition, value=str(value).encode())
+    assert producer.flush(10) == 0
+
+
+def group(workload: QueueWorkload) -> str:
+    return f"{workload.run_id}-group"
+
+
+def commit(workload: QueueWorkload, key: int, offset: int) -> None:
+    consumer = Consumer({"bootstrap.servers": workload.bootstrap, "group.id": group(workload)})
+    tp = workload.keys.topic_partition(key)
+    consumer.commit(offsets=[TopicPartition(tp.topic, tp.partition, offset)], asynchronous=False)
+    consumer.close()
+
+
+def open_transaction_holding_offsets(workload: QueueWorkload, key: int, offset: int) -> Producer:
+    """A transaction that has sent offsets for the group and is neither
+    committed nor aborted: the group's offset for key is unstable until it ends."""
+    producer = Producer({"bootstrap.servers": workload.bootstrap, "transactional.id": f"{workload.run_id}-holder"})
+    producer.init_transactions(10)
+    producer.begin_transaction()
+    tp = workload.keys.topic_partition(key)
+    metadata = Consumer({"bootstrap.servers": workload.bootstrap, "group.id": group(workload)})
+    producer.send_offsets_to_transaction([TopicPartition(tp.topic, tp.partition, offset)],
+                                         metadata.consumer_group_metadata(), 10)
+    metadata.close()
+    return producer
+
+
+def first_offsets_polled(client: QueueClient, keys: list[int]) -> dict[int, int]:
+    first: dict[int, int] = {}
+    for _ in range(20):
+        completion = client.invoke(Op("poll", [["poll"]]))
+        assert completion.type == "ok", completion
+        for key, pairs in completion.value[0][1].items():
+            first.setdefault(int(key), pairs[0][0])
+        if set(first) == set(keys):
+            return first
+    raise AssertionError(f"polled only keys {sorted(first)} of {keys}")
+
+
+def test_assign_starts_at_the_committed_offset_or_the_beginning(workload):
+    commit(workload, KEY_WITH_COMMIT, COMMITTED)
+    client = QueueClient(workload, process=0)
+    try:
+        assert client.invoke(Op("assign", [KEY_WITH_COMMIT, KEY_WITHOUT])).type == "ok"
+        assert first_offsets_polled(client, [KEY_WITH_COMMIT, KEY_WITHOUT]) == {KEY_WITH_COMMIT: COMMITTED,
+                                                                                KEY_WITHOUT: 0}
+    finally:
+        client.close()
+
+
+def test_assign_blocked_by_an_open_transaction_fails_instead_of_starting_over(workload):
+    """The sequence that makes librdkafka's own lookup start at offset 0
+    (scripts/librdkafka_stale_offset_fetch.py): assign while the offsets are
+    unstable, assign again, the transaction commits."""
+    keys = [KEY_WITH_COMMIT, KEY_WITHOUT]
+    commit(workload, KEY_WITH_COMMIT, COMMITTED)
+    holder = open_transaction_holding_offsets(workload, KEY_WITH_COMMIT, COMMITTED + 1)
+    client = QueueClient(workload, process=0)
+    try:
+        for blocked in ([KEY_WITH_COMMIT], keys):
+            assert client.invoke(Op("assign", blocked)).type == "fail"  # definite: nothing was assigned
+            assert client.consumer.assignment() == []
+        holder.commit_transaction(10)
+        assert client.invoke(Op("assign", keys)).type == "ok"
+        assert first_offsets_polled(client, keys) == {KEY_WITH_COMMIT: COMMITTED + 1, KEY_WITHOUT: 0}
+    finally:
+        client.close()
