@@ -106,3 +106,37 @@ def test_assign_blocked_by_an_open_transaction_fails_instead_of_starting_over(wo
         assert first_offsets_polled(client, keys) == {KEY_WITH_COMMIT: COMMITTED + 1, KEY_WITHOUT: 0}
     finally:
         client.close()
+
+
+def test_subscribe_starts_rebalanced_partitions_at_the_committed_offset_or_the_beginning(workload):
+    keys = sorted(workload.keys.keys_of_topic(workload.keys.topic(KEY_WITH_COMMIT)))
+    assert keys == [KEY_WITH_COMMIT, KEY_WITHOUT]  # one topic, so one subscription covers both
+    commit(workload, KEY_WITH_COMMIT, COMMITTED)
+    client = QueueClient(workload, process=0)
+    try:
+        assert client.invoke(Op("subscribe", keys)).type == "ok"
+        assert first_offsets_polled(client, keys) == {KEY_WITH_COMMIT: COMMITTED, KEY_WITHOUT: 0}
+    finally:
+        client.close()
+
+
+def test_subscribe_whose_lookup_times_out_leaves_the_lookup_to_librdkafka(workload):
+    keys = [KEY_WITH_COMMIT, KEY_WITHOUT]
+    commit(workload, KEY_WITH_COMMIT, COMMITTED)
+    holder = open_transaction_holding_offsets(workload, KEY_WITH_COMMIT, COMMITTED + 1)
+    client = QueueClient(workload, process=0)
+    try:
+        assert client.invoke(Op("subscribe", keys)).type == "ok"
+        seen: list[str] = []
+        for _ in range(20):  # until the rebalance, in which our lookup waits op_timeout and gives up
+            polled = client.invoke(Op("poll", [["poll"]]))
+            assert polled.type == "ok"
+            seen += polled.value[0][1]
+            if "rebalance_log" in polled.extra:
+                break
+        assert polled.extra["rebalance_log"] == [["assigned", keys]]
+        assert str(KEY_WITH_COMMIT) not in seen
+        holder.commit_transaction(10)
+        assert first_offsets_polled(client, keys) == {KEY_WITH_COMMIT: COMMITTED + 1, KEY_WITHOUT: 0}
+    finally:
+        client.close()

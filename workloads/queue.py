@@ -141,7 +141,18 @@ class QueueClient(ProcessClient):
         return Completion.ok(op.value)
 
     def _on_assign(self, consumer, partitions) -> None:
-        self._rebalance_log.append(["assigned", sorted(self.w.keys.key_of(p.topic, p.partition) for p in partitions)])
+        """The group gave this consumer partitions: it starts them at explicit
+        offsets, as an assign op does, unless the lookup fails; then librdkafka
+        assigns them itself, looking the offsets up on its own."""
+        keys = sorted(self.w.keys.key_of(p.topic, p.partition) for p in partitions)
+        self._rebalance_log.append(["assigned", keys])
+        try:
+            starts = self._committed_starts(keys)
+        except Indefinite as e:
+            log.info("process %s: committed offsets of rebalanced keys %s not found (%s); librdkafka looks "
+                     "them up itself", self.process, keys, e.classified.error)
+            return
+        consumer.assign(starts)
 
     def _on_revoke(self, consumer, partitions) -> None:
         self._rebalance_log.append(["revoked", sorted(self.w.keys.key_of(p.topic, p.partition) for p in partitions)])
