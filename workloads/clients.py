@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -228,27 +229,55 @@ RESET_STARTS = {"earliest": OFFSET_BEGINNING, "smallest": OFFSET_BEGINNING, "beg
                 "latest": OFFSET_END, "largest": OFFSET_END, "end": OFFSET_END}
 
 
-def committed_starts(consumer: Consumer, partitions: list[TopicPartition], auto_offset_reset: str,
-                     timeout: float) -> list[TopicPartition]:
-    """The group's committed offsets as explicit start offsets for assign().
+class CommittedOffsets:
+    """A consumer group's committed offsets, as explicit start offsets for assign().
 
     Left to look them up itself, librdkafka can apply a stale OffsetFetch answer
     to a later assignment, and a partition that answer found blocked by another
     process's open transaction then starts at auto.offset.reset: offset 0, a
-    rewind nobody asked for (docs/findings.md). Assigning explicit offsets leaves
-    it nothing to look up. Raises KafkaException when the lookup fails, so
-    nothing is assigned.
+    rewind nobody asked for (docs/findings.md). Assigning explicit offsets
+    leaves it nothing to look up.
+
+    The lookup uses a consumer of its own, reading uncommitted, so it gets the
+    offsets committed so far at once instead of waiting for those an open
+    transaction is about to commit (up to a transaction timeout when that
+    transaction's producer was killed). A consumer starting there may read
+    again what that transaction read. Thread-safe: every process uses it.
     """
-    found = consumer.committed(partitions, timeout=timeout)
-    fallback = RESET_STARTS.get(auto_offset_reset, OFFSET_INVALID)
-    starts = []
-    for tp in found:
-        if tp.error is not None:
-            raise KafkaException(tp.error)
-        epoch = {} if tp.leader_epoch is None else {"leader_epoch": tp.leader_epoch}
-        starts.append(TopicPartition(tp.topic, tp.partition, tp.offset, **epoch) if tp.offset >= 0
-                      else TopicPartition(tp.topic, tp.partition, fallback))
-    return starts
+
+    def __init__(self, bootstrap: str, group_id: str, auto_offset_reset: str, timeout: float):
+        self.config = {"bootstrap.servers": bootstrap, "client.id": "lt-offsets", "group.id": group_id,
+                       "isolation.level": "read_uncommitted", "enable.auto.commit": False,
+                       "logger": LIBRDKAFKA_LOG}
+        self.fallback = RESET_STARTS.get(auto_offset_reset, OFFSET_INVALID)
+        self.timeout = timeout
+        self._consumer: Consumer | None = None
+        self._lock = threading.Lock()
+
+    def _lookup(self) -> Consumer:
+        with self._lock:
+            if self._consumer is None:
+                self._consumer = Consumer(self.config)
+            return self._consumer
+
+    def starts(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+        """Each partition at its committed offset, or where auto.offset.reset
+        puts a partition with none. Raises KafkaException when the lookup
+        fails."""
+        starts = []
+        for tp in self._lookup().committed(partitions, timeout=self.timeout):
+            if tp.error is not None:
+                raise KafkaException(tp.error)
+            epoch = {} if tp.leader_epoch is None else {"leader_epoch": tp.leader_epoch}
+            starts.append(TopicPartition(tp.topic, tp.partition, tp.offset, **epoch) if tp.offset >= 0
+                          else TopicPartition(tp.topic, tp.partition, self.fallback))
+        return starts
+
+    def close(self) -> None:
+        with self._lock:
+            consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            consumer.close()
 
 
 def guarded(fn: Callable[[], Any]) -> Any:

@@ -19,7 +19,7 @@ import time
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException
 
 from workloads.base import Completion, KeyRotation, Op, Recorder, ValueSource
-from workloads.clients import (Indefinite, ProcessClient, Transaction, committed_starts, first_error, guarded,
+from workloads.clients import (CommittedOffsets, Indefinite, ProcessClient, Transaction, first_error, guarded,
                                poll_messages, produce_all, rewind)
 from workloads.errors import classify, harness_error
 from workloads.kafka_common import KafkaWorkloadBase, KeySpace
@@ -97,7 +97,7 @@ class QueueClient(ProcessClient):
     """One producer and one consumer for one logical process."""
 
     def __init__(self, workload: "QueueWorkload", process: int, final: bool = False):
-        super().__init__(workload, process, f"{workload.run_id}-q-p{process}", f"{workload.run_id}-group",
+        super().__init__(workload, process, f"{workload.run_id}-q-p{process}", workload.group_id,
                          "earliest" if final else None)
         self.final = final  # final reads: assign from the beginning of each partition
         self._rebalance_log: list = []
@@ -126,10 +126,8 @@ class QueueClient(ProcessClient):
     def _committed_starts(self, keys: list[int]) -> list:
         """Where each key's partition starts: the group's committed offset. A
         failed lookup is definite: nothing was assigned."""
-        settings = self.w.settings
         try:
-            return committed_starts(self.consumer, [self.w.keys.topic_partition(k) for k in keys],
-                                    self.pair.auto_offset_reset or settings.auto_offset_reset, settings.op_timeout)
+            return self.w.committed.starts([self.w.keys.topic_partition(k) for k in keys])
         except KafkaException as e:
             raise Indefinite(classify(e, definite=True))
 
@@ -265,6 +263,12 @@ class QueueWorkload(KafkaWorkloadBase):
     def __init__(self, bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int):
         super().__init__(bootstrap, settings, run_id, seed)
         self.acks = Acks()
+        self.group_id = f"{run_id}-group"
+        self.committed = CommittedOffsets(bootstrap, self.group_id, settings.auto_offset_reset, settings.op_timeout)
+
+    def close(self) -> None:
+        self.committed.close()
+        super().close()
 
     def generator(self) -> QueueGenerator:
         return QueueGenerator(self.settings, self.keys, self.rotation, self.values, self.acks,
