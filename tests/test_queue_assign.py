@@ -12,7 +12,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from workloads.base import Op
-from workloads.clients import CommittedOffsets
+from workloads.clients import lookup_config
 from workloads.queue import QueueClient, QueueWorkload
 from workloads.settings import WorkloadSettings
 
@@ -67,6 +67,14 @@ def open_transaction_holding_offsets(workload: QueueWorkload, key: int, offset: 
                                          metadata.consumer_group_metadata(), 10)
     metadata.close()
     return producer
+
+
+def client_whose_lookup_fails(workload: QueueWorkload) -> QueueClient:
+    """A client whose committed-offsets lookup asks an address where nothing
+    listens, as a pinned client does when the group's coordinator is another node."""
+    client = QueueClient(workload, process=0)
+    client.pair._lookup = Consumer(lookup_config(UNREACHABLE, "lt-o-unreachable", workload.group_id))
+    return client
 
 
 def first_offsets_polled(client: QueueClient, keys: list[int]) -> dict[int, int]:
@@ -124,23 +132,19 @@ def test_subscribe_starts_rebalanced_partitions_at_the_committed_offset_or_the_b
 def test_subscribe_whose_lookup_fails_leaves_the_lookup_to_librdkafka(workload):
     keys = [KEY_WITH_COMMIT, KEY_WITHOUT]
     commit(workload, KEY_WITH_COMMIT, COMMITTED)
-    workload.committed = CommittedOffsets(UNREACHABLE, workload.group_id, "earliest", timeout=1.0)
-    client = QueueClient(workload, process=0)
+    client = client_whose_lookup_fails(workload)
     try:
         assert client.invoke(Op("subscribe", keys)).type == "ok"
         assert first_offsets_polled(client, keys) == {KEY_WITH_COMMIT: COMMITTED, KEY_WITHOUT: 0}
     finally:
         client.close()
-        workload.committed.close()
 
 
 def test_an_assign_whose_lookup_fails_fails_and_assigns_nothing(workload):
-    workload.committed = CommittedOffsets(UNREACHABLE, workload.group_id, "earliest", timeout=1.0)
-    client = QueueClient(workload, process=0)
+    client = client_whose_lookup_fails(workload)
     try:
         failed = client.invoke(Op("assign", [KEY_WITH_COMMIT]))
         assert (failed.type, failed.error[0]) == ("fail", "_TIMED_OUT")
         assert client.consumer.assignment() == []
     finally:
         client.close()
-        workload.committed.close()

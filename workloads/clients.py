@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -47,6 +46,16 @@ def producer_config(bootstrap: str, settings: WorkloadSettings, client_id: str,
         config["transactional.id"] = transactional_id
         config["transaction.timeout.ms"] = timeout_ms * 4
     return config
+
+
+def lookup_config(bootstrap: str, client_id: str, group_id: str) -> dict:
+    """A consumer that only looks up the group's committed offsets. Reading
+    uncommitted, it does not wait for offsets an open transaction is about to
+    commit (up to a transaction timeout when that transaction's producer was
+    killed); a consumer starting at the offsets committed so far may read
+    again what such a transaction read, which no checker counts against Kafka."""
+    return {"bootstrap.servers": bootstrap, "client.id": client_id, "group.id": group_id,
+            "isolation.level": "read_uncommitted", "enable.auto.commit": False, "logger": LIBRDKAFKA_LOG}
 
 
 def consumer_config(bootstrap: str, settings: WorkloadSettings, client_id: str, group_id: str,
@@ -229,55 +238,29 @@ RESET_STARTS = {"earliest": OFFSET_BEGINNING, "smallest": OFFSET_BEGINNING, "beg
                 "latest": OFFSET_END, "largest": OFFSET_END, "end": OFFSET_END}
 
 
-class CommittedOffsets:
-    """A consumer group's committed offsets, as explicit start offsets for assign().
+def committed_starts(lookup: Consumer, partitions: list[TopicPartition], auto_offset_reset: str,
+                     timeout: float) -> list[TopicPartition]:
+    """The group's committed offsets as explicit start offsets for assign():
+    each partition at its committed offset, or where auto.offset.reset puts a
+    partition with none. Raises KafkaException when the lookup fails.
 
     Left to look them up itself, librdkafka can apply a stale OffsetFetch answer
     to a later assignment, and a partition that answer found blocked by another
     process's open transaction then starts at auto.offset.reset: offset 0, a
     rewind nobody asked for (docs/findings.md). Assigning explicit offsets
-    leaves it nothing to look up.
-
-    The lookup uses a consumer of its own, reading uncommitted, so it gets the
-    offsets committed so far at once instead of waiting for those an open
-    transaction is about to commit (up to a transaction timeout when that
-    transaction's producer was killed). A consumer starting there may read
-    again what that transaction read. Thread-safe: every process uses it.
+    leaves it nothing to look up. `lookup` reads uncommitted (lookup_config),
+    so it answers at once with the offsets committed so far instead of waiting
+    for those an open transaction is about to commit.
     """
-
-    def __init__(self, bootstrap: str, group_id: str, auto_offset_reset: str, timeout: float):
-        self.config = {"bootstrap.servers": bootstrap, "client.id": "lt-offsets", "group.id": group_id,
-                       "isolation.level": "read_uncommitted", "enable.auto.commit": False,
-                       "logger": LIBRDKAFKA_LOG}
-        self.fallback = RESET_STARTS.get(auto_offset_reset, OFFSET_INVALID)
-        self.timeout = timeout
-        self._consumer: Consumer | None = None
-        self._lock = threading.Lock()
-
-    def _lookup(self) -> Consumer:
-        with self._lock:
-            if self._consumer is None:
-                self._consumer = Consumer(self.config)
-            return self._consumer
-
-    def starts(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
-        """Each partition at its committed offset, or where auto.offset.reset
-        puts a partition with none. Raises KafkaException when the lookup
-        fails."""
-        starts = []
-        for tp in self._lookup().committed(partitions, timeout=self.timeout):
-            if tp.error is not None:
-                raise KafkaException(tp.error)
-            epoch = {} if tp.leader_epoch is None else {"leader_epoch": tp.leader_epoch}
-            starts.append(TopicPartition(tp.topic, tp.partition, tp.offset, **epoch) if tp.offset >= 0
-                          else TopicPartition(tp.topic, tp.partition, self.fallback))
-        return starts
-
-    def close(self) -> None:
-        with self._lock:
-            consumer, self._consumer = self._consumer, None
-        if consumer is not None:
-            consumer.close()
+    fallback = RESET_STARTS.get(auto_offset_reset, OFFSET_INVALID)
+    starts = []
+    for tp in lookup.committed(partitions, timeout=timeout):
+        if tp.error is not None:
+            raise KafkaException(tp.error)
+        epoch = {} if tp.leader_epoch is None else {"leader_epoch": tp.leader_epoch}
+        starts.append(TopicPartition(tp.topic, tp.partition, tp.offset, **epoch) if tp.offset >= 0
+                      else TopicPartition(tp.topic, tp.partition, fallback))
+    return starts
 
 
 def guarded(fn: Callable[[], Any]) -> Any:
@@ -302,6 +285,7 @@ class ClientPair:
         self.auto_offset_reset = auto_offset_reset
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
+        self._lookup: Consumer | None = None
 
     @property
     def producer(self) -> Producer:
@@ -320,15 +304,24 @@ class ClientPair:
                                                       self.group_id, self.auto_offset_reset))
         return self._consumer
 
+    @property
+    def lookup(self) -> Consumer:
+        """The process's own committed-offsets lookup (lookup_config): its own,
+        so one process's lookup never waits behind another's."""
+        if self._lookup is None:
+            self._lookup = Consumer(lookup_config(self.bootstrap, f"lt-o{self.process}", self.group_id))
+        return self._lookup
+
     def close(self) -> None:
         """Drops queued work and leaves the group (may block: call it off the hot path)."""
-        producer, consumer = self._producer, self._consumer
-        self._producer = self._consumer = None
+        producer, consumer, lookup = self._producer, self._consumer, self._lookup
+        self._producer = self._consumer = self._lookup = None
         if producer is not None:
             producer.purge(in_queue=True, in_flight=True, blocking=False)
             producer.flush(0)
-        if consumer is not None:
-            consumer.close()
+        for c in (consumer, lookup):
+            if c is not None:
+                c.close()
 
 
 def ensure_topic(topics, key: int) -> None:

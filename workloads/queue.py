@@ -19,7 +19,7 @@ import time
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException
 
 from workloads.base import Completion, KeyRotation, Op, Recorder, ValueSource
-from workloads.clients import (CommittedOffsets, Indefinite, ProcessClient, Transaction, first_error, guarded,
+from workloads.clients import (Indefinite, ProcessClient, Transaction, committed_starts, first_error, guarded,
                                poll_messages, produce_all, rewind)
 from workloads.errors import classify, harness_error
 from workloads.kafka_common import KafkaWorkloadBase, KeySpace
@@ -127,7 +127,8 @@ class QueueClient(ProcessClient):
         """Where each key's partition starts: the group's committed offset. A
         failed lookup is definite: nothing was assigned."""
         try:
-            return self.w.committed.starts([self.w.keys.topic_partition(k) for k in keys])
+            return committed_starts(self.pair.lookup, [self.w.keys.topic_partition(k) for k in keys],
+                                    self.w.settings.auto_offset_reset, self.w.settings.op_timeout)
         except KafkaException as e:
             raise Indefinite(classify(e, definite=True))
 
@@ -264,11 +265,6 @@ class QueueWorkload(KafkaWorkloadBase):
         super().__init__(bootstrap, settings, run_id, seed)
         self.acks = Acks()
         self.group_id = f"{run_id}-group"
-        self.committed = CommittedOffsets(bootstrap, self.group_id, settings.auto_offset_reset, settings.op_timeout)
-
-    def close(self) -> None:
-        self.committed.close()
-        super().close()
 
     def generator(self) -> QueueGenerator:
         return QueueGenerator(self.settings, self.keys, self.rotation, self.values, self.acks,
