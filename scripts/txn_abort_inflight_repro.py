@@ -3,13 +3,15 @@ transaction's send acknowledged at the offset of an aborted one"), on a local
 logtrial cluster, with no logtrial workload code.
 
 A transactional producer (the queue workload's producer settings) sends one
-record to partition P while P's leader is paused, gives up after OP_TIMEOUT
-seconds with no delivery report, aborts, and resumes the leader. The same
+record to partition P while one of P's nodes is paused (the leader: nothing
+is appended until it resumes; a follower in the ISR: the leader appends but
+cannot acknowledge with acks=all), gives up after OP_TIMEOUT seconds with no
+delivery report, aborts, and resumes the node. The same
 producer then commits a transaction with one send to P. A read_committed
 consumer reads P from the beginning: the committed record must be at the
 offset its delivery report gave.
 
-    python scripts/txn_abort_inflight_repro.py CLUSTER_NAME [ROUNDS]
+    python scripts/txn_abort_inflight_repro.py CLUSTER_NAME [ROUNDS] [leader|follower]
 
 CLUSTER_NAME: a running 3-node local cluster (`logtrial cluster up --name ...`).
 Prints one line per round and exits 1 when any committed record was not read.
@@ -32,9 +34,11 @@ OP_TIMEOUT = 10.0
 PAUSED_FOR = 14.0  # longer than OP_TIMEOUT: the send is still in flight when the harness gives up
 
 
-def leader_node(admin: AdminClient, topic: str, names: list[str]) -> str:
+def node_to_pause(admin: AdminClient, topic: str, names: list[str], role: str) -> str:
     partition = admin.list_topics(topic=topic, timeout=10).topics[topic].partitions[0]
-    return names[partition.leader - 1]
+    if role == "leader":
+        return names[partition.leader - 1]
+    return names[next(r for r in partition.isrs if r != partition.leader) - 1]
 
 
 def delivered(producer: Producer, topic: str, value: bytes, wait: float) -> tuple[int | None, str | None]:
@@ -65,7 +69,7 @@ def committed_values(bootstrap: str, topic: str) -> dict[int, bytes]:
     return found
 
 
-def one_round(cluster: Cluster, bootstrap: str, names: list[str], round_no: int) -> bool:
+def one_round(cluster: Cluster, bootstrap: str, names: list[str], round_no: int, role: str) -> bool:
     topic = f"abort-inflight-{uuid.uuid4().hex[:8]}"
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, 1, 3, config={"min.insync.replicas": "2"})])[topic].result()
@@ -77,13 +81,13 @@ def one_round(cluster: Cluster, bootstrap: str, names: list[str], round_no: int)
     print(f"round {round_no}: first send, before the pause: {delivered(producer, topic, b'warm-up', 10)}")
     producer.commit_transaction(30)
 
-    leader = leader_node(admin, topic, names)
+    paused = node_to_pause(admin, topic, names, role)
     producer.begin_transaction()
-    cluster.db.pause(leader)
+    cluster.db.pause(paused)
     paused_at = time.monotonic()
     try:
         offset, error = delivered(producer, topic, b"aborted", OP_TIMEOUT)
-        print(f"round {round_no}: leader {leader} paused; send in the doomed txn: offset {offset}, error {error}")
+        print(f"round {round_no}: {role} {paused} paused; send in the doomed txn: offset {offset}, error {error}")
         abort_error = None
         try:
             producer.abort_transaction(OP_TIMEOUT)
@@ -91,7 +95,7 @@ def one_round(cluster: Cluster, bootstrap: str, names: list[str], round_no: int)
             abort_error = e.args[0].name()
     finally:
         time.sleep(max(0.0, PAUSED_FOR - (time.monotonic() - paused_at)))
-        cluster.db.resume(leader)
+        cluster.db.resume(paused)
     if abort_error is not None:
         print(f"round {round_no}: abort failed ({abort_error}); not the case under test")
         return True
@@ -105,14 +109,15 @@ def one_round(cluster: Cluster, bootstrap: str, names: list[str], round_no: int)
     return ok
 
 
-def main(name: str, rounds: int) -> int:
+def main(name: str, rounds: int, role: str) -> int:
     local = LocalCluster(name)
     with Cluster.open(local.inventory_path) as cluster:
         bootstrap = cluster.db.bootstrap_servers()
         names = cluster.inventory.node_names
-        results = [one_round(cluster, bootstrap, names, i) for i in range(rounds)]
+        results = [one_round(cluster, bootstrap, names, i, role) for i in range(rounds)]
     return 0 if all(results) else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1))
+    sys.exit(main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1,
+                  sys.argv[3] if len(sys.argv) > 3 else "follower"))
