@@ -117,27 +117,26 @@ def test_assign_while_a_transaction_holds_the_offsets_starts_at_the_offset_commi
         client.close()
 
 
-def test_subscribe_starts_rebalanced_partitions_at_the_committed_offset_or_the_beginning(workload):
+def subscribe_and_check_first_offsets(workload: QueueWorkload, client: QueueClient) -> None:
+    """Subscribes client to both keys' topic: each starts at the group's
+    committed offset, or at the beginning."""
     keys = sorted(workload.keys.keys_of_topic(workload.keys.topic(KEY_WITH_COMMIT)))
     assert keys == [KEY_WITH_COMMIT, KEY_WITHOUT]  # one topic, so one subscription covers both
-    commit(workload, KEY_WITH_COMMIT, COMMITTED)
-    client = QueueClient(workload, process=0)
     try:
         assert client.invoke(Op("subscribe", keys)).type == "ok"
         assert first_offsets_polled(client, keys) == {KEY_WITH_COMMIT: COMMITTED, KEY_WITHOUT: 0}
     finally:
         client.close()
+
+
+def test_subscribe_starts_rebalanced_partitions_at_the_committed_offset_or_the_beginning(workload):
+    commit(workload, KEY_WITH_COMMIT, COMMITTED)
+    subscribe_and_check_first_offsets(workload, QueueClient(workload, process=0))
 
 
 def test_subscribe_whose_lookup_fails_leaves_the_lookup_to_librdkafka(workload):
-    keys = [KEY_WITH_COMMIT, KEY_WITHOUT]
     commit(workload, KEY_WITH_COMMIT, COMMITTED)
-    client = client_whose_lookup_fails(workload)
-    try:
-        assert client.invoke(Op("subscribe", keys)).type == "ok"
-        assert first_offsets_polled(client, keys) == {KEY_WITH_COMMIT: COMMITTED, KEY_WITHOUT: 0}
-    finally:
-        client.close()
+    subscribe_and_check_first_offsets(workload, client_whose_lookup_fails(workload))
 
 
 def test_an_assign_whose_lookup_fails_fails_and_assigns_nothing(workload):
