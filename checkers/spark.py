@@ -40,9 +40,16 @@ def _quiet_jvm_option() -> str:
     return f"-Dlog4j2.configurationFile={LOG4J_CONFIG}"
 
 
+# PySpark 4 records the Python call site of every Column function for error
+# messages: five JVM round trips and a stack walk each, about a quarter of a
+# small history's check. Errors still name the failing expression.
+NO_CALL_SITES = {"spark.python.sql.dataFrameDebugging.enabled": "false"}
+
+
 def local_settings() -> dict[str, str]:
     cores = _cores()
     return {
+        **NO_CALL_SITES,
         "spark.driver.extraJavaOptions": _quiet_jvm_option(),
         # the few pandas steps (graph_shrink's SCC fallback) need this venv's
         # numpy/scipy in the Python workers, not whatever python3 is on PATH
@@ -65,6 +72,7 @@ def local_settings() -> dict[str, str]:
 
 def remote_settings() -> dict[str, str]:
     return {
+        **NO_CALL_SITES,
         "spark.driver.extraJavaOptions": _quiet_jvm_option(),
         "spark.sql.adaptive.enabled": "true",
         "spark.ui.showConsoleProgress": "false",
