@@ -16,7 +16,9 @@ line(s) and what is wrong, before any checker runs:
 
 The result, `ParsedHistory.ops` (checkers/ops_frame.py), has the columns of
 history_io.pair_operations (one row per client operation) with values
-parsed, plus the line numbers of both events.
+parsed, plus the line numbers of both events. It is built on first use:
+`ParsedHistory.rows` holds the same rows as tuples, for a checker that
+needs no DataFrame (list-append in-process) and for validation alone.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,9 +41,22 @@ if TYPE_CHECKING:
 
 @dataclass
 class ParsedHistory:
-    ops: pd.DataFrame
+    rows: list[tuple]          # OP_COLUMNS, in invoke order
     source_bytes: int
     nemesis_events: int = 0
+
+    @cached_property
+    def ops(self) -> pd.DataFrame:
+        """The rows as a DataFrame sorted by invoke index (pandas is imported
+        only here: a bad history, or a check that needs no frame, goes without)."""
+        from checkers.ops_frame import ops_frame
+        return ops_frame(self.rows)
+
+    def rows_by_index(self) -> list[tuple] | None:
+        """The rows if they are in invoke-index order already (as `ops` has
+        them), else None."""
+        index = [row[_INVOKE_INDEX] for row in self.rows]
+        return self.rows if all(a < b for a, b in zip(index, index[1:])) else None
 
 
 class _Problems:
@@ -154,19 +170,23 @@ class _Pairing:
             where = f" (its invoke: line {other_line})" if other_line is not None and problem.both else ""
             self.problems.add(line, problem.what + where)
 
-    def finish(self) -> pd.DataFrame:
-        """The operations by invoke index. Only called when no problem was
-        found, so every slot holds a row."""
-        # pandas takes half a second to import: only now, so that a bad
-        # history is reported without it
-        from checkers.ops_frame import ops_frame
+    def finish(self) -> list[tuple]:
+        """The operations' rows in invoke order. Only called when no problem
+        was found, so every slot holds a row."""
         for invoke, line, slot in self.pending.values():
             self.rows[slot] = _row(invoke, line, None, None)
-        return ops_frame(self.rows)
+        return self.rows
+
+
+# one operation's row: history_io.pair_operations' columns and the events' lines
+OP_COLUMNS = ("process", "f", "invoke_index", "invoke_time", "complete_index", "complete_time", "type",
+              "invoke_value", "complete_value", "error_name", "error_message", "idempotent",
+              "transactional", "invoke_line", "complete_line")
+_INVOKE_INDEX = OP_COLUMNS.index("invoke_index")
 
 
 def _row(invoke: dict, invoke_line: int, done: dict | None, line: int | None) -> tuple:
-    """One row of ops_frame.OP_COLUMNS; `done` None: never completed."""
+    """One row of OP_COLUMNS; `done` None: never completed."""
     if done is None:
         complete_index = complete_time = complete_value = error_name = error_message = None
         kind = "info"
@@ -253,5 +273,5 @@ def read_history(path: str | Path, workload: str) -> ParsedHistory:
         pairing = _Pairing(workload, problems)
         nemesis = _scan(lines, pairing, problems)
         problems.raise_any()
-        ops = pairing.finish()
-    return ParsedHistory(ops, path.stat().st_size, nemesis)
+        rows = pairing.finish()
+    return ParsedHistory(rows, path.stat().st_size, nemesis)

@@ -56,19 +56,16 @@ class Finding:
     example: dict
 
 
-def _possible(m: KeyMop) -> bool:
-    return m.otype != "fail"
-
-
-def _single_append(mops: list[KeyMop], include) -> list | None:
-    appends = [m.value for m in mops if m.f == "append" and include(m)]
+def _single_append(mops: list[KeyMop], with_failed: bool) -> list | None:
+    appends = [m.value for m in mops if m.f == "append" and (with_failed or m.otype != "fail")]
     return [appends[0]] if len(appends) == 1 else None
 
 
-def observed_states(mops: list[KeyMop], include=_possible) -> list[list]:
+def observed_states(mops: list[KeyMop], with_failed: bool = False) -> list[list]:
     """Distinct non-empty states read by ok txns, shortest first; a key with
-    a single append (among those `include` admits) has state [v]."""
-    single = _single_append(mops, include)
+    a single append (of a txn that did not fail, or of any txn
+    `with_failed`) has state [v]."""
+    single = _single_append(mops, with_failed)
     if single is not None:
         return [single]
     states = {tuple(value) for _, _, otype, _, f, value, _ in mops if f == "r" and otype == "ok" and value}
@@ -148,7 +145,7 @@ def dirty_updates(key, mops: list[KeyMop]) -> Iterator[Finding]:
     txns' appends counted), by a committed txn's element."""
     if not any(m.otype == "fail" and m.f == "append" for m in mops):
         return                   # no failed append, nothing to follow one
-    order = version_order(observed_states(mops, include=lambda m: True))
+    order = version_order(observed_states(mops, with_failed=True))
     writers = {m.value: m for m in mops if m.f == "append"}
     prev_type, values, aborted = "ok", [], None
     for v in order:

@@ -3,7 +3,9 @@
     check_list_append(ops, consistency_model, allow, forbid) -> results dict
 
 `ops` is one row per operation (checkers/history_read.ParsedHistory.ops, or
-the same columns from Spark). The work splits the way it scales:
+the same columns from Spark); `check_txns` takes the txns themselves, made
+from the frame (`txns`) or, in-process, straight from the read history's
+rows (`txns_from_rows`, with no pandas). The work splits the way it scales:
 
 1. per transaction (checkers/la_txn.py): internal, future-read;
 2. per key (checkers/la_keys.py): version order, incompatible-order,
@@ -22,12 +24,11 @@ import gc
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 from itertools import chain
 from operator import itemgetter
 
 import numpy as np
-import pandas as pd
 
 from checkers import consistency
 from checkers.cycle_search import SEARCH_ORDER, cycle_anomalies
@@ -37,6 +38,9 @@ from checkers.la_txn import txn_findings
 from checkers.list_append_explain import explain
 from checkers.order_local import OrderEdges, process_order, realtime_order
 from checkers.verdict import Evidence, verdict
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_EXAMPLES = 20
 
@@ -60,24 +64,37 @@ class Txn(NamedTuple):
 
 
 def _none(x):
+    import pandas as pd
     return None if x is None or x is pd.NA or (isinstance(x, float) and x != x) else x
+
+
+TXN_COLUMNS = ("f", "process", "type", "invoke_index", "invoke_time", "complete_index", "complete_time",
+               "invoke_value", "complete_value")
 
 
 def txns(ops: pd.DataFrame) -> list[Txn]:
     """The txn operations, each with the micro-ops that describe it: the
     completion's when ok, the invoke's otherwise (reads then carry nothing)."""
     t = ops[ops["f"] == "txn"]
-    columns = ("process", "type", "invoke_index", "invoke_time", "complete_index", "complete_time",
-               "invoke_value", "complete_value")
-    out = []
     # plain lists, column by column: itertuples over object columns is slow
-    for process, otype, invoke_index, invoke_time, done, done_time, invoke_value, complete_value \
-            in zip(*(t[c].tolist() for c in columns)):
-        done, done_time = _none(done), _none(done_time)
-        out.append(Txn(int(done if done is not None else invoke_index), int(process), otype,
-                       int(invoke_index), done, int(done_time if done_time is not None else invoke_time),
-                       txn_mops(otype, complete_value if otype == "ok" else invoke_value)))
-    return out
+    columns = zip(*(t[c].tolist() for c in TXN_COLUMNS))
+    return [_txn(process, otype, invoke_index, invoke_time, _none(done), _none(done_time), invoke_value,
+                 complete_value) for _, process, otype, invoke_index, invoke_time, done, done_time, invoke_value,
+            complete_value in columns]
+
+
+def txns_from_rows(rows: list[tuple]) -> list[Txn]:
+    """`txns` of the rows of a read history (history_read.OP_COLUMNS) that
+    are in invoke-index order, without a DataFrame: the same Txns."""
+    from checkers.history_read import OP_COLUMNS
+    pick = itemgetter(*(OP_COLUMNS.index(c) for c in TXN_COLUMNS))
+    return [_txn(*row[1:]) for row in map(pick, rows) if row[0] == "txn"]
+
+
+def _txn(process, otype: str, invoke_index, invoke_time, done, done_time, invoke_value, complete_value) -> Txn:
+    return Txn(int(done if done is not None else invoke_index), int(process), otype, int(invoke_index), done,
+               int(done_time if done_time is not None else invoke_time),
+               txn_mops(otype, complete_value if otype == "ok" else invoke_value))
 
 
 def txn_mops(otype: str, value) -> tuple:
@@ -91,19 +108,21 @@ def txn_mops(otype: str, value) -> tuple:
 
 
 def key_mops(txn: Txn) -> list[KeyMop]:
-    appends_left: dict = {}
-    for f, key, _ in txn.mops:
+    """The txn's micro-ops one key at a time; `last`: an append no later
+    append of the txn to the same key follows."""
+    op, otype, mops = txn.id, txn.type, txn.mops
+    make = KeyMop._make     # tuple.__new__: no Python-level __new__ per micro-op
+    appended = [key for f, key, _ in mops if f == "append"]
+    if len(appended) == len(set(appended)):     # the usual txn: each key appended at most once
+        return [make((key, op, otype, pos, f, value, True)) for pos, (f, key, value) in enumerate(mops)]
+    later: set = set()
+    last = [True] * len(mops)
+    for pos in range(len(mops) - 1, -1, -1):
+        f, key, _ = mops[pos]
         if f == "append":
-            appends_left[key] = appends_left.get(key, 0) + 1
-    out = []
-    op, otype = txn.id, txn.type
-    for pos, (f, key, value) in enumerate(txn.mops):
-        last = True
-        if f == "append":
-            appends_left[key] -= 1
-            last = appends_left[key] == 0
-        out.append(KeyMop(key, op, otype, pos, f, value, last))
-    return out
+            last[pos] = key not in later
+            later.add(key)
+    return [make((key, op, otype, pos, f, value, last[pos])) for pos, (f, key, value) in enumerate(mops)]
 
 
 def order_edges(all_txns: Iterable[Txn], model: str) -> OrderEdges:
@@ -170,13 +189,19 @@ def _without_cyclic_gc() -> Iterator[None]:
 def check_list_append(ops: pd.DataFrame, consistency_model: str = "strict-serializable",
                       allow=(), forbid=(), examples: int = DEFAULT_EXAMPLES) -> dict:
     """Results (shared/history-format.md) plus Elle's `not` / `also_not`."""
+    consistency.check_model(consistency_model)
+    return check_txns(txns(ops), consistency_model, allow, forbid, examples)
+
+
+def check_txns(all_txns: list[Txn], consistency_model: str = "strict-serializable",
+               allow=(), forbid=(), examples: int = DEFAULT_EXAMPLES) -> dict:
+    """check_list_append of the txns it makes of its frame."""
     model = consistency.check_model(consistency_model)
     with _without_cyclic_gc():
-        return _check(ops, model, allow, forbid, examples)
+        return _check(all_txns, model, allow, forbid, examples)
 
 
-def _check(ops: pd.DataFrame, model: str, allow, forbid, examples: int) -> dict:
-    all_txns = txns(ops)
+def _check(all_txns: list[Txn], model: str, allow, forbid, examples: int) -> dict:
     findings, edges = analyze(all_txns)
     counts = _type_counts(t.type for t in all_txns)
     by_id = {t.id: t for t in all_txns}

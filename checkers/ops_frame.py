@@ -11,9 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-OP_COLUMNS = ("process", "f", "invoke_index", "invoke_time", "complete_index", "complete_time", "type",
-              "invoke_value", "complete_value", "error_name", "error_message", "idempotent",
-              "transactional", "invoke_line", "complete_line")
+from checkers.history_read import OP_COLUMNS
+
 _INT = frozenset(("process", "invoke_index", "invoke_time", "invoke_line"))
 _NULLABLE_INT = ("complete_index", "complete_time", "complete_line")
 _EXACT_IN_FLOAT = 1 << 53
