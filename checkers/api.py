@@ -35,10 +35,10 @@ def _run_local(history_path: Path, workload: str, allow, forbid, consistency_mod
         results = check_queue_local(parsed.ops, allow=allow, forbid=forbid, realtime=realtime_cycles,
                                     producer=ProducerChecks())
     else:
-        from checkers.list_append import check_txns, txns, txns_from_rows
+        from checkers.list_append import check_list_append, check_rows
         rows = parsed.rows_by_index()   # as a rule: then no DataFrame, no pandas
-        all_txns = txns_from_rows(rows) if rows is not None else txns(parsed.ops)
-        results = check_txns(all_txns, consistency_model, allow, forbid)
+        results = check_rows(rows, consistency_model, allow, forbid) if rows is not None \
+            else check_list_append(parsed.ops, consistency_model, allow, forbid)
     return results, {"engine": "local", "parquet_companion": False}
 
 
