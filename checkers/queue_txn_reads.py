@@ -54,24 +54,36 @@ def find(rows: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
     set of processes; `parts`: txn_parts of the whole history."""
     if rows.empty or parts.empty:
         return _empty()
-    rows = rows.sort_values(["process", "op", "pos"], kind="stable")
-    epoch = (rows["kind"] == RESET).groupby(rows["process"]).cumsum().rename("epoch")
-    reads = rows[rows["kind"] == POLL].assign(epoch=epoch[rows["kind"] == POLL])
-    reads = reads[["process", "epoch", "op", "cindex", "key", "offset", "value"]]
-    seen = (reads.merge(parts, on=["key", "value"], suffixes=("", "_sent"))
-            .sort_values(["process", "epoch", "op"], kind="stable")
+    reads = _reads_with_epochs(rows)
+    ranges = _past_reads(reads)
+    # from here on only the reads of transactions' sends matter (what was seen,
+    # and what was got): a process's polls can be millions, those a fraction
+    part_reads = reads.merge(parts, on=["key", "value"], suffixes=("", "_sent"))
+    del reads
+    seen = (part_reads.sort_values(["process", "epoch", "op"], kind="stable")
             .drop_duplicates(["process", "epoch", "txn"]))
     seen = seen.rename(columns={"key": "seen_key", "value": "seen_value", "op": "seen_op",
                                 "cindex": "seen_index"})[["process", "epoch", "txn", "seen_key", "seen_value",
                                                           "seen_op", "seen_index"]]
     expected = seen.merge(parts, on="txn")
-    got = reads[["process", "epoch", "key", "value"]].drop_duplicates().assign(got=True)
+    got = part_reads[["process", "epoch", "key", "value"]].drop_duplicates().assign(got=True)
     missing = expected.merge(got, on=["process", "epoch", "key", "value"], how="left")
     missing = missing[missing["got"].isna()].drop(columns="got")
-    past = missing.merge(_past_reads(reads), on=["process", "epoch", "key"])
+    past = missing.merge(ranges, on=["process", "epoch", "key"])
     past = past[(past["low"] < past["offset"]) & (past["high"] > past["offset"])]
     past = past.sort_values(["txn", "process", "key"], kind="stable").reset_index(drop=True)
     return past[list(FOUND_COLUMNS)].astype(np.int64)
+
+
+def _reads_with_epochs(rows: pd.DataFrame) -> pd.DataFrame:
+    """The polls, in (process, op, pos) order, each with its epoch: how many
+    assign/subscribe calls of its process came before it."""
+    rows = rows.sort_values(["process", "op", "pos"], kind="stable")
+    epoch = (rows["kind"] == RESET).groupby(rows["process"]).cumsum().to_numpy()
+    is_poll = (rows["kind"] == POLL).to_numpy()
+    reads = rows.loc[is_poll, ["process", "op", "cindex", "key", "offset", "value"]]
+    reads.insert(1, "epoch", epoch[is_poll])
+    return reads
 
 
 def _past_reads(reads: pd.DataFrame) -> pd.DataFrame:
