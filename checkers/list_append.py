@@ -189,18 +189,21 @@ def _without_cyclic_gc() -> Iterator[None]:
 def check_list_append(ops: pd.DataFrame, consistency_model: str = "strict-serializable",
                       allow=(), forbid=(), examples: int = DEFAULT_EXAMPLES) -> dict:
     """Results (shared/history-format.md) plus Elle's `not` / `also_not`."""
-    model = consistency.check_model(consistency_model)
-    with _without_cyclic_gc():
-        return _check(txns(ops), model, allow, forbid, examples)
+    return _check_made(lambda: txns(ops), consistency_model, allow, forbid, examples)
 
 
 def check_rows(rows: list[tuple], consistency_model: str = "strict-serializable",
                allow=(), forbid=(), examples: int = DEFAULT_EXAMPLES) -> dict:
     """check_list_append of a read history's rows in invoke-index order
     (history_read.ParsedHistory.rows_by_index), with no DataFrame."""
+    return _check_made(lambda: txns_from_rows(rows), consistency_model, allow, forbid, examples)
+
+
+def _check_made(make_txns, consistency_model: str, allow, forbid, examples: int) -> dict:
+    """_check of the txns `make_txns()` builds, built with the collector off too."""
     model = consistency.check_model(consistency_model)
-    with _without_cyclic_gc():     # the txns too: at 10^6 the collector's passes over them cost 20 %
-        return _check(txns_from_rows(rows), model, allow, forbid, examples)
+    with _without_cyclic_gc():
+        return _check(make_txns(), model, allow, forbid, examples)
 
 
 def _check(all_txns: list[Txn], model: str, allow, forbid, examples: int) -> dict:
