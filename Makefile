@@ -4,9 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install system kafka venv demo test bench clean
+.PHONY: install system kafka venv archives demo test bench clean
 
-install: system kafka venv
+install: system kafka venv archives
 
 system:
 	@bash scripts/install-system.sh
@@ -21,6 +21,12 @@ $(VENV)/.installed: pyproject.toml
 	@$(BIN)/pip install -q --upgrade pip
 	@$(BIN)/pip install -q -e '.[test]'
 	@touch $@
+
+# class-data-sharing archives of the broker and the Spark driver: built once,
+# then every JVM starts on less CPU (clusters/jvm_archive.py)
+archives: kafka venv
+	@$(BIN)/python -m clusters.kafka_archive
+	@$(BIN)/python -m checkers.spark_archive
 
 demo: install
 	@bash scripts/demo.sh

@@ -23,6 +23,8 @@ from pathlib import Path
 from clusters.db import DatabaseError
 from clusters.faketime import faketime_env, leftover_files
 from clusters.inventory import Inventory, Node
+from clusters.jvm_archive import use_options_shell
+from clusters.kafka_archive import archive_file
 from clusters.kafka_install import ensure_installed
 from clusters.kafka_versions import (DEFAULT_VERSION, KRAFT, MODES, RELEASE_PATTERN, ZK, KafkaRelease,
                                      KafkaVersionError, resolve)
@@ -467,8 +469,16 @@ class KafkaDB(NodeProcess):
         classpath = shlex.quote(f"{self.libs_dir(node)}/*")
         log_config = self.release.log_config_option(shlex.quote(self.log_config_file(node)))
         logs = shlex.quote(self.logs_dir(node))
-        return (f"java {jvm_opts} {log_config} -Dkafka.logs.dir={logs} "
+        return (f"java {jvm_opts}{self._archive_options(node)} {log_config} -Dkafka.logs.dir={logs} "
                 f"-cp {classpath} {main_and_args}")
+
+    def _archive_options(self, node: str) -> str:
+        """Maps the release's class archive (clusters/kafka_archive.py) where the node
+        shares the cache it lives in and the archive is there; tools use it too."""
+        if not self._node(node).local:
+            return ""
+        options = use_options_shell(str(archive_file(self.release, DEFAULT_JVM_OPTS)))
+        return f" {options}" if options else ""
 
     def _faketime_env(self, node: str) -> dict[str, str]:
         return faketime_env(self.clock_offset_file(node)) if self.faketime else {}
