@@ -95,6 +95,19 @@ def check_other_versions() -> Check:
     return Check("kafka versions cached", True, ", ".join(cached) or "none", required=False)
 
 
+def check_class_archives() -> list[Check]:
+    """The JVMs' class-data-sharing archives: optional, they only make start-up cheaper."""
+    from checkers.spark_archive import archive_file as spark_archive
+    from clusters.kafka import DEFAULT_JVM_OPTS
+    from clusters.kafka_archive import archive_file as kafka_archive
+    from clusters.kafka_versions import resolve
+    found = [("class archive: brokers", kafka_archive(resolve(), DEFAULT_JVM_OPTS))]
+    if importlib.util.find_spec("pyspark") is not None:
+        found.append(("class archive: spark", spark_archive()))
+    return [Check(what, path.is_file(), str(path) if path.is_file() else "none (make archives)",
+                  required=False) for what, path in found]
+
+
 def check_python() -> list[Check]:
     return [Check(f"python: {m}", importlib.util.find_spec(m) is not None,
                   "importable" if importlib.util.find_spec(m) else "missing (make venv)")
@@ -109,7 +122,7 @@ def check_root() -> Check:
 
 def run_checks() -> list[Check]:
     return [check_root(), *check_tools(), check_java(), check_faketime_jvm(),
-            check_kafka_cache(), check_other_versions(), *check_python()]
+            check_kafka_cache(), check_other_versions(), *check_python(), *check_class_archives()]
 
 
 @click.command()

@@ -117,3 +117,4 @@ def test_doctor_reports_everything_present():
     result = run("doctor")
     assert result.exit_code == 0, result.output
     assert "[ok  ] JVM under libfaketime" in result.output
+    assert "[ok  ] class archive: brokers" in result.output and "[ok  ] class archive: spark" in result.output
