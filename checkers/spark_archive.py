@@ -27,10 +27,13 @@ EXIT_TIMEOUT_S = 300
 
 @functools.lru_cache(maxsize=None)
 def archive_file() -> Path:
-    """Where the archive for this Java and PySpark is (whether it exists or not)."""
+    """Where the archive for this Java and PySpark is (whether it exists or not):
+    inside the virtualenv, whose PySpark jars it is tied to (so it goes with it),
+    else in the cache."""
     import pyspark
     jars = Path(pyspark.__file__).parent / "jars"
-    return cache_root() / "spark" / f"classes-{jvm_archive.java_key(str(jars), pyspark.__version__)}.jsa"
+    folder = Path(sys.prefix) / "share" / "logtrial" if sys.prefix != sys.base_prefix else cache_root() / "spark"
+    return folder / f"spark-classes-{jvm_archive.java_key(str(jars), pyspark.__version__)}.jsa"
 
 
 def _write(path: Path, events: list[dict]) -> Path:
