@@ -116,6 +116,9 @@ def ensure_archive(release: KafkaRelease, jvm_opts: str, say=print) -> Path | No
         with tempfile.TemporaryDirectory(prefix="logtrial-archive-") as work:
             problem = _run_broker(release, jvm_opts, partial, Path(work))
         if problem is None and jvm_archive.publish(partial, archive):
+            for stale in release.cache_dir.glob("classes-*.jsa"):   # another Java's, or other options'
+                if stale != archive:
+                    stale.unlink(missing_ok=True)
             return archive
         partial.unlink(missing_ok=True)
         say(f"kafka {release.version}: no class archive ({problem or 'the broker wrote none'}); "
