@@ -11,6 +11,7 @@ Standard library only: the Kafka install runs before the venv exists.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shlex
@@ -28,13 +29,17 @@ def enabled() -> bool:
     return os.environ.get(SWITCH, "on") != "off"
 
 
+@functools.lru_cache(maxsize=1)
+def _java_version() -> str:
+    try:
+        return subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=60).stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return "no java here"   # an archive is then never found, nor built
+
+
 def java_key(*parts: str) -> str:
     """A short id of this machine's `java` and whatever else the archive depends on."""
-    try:
-        version = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=60).stderr
-    except (OSError, subprocess.TimeoutExpired):
-        version = "no java here"   # an archive is then never found, nor built
-    return hashlib.sha256("\n".join([version, *parts]).encode()).hexdigest()[:16]
+    return hashlib.sha256("\n".join([_java_version(), *parts]).encode()).hexdigest()[:16]
 
 
 def use_options(archive: Path) -> str:

@@ -10,7 +10,6 @@ Usage: python -m clusters.kafka_archive [VERSION]   (make install)
 from __future__ import annotations
 
 import fcntl
-import functools
 import shlex
 import socket
 import subprocess
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 
 from clusters import jvm_archive
+from clusters.kafka_install import MARKER
 from clusters.kafka_versions import DEFAULT_VERSION, ZK, KafkaRelease, KafkaVersionError, resolve
 
 READY_TIMEOUT_S = 180
@@ -27,10 +27,12 @@ CLUSTER_ID = "bG9ndHJpYWwtYXJjaGl2ZQ"   # any valid KRaft cluster id
 STOP_TIMEOUT_S = 120
 
 
-@functools.lru_cache(maxsize=None)
 def archive_file(release: KafkaRelease, jvm_opts: str) -> Path:
-    """Where the archive for these JVM options is (whether it exists or not)."""
-    return release.cache_dir / f"classes-{jvm_archive.java_key(jvm_opts, str(release.libs_dir))}.jsa"
+    """Where the archive for these JVM options is (whether it exists or not). Its
+    id covers the jars too (the install's marker), so re-assembled jars get a new one."""
+    marker = release.cache_dir / MARKER
+    jars = marker.read_text() if marker.is_file() else ""
+    return release.cache_dir / f"classes-{jvm_archive.java_key(jvm_opts, str(release.libs_dir), jars)}.jsa"
 
 
 def _free_port() -> int:

@@ -72,3 +72,28 @@ def test_publish_keeps_only_a_complete_dump(tmp_path):
     assert not jvm_archive.publish(partial, archive) and not archive.exists() and not partial.exists()
     partial.write_bytes(b"dumped")
     assert jvm_archive.publish(partial, archive) and archive.read_bytes() == b"dumped" and not partial.exists()
+
+
+@pytest.mark.slow
+def test_building_an_archive_runs_a_broker_and_leaves_one_the_jvm_can_map(tmp_path, monkeypatch):
+    """ensure_archive in a cache of its own (the real jars linked in): the
+    archive it publishes maps with sharing forced on, a stale one is gone and
+    no partial dump is left."""
+    from clusters.kafka_archive import ensure_archive
+    from clusters.kafka_install import MARKER
+    from clusters.kafka_versions import resolve
+    real_libs, real_marker = resolve().libs_dir, resolve().cache_dir / MARKER   # (paths follow the env)
+    monkeypatch.setenv("LOGTRIAL_CACHE", str(tmp_path))
+    release = resolve()
+    release.cache_dir.mkdir(parents=True)
+    release.libs_dir.symlink_to(real_libs)
+    (release.cache_dir / MARKER).write_text(real_marker.read_text())
+    stale = release.cache_dir / "classes-0000000000000000.jsa"
+    stale.write_bytes(b"an archive of another Java")
+    archive = ensure_archive(release, DEFAULT_JVM_OPTS, say=lambda _: None)
+    assert archive == archive_file(release, DEFAULT_JVM_OPTS) and archive.is_file()
+    assert not stale.exists() and not list(release.cache_dir.glob("*.partial"))
+    ran = subprocess.run(["java", "-Xshare:on", f"-XX:SharedArchiveFile={archive}", "-cp",
+                          f"{release.libs_dir}/*", "kafka.tools.StorageTool", "random-uuid"],
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0 and len(ran.stdout.strip()) == 22, ran.stdout + ran.stderr
