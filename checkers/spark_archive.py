@@ -10,9 +10,7 @@ Usage: python -m checkers.spark_archive   (make install)
 """
 from __future__ import annotations
 
-import fcntl
 import functools
-import json
 import subprocess
 import sys
 import tempfile
@@ -37,8 +35,11 @@ def archive_file() -> Path:
 
 
 def _write(path: Path, events: list[dict]) -> Path:
-    path.write_text("".join(json.dumps({"index": i, "time": 1000 * (i + 1), **e}) + "\n"
-                            for i, e in enumerate(events)))
+    """A history file of `events`, written by the harness's own writer."""
+    from harness.history import HistoryWriter
+    with HistoryWriter(path) as writer:
+        for event in events:
+            writer.append(event)
     return path
 
 
@@ -81,22 +82,7 @@ def dump(partial: Path) -> int:
 def ensure_archive(say=print) -> Path | None:
     """The archive, built first if missing; None if it cannot be (Spark then
     starts without one)."""
-    archive = archive_file()
-    if archive.is_file():
-        return archive
-    archive.parent.mkdir(parents=True, exist_ok=True)
-    with open(archive.parent / ".archive-lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if archive.is_file():
-            return archive
-        say("spark: building the driver's class archive (once; Spark then starts faster)")
-        partial = jvm_archive.partial_path(archive)
-        problem = _build(partial)
-        if problem is None and jvm_archive.publish(partial, archive):
-            return archive
-        partial.unlink(missing_ok=True)
-        say(f"spark: no class archive ({problem or 'the JVM wrote none'}); Spark starts without one")
-        return None
+    return jvm_archive.ensure(archive_file(), _build, "spark", say)
 
 
 def _build(partial: Path) -> str | None:

@@ -11,12 +11,14 @@ Standard library only: the Kafka install runs before the venv exists.
 """
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import os
 import shlex
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 # the JVM reports an archive it cannot use on stdout; that is not our output
@@ -74,6 +76,32 @@ def wait_gone(pid: int, timeout: float) -> bool:
             return True
         time.sleep(0.2)
     return False
+
+
+def ensure(archive: Path, build: Callable[[Path], str | None], name: str, say=print) -> Path | None:
+    """`archive`, built first if missing: `build(partial)` makes a JVM dump to
+    `partial` and returns what went wrong, or None. One build at a time (file
+    lock); a published archive replaces its stale siblings (another Java's,
+    other jars'). None if it cannot be built: the JVMs then start without one."""
+    if archive.is_file():
+        return archive
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with open(archive.parent / ".archive-lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if archive.is_file():
+            return archive
+        say(f"{name}: building the class archive (once; its JVMs then start faster)")
+        partial = partial_path(archive)
+        problem = build(partial)
+        if problem is None and publish(partial, archive):
+            stem = archive.name.rsplit("-", 1)[0]
+            for stale in archive.parent.glob(f"{stem}-*.jsa"):
+                if stale != archive:
+                    stale.unlink(missing_ok=True)
+            return archive
+        partial.unlink(missing_ok=True)
+        say(f"{name}: no class archive ({problem or 'the JVM wrote none'}); its JVMs start without one")
+        return None
 
 
 def publish(partial: Path, archive: Path) -> bool:

@@ -9,7 +9,6 @@ Usage: python -m clusters.kafka_archive [VERSION]   (make install)
 """
 from __future__ import annotations
 
-import fcntl
 import shlex
 import socket
 import subprocess
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from clusters import jvm_archive
 from clusters.kafka_install import MARKER
+from clusters.local import port_open
 from clusters.kafka_versions import DEFAULT_VERSION, ZK, KafkaRelease, KafkaVersionError, resolve
 
 READY_TIMEOUT_S = 180
@@ -53,14 +53,6 @@ def _config(data: Path, client: int, controller: int) -> str:
         "transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1", ""])
 
 
-def _port_open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def _java(release: KafkaRelease, opts: str, main_and_args: str, log: Path) -> list[str]:
     classpath = shlex.quote(f"{release.libs_dir}/*")
     return ["sh", "-c", f"exec java {opts} -Dkafka.logs.dir={shlex.quote(str(log))} -cp {classpath} "
@@ -86,7 +78,7 @@ def _run_broker(release: KafkaRelease, jvm_opts: str, partial: Path, work: Path)
                                   stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + READY_TIMEOUT_S
-        while not _port_open(client):
+        while not port_open("127.0.0.1", client, 1):
             if broker.poll() is not None or time.monotonic() > deadline:
                 return f"the broker did not come up; see {log}"
             time.sleep(0.3)
@@ -105,27 +97,14 @@ def _run_broker(release: KafkaRelease, jvm_opts: str, partial: Path, work: Path)
 
 def ensure_archive(release: KafkaRelease, jvm_opts: str, say=print) -> Path | None:
     """The release's archive, built first if missing; None if it cannot be
-    (the brokers then start without one)."""
-    archive = archive_file(release, jvm_opts)
-    if archive.is_file() or release.mode == ZK:
-        return archive if archive.is_file() else None
-    with open(release.cache_dir / ".archive-lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if archive.is_file():
-            return archive
-        say(f"kafka {release.version}: building the class archive (once; brokers then start faster)")
-        partial = jvm_archive.partial_path(archive)
-        with tempfile.TemporaryDirectory(prefix="logtrial-archive-") as work:
-            problem = _run_broker(release, jvm_opts, partial, Path(work))
-        if problem is None and jvm_archive.publish(partial, archive):
-            for stale in release.cache_dir.glob("classes-*.jsa"):   # another Java's, or other options'
-                if stale != archive:
-                    stale.unlink(missing_ok=True)
-            return archive
-        partial.unlink(missing_ok=True)
-        say(f"kafka {release.version}: no class archive ({problem or 'the broker wrote none'}); "
-            "brokers start without one")
+    (the brokers then start without one). ZooKeeper-mode releases get none."""
+    if release.mode == ZK:
         return None
+
+    def build(partial: Path) -> str | None:
+        with tempfile.TemporaryDirectory(prefix="logtrial-archive-") as work:
+            return _run_broker(release, jvm_opts, partial, Path(work))
+    return jvm_archive.ensure(archive_file(release, jvm_opts), build, f"kafka {release.version}", say)
 
 
 def main(argv: list[str]) -> int:
