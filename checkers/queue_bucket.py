@@ -38,7 +38,7 @@ import pandas as pd
 
 from checkers import queue_edges, queue_order, queue_series, queue_versions, queue_writes
 from checkers.queue_frame import (COLUMNS, FAIL, FS, IDEMPOTENT, INFO, NULL, OK, POLL, PROVEN, RESET, SEND,
-                                  SINGLE_KEY_WRITER, TYPES, Found)
+                                  SINGLE_KEY_WRITER, TYPES, Found, proven_sends)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -155,16 +155,18 @@ def _output(parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 def analyze_bucket(bucket: pd.DataFrame, limit: int, end_time: int, shrink: bool) -> pd.DataFrame:
     """Everything the queue checker finds in one bucket of keys."""
-    bucket = bucket[list(COLUMNS)]
+    if list(bucket.columns) != list(COLUMNS):
+        bucket = bucket[list(COLUMNS)]
     found = Found(limit)
-    obs = queue_versions.observations(bucket)
+    proven = proven_sends(bucket)
+    obs = queue_versions.observations(bucket, proven)
     queue_versions.inconsistent_offsets(obs, found)
     dups = queue_versions.duplicates(obs, found)
-    lost = queue_writes.lost_and_unseen(bucket, found)
+    lost = queue_writes.lost_and_unseen(bucket, proven, found)
     queue_writes.aborted_reads(bucket, found)
     queue_writes.precommitted_reads(bucket, found)
     queue_order.poll_order(obs, bucket, found)
-    queue_order.send_order(obs, bucket, found)
+    queue_order.send_order(obs, bucket, proven, found)
     edges = queue_edges.edges(bucket, obs, shrink)
     series = queue_series.key_series(bucket, end_time)
     kinds = bucket["kind"]
@@ -201,9 +203,15 @@ def run(spark: SparkSession, ops: DataFrame, op_count: int, limit: int, end_time
         shrink: bool, micro: DataFrame | None = None) -> DataFrame:
     """The bucket pass over `ops` (history_io.pair_operations rows) and their
     micro-op `records` (computed from `ops` when not given): OUT_SCHEMA rows."""
-    rows = bucketed(records(ops) if micro is None else micro, ops, bucket_count(op_count))
+    buckets = bucket_count(op_count)
+    rows = bucketed(records(ops) if micro is None else micro, ops, buckets)
 
     def analyze(frame: pd.DataFrame) -> pd.DataFrame:
         return analyze_bucket(frame, limit, end_time, shrink)
 
+    if op_count > OPS_PER_BUCKET:
+        # a task per bucket, not spark.sql.shuffle.partitions (2 per core) of
+        # many buckets each: a few keys may hold most records, and with a few
+        # big tasks one core idles while the other ends the last
+        rows = rows.repartition(buckets, "bucket")
     return rows.groupBy("bucket").applyInPandas(analyze, schema=OUT_SCHEMA)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from checkers.queue_frame import F_POLL, FAIL, POLL, SEND, SINGLE_KEY_WRITER, previous
+from checkers.queue_frame import F_POLL, FAIL, POLL, SEND, SINGLE_KEY_WRITER, previous, sort_rows
 from checkers.queue_writes import readers
 
 EDGE_COLUMNS = ("src", "dst", "kind", "key", "value", "offset", "prev")
@@ -38,7 +38,7 @@ def writers(bucket: pd.DataFrame) -> pd.DataFrame:
 def chains(obs: pd.DataFrame, written: pd.DataFrame) -> pd.DataFrame:
     """Each key's values with a known writer, in offset order."""
     order = obs.groupby(["key", "offset"], as_index=False)["value"].min()
-    return order.merge(written, on=["key", "value"]).sort_values(["key", "offset"], kind="stable")
+    return sort_rows(order.merge(written, on=["key", "value"]), ["key", "offset"])
 
 
 def ww_edges(chain: pd.DataFrame) -> pd.DataFrame:

@@ -68,6 +68,13 @@ def proven_sends(bucket: pd.DataFrame) -> pd.Series:
     return pd.Series(sends & ((otype == OK) | proven), index=bucket.index)
 
 
+def sort_rows(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """`frame` sorted by its int64 `columns`, stably: sort_values(kind="stable")
+    without pandas' per-column factorizing (np.lexsort is 3-4x faster)."""
+    order = np.lexsort([frame[c].to_numpy() for c in reversed(columns)])
+    return frame.take(order)
+
+
 def nullable(x) -> int | None:
     x = int(x)
     return None if x == NULL else x
@@ -134,7 +141,7 @@ class Found:
             return
         self.counts[kind] = self.counts.get(kind, 0) + len(rows)
         ranked = rows.assign(_s=rows[sort].astype("int64"), _s2=rows[sort2].astype("int64"))
-        cut = ranked.sort_values(["_s", "_s2"], kind="stable").head(self.limit)
+        cut = sort_rows(ranked, ["_s", "_s2"]).head(self.limit)
         # rows tied with the last kept one may sort before it by their JSON
         last = cut.iloc[-1]
         ties = ranked[(ranked["_s"] == last["_s"]) & (ranked["_s2"] == last["_s2"])]

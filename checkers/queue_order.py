@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from checkers.queue_frame import FAIL, NULL, OK, POLL, RESET, SEND, Found, op_struct, previous, proven_sends
+from checkers.queue_frame import FAIL, NULL, OK, POLL, RESET, SEND, Found, op_struct, previous, sort_rows
 from checkers.queue_writes import OP_COLUMNS
 
 
@@ -52,20 +52,27 @@ def _pair(r, ops: list[dict]) -> dict:
             "values": [int(r["prev_value"]), int(r["value"])], "ops": ops, "delta": int(r["delta"])}
 
 
-def within_ops(rows: pd.DataFrame, names: OrderNames, found: Found) -> None:
-    ordered = rows.sort_values(["op", "key", "pos"], kind="stable")
+def in_op_order(rows: pd.DataFrame) -> pd.DataFrame:
+    """`rows` by operation, key and position in the operation: the order
+    within_ops and per_op take."""
+    return sort_rows(rows, ["op", "key", "pos"])
+
+
+def within_ops(ordered: pd.DataFrame, names: OrderNames, found: Found) -> None:
+    """Consecutive rows of one op and key (`ordered`: in_op_order)."""
     has, prev = previous(ordered, ["op", "key"], ["idx", "offset", "value"])
     steps = ordered[has].assign(delta=ordered["idx"].to_numpy()[has] - prev["idx"][has],
                                 prev_offset=prev["offset"][has], prev_value=prev["value"][has])
     _classify(names.int_skip, names.int_nonmonotonic, steps, found, lambda r: _pair(r, [op_struct(r)]))
 
 
-def per_op(rows: pd.DataFrame) -> pd.DataFrame:
+def per_op(ordered: pd.DataFrame) -> pd.DataFrame:
     """One row per (op, key): where the op's reads/sends of the key began
-    (idx, offset, value) and ended (last_idx, last_offset, last_value)."""
-    ordered = rows.sort_values(["op", "key", "pos"], kind="stable")
-    first = ordered.drop_duplicates(["op", "key"], keep="first")
-    last = ordered.drop_duplicates(["op", "key"], keep="last")
+    (idx, offset, value) and ended (last_idx, last_offset, last_value).
+    `ordered`: in_op_order, so each (op, key) is one run of rows."""
+    has, _ = previous(ordered, ["op", "key"], [])
+    ends = np.append(~has[1:], True) if len(has) else has
+    first, last = ordered[~has], ordered[ends]
     summary = first[["key"] + OP_COLUMNS + ["idx", "offset", "value"]].reset_index(drop=True)
     for c in ("idx", "offset", "value"):
         summary["last_" + c] = last[c].to_numpy()
@@ -93,7 +100,7 @@ def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baseli
     only rows of ok operations (as Jepsen checks polls: an aborted or
     indefinite poll is itself checked against where the process stood, but
     consumed nothing, so the next poll is checked against the same place)."""
-    ordered = summary.sort_values(["process", "key", "epoch", "op"], kind="stable").reset_index(drop=True)
+    ordered = sort_rows(summary, ["process", "key", "epoch", "op"]).reset_index(drop=True)
     n = len(ordered)
     if n < 2:
         return
@@ -112,18 +119,18 @@ def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baseli
 
 
 def poll_order(obs: pd.DataFrame, bucket: pd.DataFrame, found: Found) -> None:
-    polls = obs[obs["kind"] == POLL]
+    polls = in_op_order(obs[obs["kind"] == POLL])
     within_ops(polls, POLL_NAMES, found)
     across_ops(with_epochs(per_op(polls), bucket[bucket["kind"] == RESET]), POLL_NAMES, found, ok_baselines=True)
 
 
-def placed_sends(obs: pd.DataFrame, bucket: pd.DataFrame) -> pd.DataFrame:
+def placed_sends(obs: pd.DataFrame, bucket: pd.DataFrame, proven: pd.Series) -> pd.DataFrame:
     """Sends that landed, each at its acknowledged offset, or, when that is
     unknown (an info send proven by a poll, an ok completion without one), at
     the lowest offset a poll returned its value (as Jepsen places a send by
-    where its value sits in the log)."""
+    where its value sits in the log). `proven`: queue_frame.proven_sends."""
     sends = obs[obs["kind"] == SEND]
-    unplaced = bucket[(bucket["kind"] == SEND) & (bucket["offset"] == NULL) & proven_sends(bucket)]
+    unplaced = bucket[(bucket["kind"] == SEND) & (bucket["offset"] == NULL) & proven]
     if unplaced.empty:
         return sends
     polled = (obs.loc[obs["kind"] == POLL, ["key", "value", "offset", "idx"]]
@@ -132,7 +139,7 @@ def placed_sends(obs: pd.DataFrame, bucket: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([sends, placed[sends.columns]], ignore_index=True) if len(placed) else sends
 
 
-def send_order(obs: pd.DataFrame, bucket: pd.DataFrame, found: Found) -> None:
-    sends = placed_sends(obs, bucket)
+def send_order(obs: pd.DataFrame, bucket: pd.DataFrame, proven: pd.Series, found: Found) -> None:
+    sends = in_op_order(placed_sends(obs, bucket, proven))
     within_ops(sends, SEND_NAMES, found)
     across_ops(per_op(sends).assign(epoch=np.int64(0)), SEND_NAMES, found)

@@ -9,20 +9,21 @@ by transaction markers or aborted batches do not count as skips).
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from checkers.queue_frame import NULL, POLL, Found, first_ops, op_struct, proven_sends
+from checkers.queue_frame import NULL, POLL, Found, first_ops, op_struct
 
 
-def observations(bucket: pd.DataFrame) -> pd.DataFrame:
+def observations(bucket: pd.DataFrame, proven: pd.Series) -> pd.DataFrame:
     """Sends with a known offset that certainly landed (ok, or info and
     proven: queue_frame.proven_sends) and the results of every poll, the
     polls of failed and info operations included (Jepsen's version orders
     take all polls: a poller always sees what the log holds, whether or not
     its own transaction commits), with `idx` (dense rank of the offset in
-    its key)."""
+    its key). `proven`: queue_frame.proven_sends(bucket)."""
     kind = bucket["kind"]
-    seen = (proven_sends(bucket) & (bucket["offset"] != NULL)) | (kind == POLL)
+    seen = (proven & (bucket["offset"] != NULL)) | (kind == POLL)
     obs = bucket[seen].copy()
     obs["idx"] = obs.groupby("key")["offset"].rank(method="dense").astype("int64")
     return obs
@@ -33,12 +34,28 @@ def _seen_by(obs: pd.DataFrame, key: int, column: str, value: int) -> list[dict]
     return first_ops([op_struct(r, offset=int(r["offset"]), value=int(r["value"])) for _, r in rows.iterrows()])
 
 
+def _distinct_in_conflict(obs: pd.DataFrame, one: str, many: str) -> pd.DataFrame:
+    """The distinct (key, `one`, `many`) rows of groups (key, `one`) with two
+    or more distinct `many`, sorted by all three (one lexsort: most groups
+    have one `many`, and then nothing is left to group)."""
+    columns = [obs[c].to_numpy() for c in ("key", one, many)]
+    order = np.lexsort(columns[::-1])
+    key, first, second = (c[order] for c in columns)
+    group_start = np.ones(len(order), dtype=bool)
+    group_start[1:] = (key[1:] != key[:-1]) | (first[1:] != first[:-1])
+    distinct = group_start.copy()
+    distinct[1:] |= second[1:] != second[:-1]
+    group = np.cumsum(group_start) - 1
+    in_conflict = np.zeros(len(order), dtype=bool)
+    in_conflict[group[distinct & ~group_start]] = True
+    bad = in_conflict[group] & distinct
+    return pd.DataFrame({"key": key[bad], one: first[bad], many: second[bad]})
+
+
 def _conflicts(obs: pd.DataFrame, one: str, many: str) -> pd.DataFrame:
     """Groups of (key, `one`) observed with two or more distinct `many`,
     one row each, with the sorted list in column `many + "s"`."""
-    distinct = obs[["key", one, many]].drop_duplicates()
-    sizes = distinct.groupby(["key", one])[many].transform("size")
-    bad = distinct[sizes > 1].sort_values(["key", one, many])
+    bad = _distinct_in_conflict(obs, one, many)
     by = bad.groupby(["key", one], sort=True)[many]
     return by.agg(list).rename(many + "s").to_frame().assign(**{"first_" + many: by.min()}).reset_index()
 

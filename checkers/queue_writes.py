@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from checkers.queue_frame import FAIL, NULL, OK, POLL, SEND, Found, nullable, op_struct, proven_sends
+from checkers.queue_frame import FAIL, NULL, OK, POLL, SEND, Found, nullable, op_struct
 
 OP_COLUMNS = ["op", "process", "otype", "fcode", "itime", "ctime", "cindex"]
 
@@ -28,7 +28,7 @@ def unread(sends: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFrame:
     return marked[marked["_merge"] == "left_only"].drop(columns="_merge")
 
 
-def lost_and_unseen(bucket: pd.DataFrame, found: Found) -> pd.DataFrame:
+def lost_and_unseen(bucket: pd.DataFrame, proven: pd.Series, found: Found) -> pd.DataFrame:
     """unseen: every ok send that no ok poll returned by the end of the
     history (as Jepsen's kafka checker counts it: its final "unseen" map).
     lost-write: every send that certainly landed (ok, or info and proven:
@@ -36,9 +36,10 @@ def lost_and_unseen(bucket: pd.DataFrame, found: Found) -> pd.DataFrame:
     on its key, and that no ok poll returned: a reader must have passed over
     it. An unseen send above that offset (or of unknown offset) may only not
     have been read yet. An ok lost write is reported under both types.
-    Returns the lost writes (key, value, itime, ctime)."""
+    Returns the lost writes (key, value, itime, ctime). `proven`:
+    queue_frame.proven_sends(bucket)."""
     polls = ok_polls(bucket)
-    landed = unread(bucket[proven_sends(bucket)], polls)
+    landed = unread(bucket[proven], polls)
     highest = polls.groupby("key")["offset"].max()
     landed["max_read"] = landed["key"].map(highest).fillna(NULL).astype("int64")
     known = (landed["offset"] != NULL) & (landed["max_read"] != NULL)
@@ -80,7 +81,10 @@ def _writer_reader(kind: str, pairs: pd.DataFrame, found: Found) -> None:
 def aborted_reads(bucket: pd.DataFrame, found: Found) -> None:
     """G1a: an ok poll returned a value whose send failed."""
     sends = bucket[bucket["kind"] == SEND]
-    _writer_reader("G1a", _reads_of(sends[sends["otype"] == FAIL], ok_polls(bucket)), found)
+    failed = sends[sends["otype"] == FAIL]
+    polls = ok_polls(bucket)
+    # failed sends are few: only the polls of their values can join them
+    _writer_reader("G1a", _reads_of(failed, polls[polls["value"].isin(failed["value"])]), found)
 
 
 def precommitted_reads(bucket: pd.DataFrame, found: Found) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from checkers.queue_edges import edges
-from checkers.queue_frame import COLUMNS, FS, NULL, OK, POLL, SEND, SINGLE_KEY_WRITER
+from checkers.queue_frame import COLUMNS, FS, NULL, OK, POLL, SEND, SINGLE_KEY_WRITER, proven_sends
 from checkers.queue_versions import observations
 
 
@@ -28,7 +28,7 @@ def triples(found: pd.DataFrame) -> set:
 
 
 def edges_of(frame: pd.DataFrame, shrink: bool = True) -> pd.DataFrame:
-    return edges(frame, observations(frame), shrink)
+    return edges(frame, observations(frame, proven_sends(frame)), shrink)
 
 
 def send(op, key, offset, value):
