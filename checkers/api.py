@@ -61,9 +61,9 @@ def _run_spark(history_path: Path, out: Path, spark_master, workload: str, allow
     from checkers.spark import get_spark, tune_for_input
     validated = validate_first(history_path, workload)
     spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
-    loaded = load(spark, history_path, workload, validated=validated)
-    tune_for_input(spark, loaded.source_bytes)
-    results = _run_checker(spark, loaded, workload, allow, forbid, consistency_model, realtime_cycles)
+    with load(spark, history_path, workload, validated=validated) as loaded:
+        tune_for_input(spark, loaded.source_bytes)
+        results = _run_checker(spark, loaded, workload, allow, forbid, consistency_model, realtime_cycles)
     return results, {"engine": "spark", "parquet_companion": loaded.from_companion,
                      "spark_master": spark.sparkContext.master}
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +30,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 
 from checkers.companion import (FORMAT, LARGE_HISTORY_BYTES, SOURCE, fingerprint,  # noqa: F401
                                 companion_for, companion_path, is_companion)
-from checkers.history_io import cached_history, load_history, pair_operations
+from checkers.history_io import cached_history, pair_operations
 
 def value_problem(workload: str) -> Column | None:
     """The workload's check of each event's `value` (history_io.load_history)."""
@@ -82,17 +84,23 @@ def load_companion(spark: SparkSession, companion: Path) -> Loaded:
     return Loaded(ops=ops, queue_records=records, source_bytes=recorded["bytes"], from_companion=True)
 
 
-def load(spark: SparkSession, history_path: Path, workload: str = "queue", validated: bool = False) -> Loaded:
-    """The operations of the history at `history_path`: from its companion
-    when `history_path` is one or has an up-to-date one beside it, else
-    parsed from the file itself, and validated there unless `validated` (it
-    was, in-process: Spark's checks would cost two jobs for nothing)."""
+@contextmanager
+def load(spark: SparkSession, history_path: Path, workload: str = "queue", validated: bool = False
+         ) -> Iterator[Loaded]:
+    """The operations of the history at `history_path`, for the `with` block:
+    from its companion when `history_path` is one or has an up-to-date one
+    beside it, else parsed from the file itself, and validated there unless
+    `validated` (it was, in-process: Spark's checks would cost two jobs for
+    nothing). A file is parsed once and kept (memory, then disk) for the
+    block: the validation, the pairing's checks and the checker would
+    otherwise each parse its JSON again (at 10^7 operations, minutes each)."""
     companion = history_path if is_companion(history_path) else companion_for(history_path)
     if companion is not None:
-        return load_companion(spark, companion)
-    events = load_history(spark, history_path, validate=not validated,
-                          value_problem=None if validated else value_problem(workload))
-    return Loaded(ops=pair_operations(events, validate=not validated), source_bytes=_bytes(history_path))
+        yield load_companion(spark, companion)
+        return
+    with cached_history(spark, history_path, None if validated else value_problem(workload),
+                        validate=not validated) as events:
+        yield Loaded(ops=pair_operations(events, validate=not validated), source_bytes=_bytes(history_path))
 
 
 def _bytes(path: Path) -> int:

@@ -67,7 +67,8 @@ OTHER_ERRORS = (send(30, 3, 30, 80, 81, "info", "NOT_LEADER_FOR_PARTITION")
 
 def analyze(spark, path, window_s: float = OOS_WINDOW_S) -> dict:
     """The producer part of the queue checker's results for the history at `path`."""
-    results = check_queue(spark, load(spark, path).ops, producer=ProducerChecks(window_s))
+    with load(spark, path) as loaded:
+        results = check_queue(spark, loaded.ops, producer=ProducerChecks(window_s))
     return {"stats": {k: results["stats"][k] for k in ("producer_errors", "out_of_order_sequence")},
             "anomalies": {k: v for k, v in results["anomalies"].items() if k in (IDEMPOTENT_DUPLICATE, SPURIOUS_OOS)}}
 
