@@ -34,6 +34,7 @@ import os
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from checkers import queue_edges, queue_order, queue_series, queue_versions, queue_writes
@@ -143,14 +144,36 @@ def _frame(kind: str, **columns) -> pd.DataFrame:
     return pd.DataFrame({"rec": kind, **columns})
 
 
+def _long_part(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A part's long column as int64 values and a missing mask (exact: no
+    float64 on the way, which concatenating parts would go through)."""
+    if column.dtype == np.int64:
+        return column.to_numpy(), np.zeros(len(column), dtype=bool)
+    exact = pd.array(column.to_numpy(dtype=object), dtype="Int64")
+    return exact.to_numpy(dtype=np.int64, na_value=0), exact.isna()
+
+
 def _output(parts: list[pd.DataFrame]) -> pd.DataFrame:
-    out = pd.concat([p for p in parts if not p.empty] or [pd.DataFrame(columns=["rec"])], ignore_index=True)
-    out = out.reindex(columns=OUT_COLUMNS)
-    for c in LONG_COLUMNS:
-        out[c] = out[c].astype("Int64")
-    for c in set(OUT_COLUMNS) - set(LONG_COLUMNS):
-        out[c] = out[c].astype(object).where(out[c].notna(), None)
-    return out
+    """The parts' rows in OUT_COLUMNS: Int64 for the long columns, objects
+    (None where missing) for the others; a part lacks the columns it leaves null."""
+    parts = [p for p in parts if not p.empty]
+    n = sum(len(p) for p in parts)
+    out = {}
+    for c in OUT_COLUMNS:
+        long = c in LONG_COLUMNS
+        values = np.zeros(n, dtype=np.int64) if long else np.full(n, None, dtype=object)
+        missing = np.ones(n, dtype=bool)
+        at = 0
+        for p in parts:
+            if c in p.columns:
+                if long:
+                    values[at:at + len(p)], missing[at:at + len(p)] = _long_part(p[c])
+                else:
+                    part = p[c].to_numpy(dtype=object)
+                    values[at:at + len(p)] = np.where(pd.isna(part), None, part)
+            at += len(p)
+        out[c] = pd.arrays.IntegerArray(values, missing) if long else values
+    return pd.DataFrame(out)
 
 
 def analyze_bucket(bucket: pd.DataFrame, limit: int, end_time: int, shrink: bool) -> pd.DataFrame:
@@ -170,7 +193,7 @@ def analyze_bucket(bucket: pd.DataFrame, limit: int, end_time: int, shrink: bool
     edges = queue_edges.edges(bucket, obs, shrink)
     series = queue_series.key_series(bucket, end_time)
     kinds = bucket["kind"]
-    sends = bucket[kinds == SEND]
+    sends = bucket.loc[kinds == SEND, ["key", "otype", "ctime", "flags"]]
     stats = {"sends": len(sends), "polled_values": int((kinds == POLL).sum()), "keys": int(obs["key"].nunique())}
     landed = sends.loc[sends["otype"] != FAIL, "ctime"]
     last_ack = int(landed.max()) if len(landed) and landed.max() != NULL else None

@@ -29,11 +29,11 @@ def key_series(bucket: pd.DataFrame, end_time: int) -> list[tuple[int, int, list
     """[(key, peak, counts per time bucket)] for this bucket's TOP_KEYS keys
     with the highest peak (peak > 0), highest first."""
     width, n = bucket_width(end_time), buckets_for(end_time)
-    sends = bucket[bucket["kind"] == SEND]
-    polls = bucket[(bucket["kind"] == POLL) & (bucket["otype"] == OK)]
+    kind, ok = bucket["kind"], bucket["otype"] == OK
+    polls = bucket.loc[(kind == POLL) & ok, ["key", "value", "ctime"]]
     first_read = polls.groupby(["key", "value"], as_index=False)["ctime"].min().rename(columns={"ctime": "read"})
-    acked = sends.loc[sends["otype"] == OK, ["key", "value", "ctime"]].merge(first_read, on=["key", "value"],
-                                                                            how="left")
+    acked = bucket.loc[(kind == SEND) & ok, ["key", "value", "ctime"]].merge(first_read, on=["key", "value"],
+                                                                             how="left")
     acked = acked[acked["read"].isna() | (acked["read"] > acked["ctime"])]
     if acked.empty:
         return []
