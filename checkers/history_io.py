@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from checkers.history_errors import MAX_REPORTED, TYPES, HistoryError, Problem  # noqa: F401 (re-exported)
@@ -117,6 +117,18 @@ def read_raw(spark: SparkSession, path: str) -> DataFrame:
             .withColumn("_path", F.lit(None).cast("string")))
 
 
+@dataclass(frozen=True)
+class ValueCheck:
+    """A workload's check of each event's `value`: `problem` is null when the
+    value is fine, else what is wrong. It may read the columns of `parsed`,
+    computed once per row before it: an expression such as from_json that
+    several conditions share would otherwise run again for each of them (the
+    queue's check parsed every value five times)."""
+
+    problem: Column
+    parsed: dict[str, Column] = field(default_factory=dict)
+
+
 def _problem_column(df: DataFrame, value_problem: Column | None = None) -> Column:
     """A description of what is wrong with each row, null when nothing is.
     `value_problem`: the workload's check of `value` (null when fine)."""
@@ -135,13 +147,23 @@ def _problem_column(df: DataFrame, value_problem: Column | None = None) -> Colum
     return expr
 
 
-def _checked(spark: SparkSession, path: str | Path, validate: bool, value_problem: Column | None,
+def _with_problems(raw: DataFrame, value_check: ValueCheck | None) -> DataFrame:
+    """`raw` with `_problem` (_problem_column); the value check's parsed
+    columns exist only while `_problem` is computed."""
+    if value_check is None:
+        return raw.withColumn("_problem", _problem_column(raw))
+    parsed = raw.withColumns(value_check.parsed)
+    checked = parsed.withColumn("_problem", _problem_column(parsed, value_check.problem))
+    return checked.drop(*value_check.parsed)
+
+
+def _checked(spark: SparkSession, path: str | Path, validate: bool, value_check: ValueCheck | None,
              storage: StorageLevel | None) -> DataFrame:
     """The raw rows, validated (HistoryError on bad ones), persisted at
     `storage` when given (then the validation already fills the cache)."""
     raw = read_raw(spark, str(path))
     if validate:
-        raw = raw.withColumn("_problem", _problem_column(raw, value_problem))
+        raw = _with_problems(raw, value_check)
     if storage is not None:
         raw = raw.persist(storage)
     if validate:
@@ -160,7 +182,7 @@ def _events(raw: DataFrame) -> DataFrame:
 
 
 def load_history(spark: SparkSession, path: str | Path, validate: bool = True,
-                 value_problem: Column | None = None) -> DataFrame:
+                 value_problem: ValueCheck | None = None) -> DataFrame:
     """The history at `path` (JSON Lines, or Parquet file/directory) as a
     DataFrame of HISTORY_COLUMNS (+ `producer`, `_file`, `_pos`, `_path`).
     Raises HistoryError on bad rows when `validate`; `value_problem` adds the
@@ -169,7 +191,7 @@ def load_history(spark: SparkSession, path: str | Path, validate: bool = True,
 
 
 @contextmanager
-def cached_history(spark: SparkSession, path: str | Path, value_problem: Column | None = None,
+def cached_history(spark: SparkSession, path: str | Path, value_problem: ValueCheck | None = None,
                    validate: bool = True) -> Iterator[DataFrame]:
     """load_history, with the parsed file kept (memory, then disk) for the
     validation and every use inside the `with` block: parsed once."""

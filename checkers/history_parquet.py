@@ -26,13 +26,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from checkers.companion import (FORMAT, LARGE_HISTORY_BYTES, SOURCE, fingerprint,  # noqa: F401
                                 companion_for, companion_path, is_companion)
-from checkers.history_io import cached_history, pair_operations
+from checkers.history_io import ValueCheck, cached_history, pair_operations
 
-def value_problem(workload: str) -> Column | None:
+def value_problem(workload: str) -> ValueCheck | None:
     """The workload's check of each event's `value` (history_io.load_history)."""
     if workload == "queue":
         from checkers.queue_mops import value_problem as queue_value_problem

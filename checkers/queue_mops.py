@@ -17,6 +17,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from checkers.history_io import ValueCheck
 from checkers.history_io import array_item as _item
 
 QUEUE_FS = ("send", "poll", "txn")
@@ -84,11 +85,15 @@ INT = r"^-?[0-9]+$"
 SEND_RESULT_TEXT = r"^\[\s*(null|-?[0-9]+)\s*,\s*-?[0-9]+\s*\]$"
 
 
-def value_problem() -> Column:
+PARSED = "_mops"
+
+
+def value_problem() -> ValueCheck:
     """For a raw history event (history_io.load_history columns): what is
     wrong with its queue micro-ops, or null. Run with the row checks, so a
-    bad micro-op is reported by file and line instead of becoming a null."""
-    mops = F.from_json("value", MOPS)
+    bad micro-op is reported by file and line instead of becoming a null.
+    The micro-ops are parsed once, into PARSED, for all the conditions."""
+    mops = F.col(PARSED)
     named = lambda name: (lambda m: _item(m, 0) == name)  # noqa: E731
     unknown = F.exists(mops, lambda m: ~_item(m, 0).isin("send", "poll"))
     bad_send_invoke = F.exists(F.filter(mops, named("send")), lambda m: (F.size(m) != 3)
@@ -103,12 +108,14 @@ def value_problem() -> Column:
             pairs, lambda p: (F.size(p) != 2) | _item(p, 0).isNull() | _item(p, 1).isNull()))))
     queue_f = F.col("f").isin(*QUEUE_FS) & F.col("value").isNotNull()
     invoke, ok = F.col("type") == "invoke", F.col("type") == "ok"
-    return (F.when(~queue_f, F.lit(None))
-            .when(mops.isNull(), F.lit("value must be a list of micro-ops, e.g. [[\"send\", 3, 17]]"))
-            .when(unknown, F.lit("unknown micro-op: queue micro-ops are [\"send\", ...] and [\"poll\", ...]"))
-            .when(invoke & bad_send_invoke, F.lit("a send micro-op must be [\"send\", key, value] with integers"))
-            .when(ok & bad_send_done,
-                  F.lit("a completed send micro-op must be [\"send\", key, [offset or null, value]]"))
-            .when(ok & bad_poll_done,
-                  F.lit("a poll result must be [\"poll\", {\"<int key>\": [[offset, value], ...]}]")))
+    problem = (F.when(~queue_f, F.lit(None))
+               .when(mops.isNull(), F.lit("value must be a list of micro-ops, e.g. [[\"send\", 3, 17]]"))
+               .when(unknown, F.lit("unknown micro-op: queue micro-ops are [\"send\", ...] and [\"poll\", ...]"))
+               .when(invoke & bad_send_invoke,
+                     F.lit("a send micro-op must be [\"send\", key, value] with integers"))
+               .when(ok & bad_send_done,
+                     F.lit("a completed send micro-op must be [\"send\", key, [offset or null, value]]"))
+               .when(ok & bad_poll_done,
+                     F.lit("a poll result must be [\"poll\", {\"<int key>\": [[offset, value], ...]}]")))
+    return ValueCheck(problem, {PARSED: F.from_json("value", MOPS)})
 
