@@ -50,7 +50,9 @@ ADD_WAIT_S = 60.0          # add-node: how long the broker may take to serve aga
 REPLICATED_WAIT_S = 30.0   # how long a stop waits for the partitions to be in sync again
 MIN_VOTERS = 3             # remove-controller leaves at least 2 voters: a majority of 2 still elects
 CAUGHT_UP_MS = 5000        # a voter that stays must have caught up with the leader this recently
-VOTERS_WAIT_S = 30.0       # how long a strike or stop waits for the voter set to change
+# how long a strike or stop waits for the voter set to change (and for a new leader to
+# answer): on a saturated 2-core machine each describe starts a JVM, and 30 s ran out once
+VOTERS_WAIT_S = 60.0
 
 
 class MembershipFault(Fault):
