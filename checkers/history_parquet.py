@@ -30,7 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from checkers.companion import (FORMAT, LARGE_HISTORY_BYTES, SOURCE, fingerprint,  # noqa: F401
                                 companion_for, companion_path, is_companion)
-from checkers.history_io import ValueCheck, cached_history, pair_operations
+from checkers.history_io import ValueCheck, cached_history, load_history, pair_operations
 
 def value_problem(workload: str) -> ValueCheck | None:
     """The workload's check of each event's `value` (history_io.load_history)."""
@@ -91,16 +91,20 @@ def load(spark: SparkSession, history_path: Path, workload: str = "queue", valid
     from its companion when `history_path` is one or has an up-to-date one
     beside it, else parsed from the file itself, and validated there unless
     `validated` (it was, in-process: Spark's checks would cost two jobs for
-    nothing). A file is parsed once and kept (memory, then disk) for the
-    block: the validation, the pairing's checks and the checker would
-    otherwise each parse its JSON again (at 10^7 operations, minutes each)."""
+    nothing). A file Spark validates (a large one) is parsed once and kept
+    (memory, then disk) for the block: the validation, the pairing's checks
+    and the checker would otherwise each parse its JSON again (at 10^7
+    operations, minutes each)."""
     companion = history_path if is_companion(history_path) else companion_for(history_path)
     if companion is not None:
         yield load_companion(spark, companion)
         return
-    with cached_history(spark, history_path, None if validated else value_problem(workload),
-                        validate=not validated) as events:
-        yield Loaded(ops=pair_operations(events, validate=not validated), source_bytes=_bytes(history_path))
+    if validated:   # small (validated in-process): a few cheap reparses beat a cache in the JVM's heap
+        yield Loaded(ops=pair_operations(load_history(spark, history_path, validate=False), validate=False),
+                     source_bytes=_bytes(history_path))
+        return
+    with cached_history(spark, history_path, value_problem(workload)) as events:
+        yield Loaded(ops=pair_operations(events), source_bytes=_bytes(history_path))
 
 
 def _bytes(path: Path) -> int:
