@@ -26,6 +26,9 @@ from clusters.kafka import QUIET_CLIENT_LOGGER
 
 ADMIN_TIMEOUT_S = 10
 TOOL_TIMEOUT_S = 120
+# one describe of the quorum: the admin client's default (60 s) would use up the
+# whole wait of a caller that asks again (quorum_status_answered) on one attempt
+DESCRIBE_TIMEOUT_MS = 15_000
 
 
 @dataclass(frozen=True)
@@ -171,9 +174,17 @@ def _quorum_tool(cluster, via: str, args: str, what: str) -> str:
                     f"{shlex.quote(cluster.db.controller_servers())} {args}", what)
 
 
+def _describe_quorum(cluster, via: str, args: str, what: str) -> str:
+    """A `describe` of the quorum that gives up after DESCRIBE_TIMEOUT_MS."""
+    config = f"{cluster.db.kafka_dir(via)}/describe-quorum.properties"
+    cluster.ssh[via].write_file(config, f"default.api.timeout.ms={DESCRIBE_TIMEOUT_MS}\n"
+                                        f"request.timeout.ms={DESCRIBE_TIMEOUT_MS // 3}\n")
+    return _quorum_tool(cluster, via, f"--command-config {shlex.quote(config)} {args}", what)
+
+
 def quorum_status(cluster, via: str) -> QuorumStatus:
     """The controller quorum as `kafka-metadata-quorum describe --status` reports it."""
-    text = _quorum_tool(cluster, via, "describe --status", "describing the controller quorum")
+    text = _describe_quorum(cluster, via, "describe --status", "describing the controller quorum")
     fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
 
     def members(key: str) -> dict[int, str]:
@@ -198,7 +209,7 @@ def quorum_status_answered(cluster, via: str, deadline: float) -> QuorumStatus:
 def quorum_caught_up(cluster, via: str, within_ms: int) -> dict[int, bool]:
     """{voter id: caught up with the leader within the last `within_ms`}, from
     `describe --replication` (timestamps are the leader's clock)."""
-    text = _quorum_tool(cluster, via, "describe --replication", "describing quorum replication")
+    text = _describe_quorum(cluster, via, "describe --replication", "describing quorum replication")
     rows = [line.split() for line in text.splitlines()[1:] if line.strip()]
     voters = {int(r[0]): int(r[5]) for r in rows if len(r) >= 7 and r[6] in ("Leader", "Follower")}
     newest = max(voters.values(), default=0)
