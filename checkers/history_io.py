@@ -182,20 +182,20 @@ def _events(raw: DataFrame) -> DataFrame:
 
 
 def load_history(spark: SparkSession, path: str | Path, validate: bool = True,
-                 value_problem: ValueCheck | None = None) -> DataFrame:
+                 value_check: ValueCheck | None = None) -> DataFrame:
     """The history at `path` (JSON Lines, or Parquet file/directory) as a
     DataFrame of HISTORY_COLUMNS (+ `producer`, `_file`, `_pos`, `_path`).
-    Raises HistoryError on bad rows when `validate`; `value_problem` adds the
-    workload's own check of `value` (e.g. checkers/queue_mops.value_problem)."""
-    return _events(_checked(spark, path, validate, value_problem, None))
+    Raises HistoryError on bad rows when `validate`; `value_check` adds the
+    workload's own check of `value` (e.g. checkers/queue_mops.value_check)."""
+    return _events(_checked(spark, path, validate, value_check, None))
 
 
 @contextmanager
-def cached_history(spark: SparkSession, path: str | Path, value_problem: ValueCheck | None = None,
+def cached_history(spark: SparkSession, path: str | Path, value_check: ValueCheck | None = None,
                    validate: bool = True) -> Iterator[DataFrame]:
     """load_history, with the parsed file kept (memory, then disk) for the
     validation and every use inside the `with` block: parsed once."""
-    raw = _checked(spark, path, validate, value_problem, StorageLevel.MEMORY_AND_DISK)
+    raw = _checked(spark, path, validate, value_check, StorageLevel.MEMORY_AND_DISK)
     try:
         yield _events(raw)
     finally:

@@ -32,11 +32,11 @@ from checkers.companion import (FORMAT, LARGE_HISTORY_BYTES, SOURCE, fingerprint
                                 companion_for, companion_path, is_companion)
 from checkers.history_io import ValueCheck, cached_history, load_history, pair_operations
 
-def value_problem(workload: str) -> ValueCheck | None:
+def value_check(workload: str) -> ValueCheck | None:
     """The workload's check of each event's `value` (history_io.load_history)."""
     if workload == "queue":
-        from checkers.queue_mops import value_problem as queue_value_problem
-        return queue_value_problem()
+        from checkers.queue_mops import value_check as queue_value_check
+        return queue_value_check()
     return None
 
 
@@ -53,7 +53,7 @@ def write_companion(spark: SparkSession, history: Path, workload: str = "queue",
     source = fingerprint(history)
     try:
         # parsed once, kept for the validation, the pairing's checks and the write
-        with cached_history(spark, history, None if validated else value_problem(workload),
+        with cached_history(spark, history, None if validated else value_check(workload),
                             validate=not validated) as events:
             pair_operations(events, validate=not validated).write.parquet(str(out / "ops"))
         if workload == "queue":
@@ -103,7 +103,7 @@ def load(spark: SparkSession, history_path: Path, workload: str = "queue", valid
         yield Loaded(ops=pair_operations(load_history(spark, history_path, validate=False), validate=False),
                      source_bytes=_bytes(history_path))
         return
-    with cached_history(spark, history_path, value_problem(workload)) as events:
+    with cached_history(spark, history_path, value_check(workload)) as events:
         yield Loaded(ops=pair_operations(events), source_bytes=_bytes(history_path))
 
 

@@ -75,6 +75,11 @@ def sort_rows(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     return frame.take(order)
 
 
+def at_lowest_offset(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Each distinct `by` once: the row with the lowest offset (first seen on ties)."""
+    return rows.sort_values("offset", kind="stable").drop_duplicates(by)
+
+
 def nullable(x) -> int | None:
     x = int(x)
     return None if x == NULL else x
@@ -103,17 +108,24 @@ def first_ops(ops: list[dict], n: int = OPS_PER_EXAMPLE) -> list[dict]:
     return sorted(distinct.values(), key=_op_key)[:n]
 
 
+def run_starts(arrays: list[np.ndarray]) -> np.ndarray:
+    """For arrays sorted together: a mask of rows that start a run, i.e. the
+    first row and every row differing from the one before in any array."""
+    n = len(arrays[0])
+    starts = np.ones(n, dtype=bool)
+    if n > 1:
+        same = np.ones(n - 1, dtype=bool)
+        for values in arrays:
+            same &= values[1:] == values[:-1]
+        starts[1:] = ~same
+    return starts
+
+
 def previous(frame: pd.DataFrame, group: list[str], columns: list[str]) -> tuple[np.ndarray, dict]:
     """For a frame sorted by `group` (then its order): a mask of rows that
     have a previous row in their group, and those previous values."""
     n = len(frame)
-    has = np.zeros(n, dtype=bool)
-    if n > 1:
-        same = np.ones(n - 1, dtype=bool)
-        for g in group:
-            values = frame[g].to_numpy()
-            same &= values[1:] == values[:-1]
-        has[1:] = same
+    has = ~run_starts([frame[g].to_numpy() for g in group])
     prev = {}
     for c in columns:
         values = frame[c].to_numpy()

@@ -88,7 +88,7 @@ SEND_RESULT_TEXT = r"^\[\s*(null|-?[0-9]+)\s*,\s*-?[0-9]+\s*\]$"
 PARSED = "_mops"
 
 
-def value_problem() -> ValueCheck:
+def value_check() -> ValueCheck:
     """For a raw history event (history_io.load_history columns): what is
     wrong with its queue micro-ops, or null. Run with the row checks, so a
     bad micro-op is reported by file and line instead of becoming a null.

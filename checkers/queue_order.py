@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from checkers.queue_frame import FAIL, NULL, OK, POLL, RESET, SEND, Found, op_struct, previous, sort_rows
+from checkers.queue_frame import (FAIL, NULL, OK, POLL, RESET, SEND, Found, at_lowest_offset, op_struct, previous,
+                                  sort_rows)
 from checkers.queue_writes import OP_COLUMNS
 
 
@@ -133,8 +134,7 @@ def placed_sends(obs: pd.DataFrame, bucket: pd.DataFrame, proven: pd.Series) -> 
     unplaced = bucket[(bucket["kind"] == SEND) & (bucket["offset"] == NULL) & proven]
     if unplaced.empty:
         return sends
-    polled = (obs.loc[obs["kind"] == POLL, ["key", "value", "offset", "idx"]]
-              .sort_values("offset", kind="stable").drop_duplicates(["key", "value"]))
+    polled = at_lowest_offset(obs.loc[obs["kind"] == POLL, ["key", "value", "offset", "idx"]], ["key", "value"])
     placed = unplaced.drop(columns=["offset"]).merge(polled, on=["key", "value"])
     return pd.concat([sends, placed[sends.columns]], ignore_index=True) if len(placed) else sends
 

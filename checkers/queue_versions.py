@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from checkers.queue_frame import NULL, POLL, Found, first_ops, op_struct
+from checkers.queue_frame import NULL, POLL, Found, first_ops, op_struct, run_starts
 
 
 def observations(bucket: pd.DataFrame, proven: pd.Series) -> pd.DataFrame:
@@ -41,10 +41,8 @@ def _distinct_in_conflict(obs: pd.DataFrame, one: str, many: str) -> pd.DataFram
     columns = [obs[c].to_numpy() for c in ("key", one, many)]
     order = np.lexsort(columns[::-1])
     key, first, second = (c[order] for c in columns)
-    group_start = np.ones(len(order), dtype=bool)
-    group_start[1:] = (key[1:] != key[:-1]) | (first[1:] != first[:-1])
-    distinct = group_start.copy()
-    distinct[1:] |= second[1:] != second[:-1]
+    group_start = run_starts([key, first])
+    distinct = run_starts([key, first, second])
     group = np.cumsum(group_start) - 1
     in_conflict = np.zeros(len(order), dtype=bool)
     in_conflict[group[distinct & ~group_start]] = True

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from checkers.queue_frame import FAIL, NULL, OK, POLL, SEND, Found, nullable, op_struct
+from checkers.queue_frame import FAIL, NULL, OK, POLL, SEND, Found, at_lowest_offset, nullable, op_struct
 
 OP_COLUMNS = ["op", "process", "otype", "fcode", "itime", "ctime", "cindex"]
 
@@ -63,7 +63,7 @@ def lost_and_unseen(bucket: pd.DataFrame, proven: pd.Series, found: Found) -> pd
 
 def readers(polls: pd.DataFrame) -> pd.DataFrame:
     """Each (reading op, key, value) once, at the lowest offset it was read."""
-    return polls.sort_values("offset", kind="stable").drop_duplicates(["op", "key", "value"])
+    return at_lowest_offset(polls, ["op", "key", "value"])
 
 
 def _reads_of(writes: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFrame:

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from checkers.history_io import HistoryError, load_history, pair_operations
-from checkers.queue_mops import value_problem
+from checkers.queue_mops import value_check
 from tests.checkers.histories import op, write_history
 
 
@@ -101,7 +101,7 @@ SEND = '{"index":0,"time":1,"type":"invoke","process":0,"f":"send","value":[["se
 def test_bad_queue_micro_ops_are_named_by_line(spark, tmp_path, lines, message):
     path = _lines(tmp_path / "history.jsonl", lines)
     with pytest.raises(HistoryError) as err:
-        load_history(spark, path, value_problem=value_problem())
+        load_history(spark, path, value_check=value_check())
     assert f"{path}:{len(lines)}: {message}" in str(err.value)
 
 
@@ -110,7 +110,7 @@ def test_good_queue_micro_ops_pass(spark, tmp_path):
         SEND, '{"index":1,"time":2,"type":"ok","process":0,"f":"send","value":[["send",3,[null,17]]]}',
         GOOD.replace('"index":0', '"index":2').replace('"process":0', '"process":1'),
         '{"index":3,"time":4,"type":"ok","process":1,"f":"poll","value":[["poll",{"3":[[0,17]],"4":[]}]]}'])
-    assert load_history(spark, path, value_problem=value_problem()).count() == 4
+    assert load_history(spark, path, value_check=value_check()).count() == 4
 
 
 def test_blank_lines_count_in_line_numbers(spark, tmp_path):
@@ -118,8 +118,8 @@ def test_blank_lines_count_in_line_numbers(spark, tmp_path):
     path = _lines(tmp_path / "history.jsonl", [
         GOOD, "", '{"index":1,"time":2,"type":"ok","process":0,"f":"poll","value":[["poll",{}]]}', "   ",
         GOOD.replace('"index":0', '"index":2').replace('"process":0', '"process":1'), "", bad])
-    events = load_history(spark, path, value_problem=None)
+    events = load_history(spark, path, value_check=None)
     assert events.count() == 4
     with pytest.raises(HistoryError) as err:
-        load_history(spark, path, value_problem=value_problem())
+        load_history(spark, path, value_check=value_check())
     assert f"{path}:7: a poll result must be" in str(err.value)
