@@ -129,7 +129,7 @@ class ValueCheck:
     parsed: dict[str, Column] = field(default_factory=dict)
 
 
-def _problem_column(df: DataFrame, value_problem: Column | None = None) -> Column:
+def _problem_column(value_problem: Column | None = None) -> Column:
     """A description of what is wrong with each row, null when nothing is.
     `value_problem`: the workload's check of `value` (null when fine)."""
     checks = [(F.col(CORRUPT).isNotNull(), F.lit("malformed JSON or a field of the wrong type"))]
@@ -151,9 +151,9 @@ def _with_problems(raw: DataFrame, value_check: ValueCheck | None) -> DataFrame:
     """`raw` with `_problem` (_problem_column); the value check's parsed
     columns exist only while `_problem` is computed."""
     if value_check is None:
-        return raw.withColumn("_problem", _problem_column(raw))
+        return raw.withColumn("_problem", _problem_column())
     parsed = raw.withColumns(value_check.parsed)
-    checked = parsed.withColumn("_problem", _problem_column(parsed, value_check.problem))
+    checked = parsed.withColumn("_problem", _problem_column(value_check.problem))
     return checked.drop(*value_check.parsed)
 
 

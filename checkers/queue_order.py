@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from checkers.queue_frame import (FAIL, NULL, OK, POLL, RESET, SEND, Found, at_lowest_offset, op_struct, previous,
-                                  sort_rows)
+                                  run_starts, sort_rows)
 from checkers.queue_writes import OP_COLUMNS
 
 
@@ -71,9 +71,9 @@ def per_op(ordered: pd.DataFrame) -> pd.DataFrame:
     """One row per (op, key): where the op's reads/sends of the key began
     (idx, offset, value) and ended (last_idx, last_offset, last_value).
     `ordered`: in_op_order, so each (op, key) is one run of rows."""
-    has, _ = previous(ordered, ["op", "key"], [])
-    ends = np.append(~has[1:], True) if len(has) else has
-    first, last = ordered[~has], ordered[ends]
+    starts = run_starts([ordered["op"].to_numpy(), ordered["key"].to_numpy()])
+    ends = np.append(starts[1:], True) if len(starts) else starts
+    first, last = ordered[starts], ordered[ends]
     summary = first[["key"] + OP_COLUMNS + ["idx", "offset", "value"]].reset_index(drop=True)
     for c in ("idx", "offset", "value"):
         summary["last_" + c] = last[c].to_numpy()
