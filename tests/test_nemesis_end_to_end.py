@@ -18,11 +18,12 @@ FAULTS = ("pause", "kill", "partition", "clock")
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
-def test_sixty_seconds_of_all_faults_end_healed_and_checkable(cluster, spark, tmp_path):
-    # `spark`: the checker reuses the session's SparkSession instead of starting its own
+def test_forty_seconds_of_all_faults_end_healed_and_checkable(cluster, tmp_path):
+    # 40 s at one fault step every 5 s strikes as often as 60 s at 8 s did (seed 11: 32
+    # nemesis events against 31)
     options = TestOptions(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
-                          leave_db_running=True, time_limit=60, rate=50, concurrency=4,
-                          nemesis=FAULTS, nemesis_interval=8, seed=11,
+                          leave_db_running=True, time_limit=40, rate=50, concurrency=4,
+                          nemesis=FAULTS, nemesis_interval=5, seed=11,
                           nemesis_options={"db_targets": ["one", "majority", "controller",
                                                           "leader"]},
                           recovery_time=5, final_time_limit=60, check=True, report=False)

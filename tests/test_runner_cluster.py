@@ -47,7 +47,7 @@ def completed_ops(events):
 
 
 def test_queue_run_is_well_formed_and_final_reads_see_every_ack(cluster, tmp_path):
-    result, events, test_json = run(cluster, tmp_path, workload="queue", time_limit=20)
+    result, events, test_json = run(cluster, tmp_path, workload="queue", time_limit=8)
     assert result.status == "complete" and test_json["status"] == "complete"
     assert wellformedness_problems(events, "queue") == []
     pairs = completed_ops(events)
@@ -72,7 +72,7 @@ def test_queue_run_is_well_formed_and_final_reads_see_every_ack(cluster, tmp_pat
 
 
 def test_list_append_run_is_well_formed_and_final_reads_see_every_append(cluster, tmp_path):
-    result, events, test_json = run(cluster, tmp_path, workload="list-append", time_limit=20)
+    result, events, test_json = run(cluster, tmp_path, workload="list-append", time_limit=8)
     assert result.status == "complete"
     assert wellformedness_problems(events, "list-append") == []
     pairs = completed_ops(events)
@@ -87,7 +87,7 @@ def test_list_append_run_is_well_formed_and_final_reads_see_every_append(cluster
 
 
 def test_txn_run_commits_and_aborts(cluster, tmp_path):
-    result, events, _ = run(cluster, tmp_path, workload="queue", time_limit=10, txn=True, abort_p=0.3)
+    result, events, _ = run(cluster, tmp_path, workload="queue", time_limit=6, txn=True, abort_p=0.3)
     assert wellformedness_problems(events, "queue") == []
     txns = [c for _, c in completed_ops(events) if c["f"] == "txn"]
     committed = [c for c in txns if c["type"] == "ok"]
