@@ -9,10 +9,12 @@ import subprocess
 import sys
 
 import pytest
+from click.testing import CliRunner
 
 from checkers.api import check_history
 from checkers.history_io import HistoryError
 from checkers.history_parquet import SOURCE, companion_for, companion_path, write_companion
+from harness.cli import main as cli
 from tests.checkers.test_queue_anomalies import PLANTED, planted_history
 
 
@@ -65,13 +67,15 @@ def test_bad_history_names_the_line_and_leaves_no_companion(spark, tmp_path):
     assert not companion_path(history).exists()
 
 
-def test_to_parquet_command(tmp_path):
+def test_to_parquet_command(spark, tmp_path):
+    """In this process, so it writes with the test session's Spark instead of
+    starting a JVM; the bad file goes through a process of its own (it is
+    refused before any JVM starts)."""
     run = tmp_path / "run"
     run.mkdir()
     history = planted_history().write(run / "history.jsonl")
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "to-parquet", str(run)],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
+    done = CliRunner().invoke(cli, ["to-parquet", str(run)])
+    assert done.exit_code == 0, done.output
     assert companion_for(history) == run / "history.parquet"
     (run / "bad.jsonl").write_text('{"index": 0, "time": 1, "type": "invoke"}\n')
     bad = subprocess.run([sys.executable, "-m", "harness.cli", "to-parquet", str(run / "bad.jsonl")],
