@@ -22,8 +22,10 @@ if test -x "$tools/bin/uv" || "$venv/bin/pip" install -q --target "$tools" 'uv>=
   "$tools/bin/uv" pip install -q --compile-bytecode --python "$venv/bin/python" \
     --find-links "$wheels" -e '.[test]'
   version=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("pyspark"))')
+  # best effort: without it the next install builds PySpark again, nothing worse
   ls "$wheels"/pyspark-"$version"-*.whl >/dev/null 2>&1 \
-    || "$venv/bin/pip" wheel -q --no-deps -w "$wheels" "pyspark==$version"
+    || "$venv/bin/pip" wheel -q --no-deps -w "$wheels" "pyspark==$version" \
+    || echo "could not keep a PySpark wheel in $wheels" >&2
 else
   echo "uv not available: installing with pip" >&2
   "$venv/bin/pip" install -q --upgrade pip
