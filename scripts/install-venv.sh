@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python="${1:-python3}"
 venv="${2:-.venv}"
-cache="${LOGTRIAL_CACHE:-$HOME/.cache/logtrial}"
+# the cache Kafka and its archive live in (LOGTRIAL_CACHE, else ~/.cache/logtrial)
+cache=$("$python" -c 'from clusters.kafka_versions import cache_root; print(cache_root())')
 tools="$cache/tools/uv"
 wheels="$cache/wheels"
 
