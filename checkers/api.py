@@ -1,6 +1,7 @@
 """check_history(): the one entry point the CLI and the runner call."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -42,17 +43,42 @@ def _run_local(history_path: Path, workload: str, allow, forbid, consistency_mod
     return results, {"engine": "local", "parquet_companion": False}
 
 
+def _json_lines_file(path: Path) -> bool:
+    """A JSON Lines history on this machine (not Parquet, not a remote URI)."""
+    return path.is_file() and path.suffix != ".parquet"
+
+
 def validate_first(history_path: Path, workload: str) -> bool:
     """Validates a JSON Lines history of up to VALIDATE_FIRST_MAX_BYTES in-process
     (HistoryError names file and line), so bad input is reported before the JVM
     starts; True if it did (Spark need not validate it again)."""
-    from checkers.history_parquet import is_companion
-    small = history_path.is_file() and history_path.stat().st_size <= VALIDATE_FIRST_MAX_BYTES \
-        and not is_companion(history_path) and history_path.suffix != ".parquet"
+    small = _json_lines_file(history_path) and history_path.stat().st_size <= VALIDATE_FIRST_MAX_BYTES
     if small:
         from checkers.history_read import read_history
         read_history(history_path, workload)
     return small
+
+
+def companion_first(history_path: Path, workload: str, out: Path) -> Path:
+    """What Spark should read for `history_path`. A JSON Lines history larger
+    than VALIDATE_FIRST_MAX_BYTES gets its Parquet companion first, written
+    in-process (checkers/companion_write.py) in one pass that also validates
+    it, before the JVM starts: Spark then reads Parquet instead of parsing
+    JSON. The companion goes beside the history (later checks reuse it), or
+    into `out` where the history's folder cannot be written. Anything else,
+    or a history with an up-to-date companion, is read as it is."""
+    if not _json_lines_file(history_path) or history_path.stat().st_size <= VALIDATE_FIRST_MAX_BYTES:
+        return history_path
+    from checkers.companion import companion_for, companion_path
+    if companion_for(history_path) is not None:
+        return history_path
+    from checkers.companion_write import write_companion
+    try:
+        return write_companion(history_path, workload)
+    except OSError as e:
+        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        return write_companion(history_path, workload, out / companion_path(history_path).name)
 
 
 def _run_spark(history_path: Path, out: Path, spark_master, workload: str, allow, forbid,
@@ -60,8 +86,9 @@ def _run_spark(history_path: Path, out: Path, spark_master, workload: str, allow
     from checkers.history_parquet import load
     from checkers.spark import get_spark, tune_for_input
     validated = validate_first(history_path, workload)
+    source = companion_first(history_path, workload, out)
     spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
-    with load(spark, history_path, workload, validated=validated) as loaded:
+    with load(spark, source, workload, validated=validated) as loaded:
         tune_for_input(spark, loaded.source_bytes)
         results = _run_checker(spark, loaded, workload, allow, forbid, consistency_model, realtime_cycles)
     return results, {"engine": "spark", "parquet_companion": loaded.from_companion,

@@ -1,16 +1,17 @@
 """A history file as its lines and the JSON parser to read them with.
 
-The file is read and decoded in one go (a text-mode loop over lines costs
-more than parsing them), with the same results as iterating it in text mode:
-universal newlines, strict UTF-8 and, on a bad byte, the very same
-UnicodeDecodeError.
+The file is read and decoded in one go (`read_lines`), or in blocks of whole
+lines (`line_blocks`, for files too large to hold), since a text-mode loop
+over lines costs more than parsing them. Either way the results are those of
+iterating it in text mode: universal newlines, strict UTF-8 and, on a bad
+byte, the very same UnicodeDecodeError.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import orjson
 
@@ -36,17 +37,20 @@ class Lines:
     """`texts`: the lines without their line ends. `fast` parses a line in
     the common case; a ValueError from it sends the line to `careful` (the
     parser whose exceptions and messages are reported), given the line as
-    text-mode iteration yields it (`original`)."""
+    text-mode iteration yields it (`original`). `first`: the file's line
+    number of texts[0] (a block's lines start further down the file)."""
     texts: list[str]
     fast: Callable[[str], Any]
     careful: Callable[[str], Any]
     last_has_newline: bool
+    first: int = 1
 
     def original(self, number: int) -> str:
-        """Line `number` (1-based) with its "\\n", as the file iterator gives it:
-        json's error columns count it."""
-        text = self.texts[number - 1]
-        return text if number == len(self.texts) and not self.last_has_newline else text + "\n"
+        """Line `number` of the file (1-based, one of these lines) with its
+        "\\n", as the file iterator gives it: json's error columns count it."""
+        at = number - self.first
+        text = self.texts[at]
+        return text if at == len(self.texts) - 1 and not self.last_has_newline else text + "\n"
 
 
 def _decoded(path: Path, data: bytes) -> str:
@@ -62,7 +66,34 @@ def _decoded(path: Path, data: bytes) -> str:
 
 
 def read_lines(path: Path) -> Lines:
-    data = path.read_bytes()
+    return _lines(path, path.read_bytes(), 1)
+
+
+# a block of about this many bytes holds ~500,000 queue events
+BLOCK_BYTES = 64 << 20
+
+
+def line_blocks(path: Path, block_bytes: int = BLOCK_BYTES) -> Iterator[Lines]:
+    """The file's lines in blocks of whole lines, about `block_bytes` each.
+    A block ends after a "\\n", so no "\\r\\n" and no UTF-8 character is split."""
+    with open(path, "rb") as f:
+        carry, first = b"", 1
+        while True:
+            data = f.read(block_bytes)
+            if not data:
+                if carry:
+                    yield _lines(path, carry, first)
+                return
+            data = carry + data
+            cut = data.rfind(b"\n") + 1
+            carry = data[cut:]
+            if cut:
+                block = _lines(path, data[:cut], first)
+                first += len(block.texts)
+                yield block
+
+
+def _lines(path: Path, data: bytes, first: int) -> Lines:
     text = _decoded(path, data)
     if "\r" in text:        # universal newlines, as text mode reads them
         text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -71,5 +102,5 @@ def read_lines(path: Path) -> Lines:
     if last_has_newline:
         texts.pop()
     if _LONG_RUN in data.translate(_DIGIT_MAP):
-        return Lines(texts, json.loads, json.loads, last_has_newline)
-    return Lines(texts, orjson.loads, _orjson_loads, last_has_newline)
+        return Lines(texts, json.loads, json.loads, last_has_newline, first)
+    return Lines(texts, orjson.loads, _orjson_loads, last_has_newline, first)

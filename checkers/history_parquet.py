@@ -12,15 +12,14 @@ parsed once and checked many times at Parquet speed.
                   history has changed since.
 
 history.jsonl stays the contract (shared/history-format.md); the companion
-is a cache of it that `logtrial test` writes for large runs and
-`logtrial to-parquet` writes on demand. `load` reads a history's operations
-from whichever of the two is usable.
+is a cache of it that `logtrial test` writes for large runs, `logtrial check`
+for a large history it checks on Spark, and `logtrial to-parquet` on demand,
+all in-process (checkers/companion_write.py). `load` reads a history's
+operations from whichever of the two is usable.
 """
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,39 +31,13 @@ from checkers.companion import (FORMAT, LARGE_HISTORY_BYTES, SOURCE, fingerprint
                                 companion_for, companion_path, is_companion)
 from checkers.history_io import ValueCheck, cached_history, load_history, pair_operations
 
+
 def value_check(workload: str) -> ValueCheck | None:
     """The workload's check of each event's `value` (history_io.load_history)."""
     if workload == "queue":
         from checkers.queue_mops import value_check as queue_value_check
         return queue_value_check()
     return None
-
-
-def write_companion(spark: SparkSession, history: Path, workload: str = "queue", validated: bool = False) -> Path:
-    """Validate (unless `validated`: it was, in-process) and convert `history`
-    (JSON Lines) into its companion. Raises history_io.HistoryError on bad
-    input, leaving no companion."""
-    from checkers.queue_bucket import records
-
-    history = Path(history)
-    out = companion_path(history)
-    if out.exists():
-        shutil.rmtree(out)
-    source = fingerprint(history)
-    try:
-        # parsed once, kept for the validation, the pairing's checks and the write
-        with cached_history(spark, history, None if validated else value_check(workload),
-                            validate=not validated) as events:
-            pair_operations(events, validate=not validated).write.parquet(str(out / "ops"))
-        if workload == "queue":
-            records(spark.read.parquet(str(out / "ops"))).write.parquet(str(out / "queue-mops"))
-    except BaseException:
-        shutil.rmtree(out, ignore_errors=True)
-        raise
-    tmp = out / (SOURCE + ".tmp")
-    tmp.write_text(json.dumps(source))
-    os.replace(tmp, out / SOURCE)
-    return out
 
 
 @dataclass

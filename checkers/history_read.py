@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from checkers.history_errors import MAX_REPORTED, TYPES, HistoryError, Problem
-from checkers.history_lines import Lines, read_lines
+from checkers.history_lines import BLOCK_BYTES, Lines, line_blocks, read_lines
 from checkers.mop_rules import MopProblem, rules
 
 if TYPE_CHECKING:
@@ -177,6 +177,16 @@ class _Pairing:
             self.rows[slot] = _row(invoke, line, None, None)
         return self.rows
 
+    def drain(self) -> list[tuple]:
+        """The rows of the operations completed so far (in invoke order),
+        handed over and forgotten; the pending ones keep a slot."""
+        done = [row for row in self.rows if row is not None]
+        self.rows = []
+        for p, (invoke, line, _) in list(self.pending.items()):
+            self.pending[p] = (invoke, line, len(self.rows))
+            self.rows.append(None)
+        return done
+
 
 # one operation's row: history_io.pair_operations' columns and the events' lines
 OP_COLUMNS = ("process", "f", "invoke_index", "invoke_time", "complete_index", "complete_time", "type",
@@ -238,7 +248,7 @@ def _careful_parse(lines: Lines, number: int, problems: _Problems):
 def _scan(lines: Lines, pairing: _Pairing, problems: _Problems) -> int:
     """Validate and pair every event; the number of nemesis events."""
     nemesis, loads, event = 0, lines.fast, pairing.event
-    for number, text in enumerate(lines.texts, start=1):
+    for number, text in enumerate(lines.texts, start=lines.first):
         try:
             e = loads(text)
         except ValueError:
@@ -275,3 +285,21 @@ def read_history(path: str | Path, workload: str) -> ParsedHistory:
         problems.raise_any()
         rows = pairing.finish()
     return ParsedHistory(rows, path.stat().st_size, nemesis)
+
+
+def stream_history(path: str | Path, workload: str, block_bytes: int = BLOCK_BYTES) -> Iterator[list[tuple]]:
+    """read_history's rows for a file of any size, a block of lines at a
+    time: each item holds the operations completed in one block (in invoke
+    order within it), the last one those never completed. The same checks
+    run, and the same HistoryError is raised, but only after the last block
+    (a consumer that keeps what it was given must then drop it)."""
+    path = Path(path)
+    if not path.is_file():
+        raise HistoryError([Problem(str(path), None, "no such file")])
+    problems = _Problems(str(path))
+    pairing = _Pairing(workload, problems)
+    for lines in line_blocks(path, block_bytes):
+        _scan(lines, pairing, problems)
+        yield pairing.drain()
+    problems.raise_any()
+    yield pairing.finish()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -86,14 +87,29 @@ def records_frame(ops: pd.DataFrame) -> pd.DataFrame:
     returned; PROVEN on the sends of info ops an ok poll read from) plus the
     RESET row of every assign/subscribe that queue_bucket.bucketed copies
     into each bucket."""
-    rows: list[tuple] = []
-    add = rows.append
     n = len(ops)
     columns = zip(ops["f"].tolist(), ops["type"].tolist(), *(_ints(ops[c]).tolist() for c in (
         "invoke_index", "process", "invoke_time", "complete_time", "complete_index")),
         ops["invoke_value"].tolist(), ops["complete_value"].tolist(),
         ops["idempotent"].tolist() if "idempotent" in ops.columns else [None] * n)
-    for f, t, op, p, it, ct, ci, invoked, done, idempotent in columns:
+    return _proven(records_table(record_rows(columns)))
+
+
+def records_table(rows: list[tuple]) -> pd.DataFrame:
+    """record_rows' tuples as a frame of COLUMNS (int64)."""
+    table = np.array(rows, dtype=np.int64).reshape(-1, len(COLUMNS))
+    return pd.DataFrame({c: table[:, i] for i, c in enumerate(COLUMNS)})
+
+
+def record_rows(ops: Iterable[tuple], resets: bool = True) -> list[tuple]:
+    """The micro-op records (tuples of COLUMNS) of `ops`, each given as (f,
+    type, invoke index, process, invoke time, completion time, completion
+    index, invoke value, completion value, idempotent), NULL for a missing
+    integer; PROVEN is left to the caller (it needs every poll). `resets`:
+    with the RESET row of every assign/subscribe."""
+    rows: list[tuple] = []
+    add = rows.append
+    for f, t, op, p, it, ct, ci, invoked, done, idempotent in ops:
         t_code, f_code = _code(t, TYPES), _code(f, FS)
         if f in ("send", "txn"):
             sent = _mops(invoked) or []
@@ -121,10 +137,9 @@ def records_frame(ops: pd.DataFrame) -> pd.DataFrame:
                         add((k, _strict_long(pair[0]) if pair else NULL,
                              _strict_long(pair[1]) if len(pair) > 1 else NULL, op, p,
                              POLL, t_code, f_code, (i << 31) + j, it, ct, ci, 0))
-        elif f in ("assign", "subscribe"):
+        elif resets and f in ("assign", "subscribe"):
             add((NULL, NULL, NULL, op, p, RESET, t_code, f_code, 0, NULL, NULL, NULL, 0))
-    table = np.array(rows, dtype=np.int64).reshape(-1, len(COLUMNS))
-    return _proven(pd.DataFrame({c: table[:, i] for i, c in enumerate(COLUMNS)}))
+    return rows
 
 
 def _proven(rec: pd.DataFrame) -> pd.DataFrame:
@@ -133,10 +148,17 @@ def _proven(rec: pd.DataFrame) -> pd.DataFrame:
     kind, otype = rec["kind"].to_numpy(), rec["otype"].to_numpy()
     info = (kind == SEND) & (otype == TYPES.index("info"))
     if info.any():
-        read = rec.loc[(kind == POLL) & (otype == TYPES.index("ok")), ["key", "value"]].drop_duplicates()
-        ops = rec.loc[info, ["key", "value", "op"]].merge(read, on=["key", "value"])["op"].unique()
+        read = rec.loc[(kind == POLL) & (otype == TYPES.index("ok")), ["key", "value"]]
+        ops = proven_ops(rec.loc[info, ["key", "value", "op"]], read)
         rec.loc[info & rec["op"].isin(ops).to_numpy(), "flags"] |= PROVEN
     return rec
+
+
+def proven_ops(info: pd.DataFrame, read: pd.DataFrame) -> np.ndarray:
+    """The ops of the `info` sends (key, value, op) whose (key, value) is
+    among `read`'s (ok polls)."""
+    read = read[read["value"].isin(info["value"].unique())].drop_duplicates()
+    return info[["key", "value", "op"]].merge(read, on=["key", "value"])["op"].unique()
 
 
 def op_stats(ops: pd.DataFrame) -> dict:

@@ -486,14 +486,14 @@ class Run:
     def _write_parquet_companion(self) -> None:
         """Large histories get history.parquet beside them (parsed once, for
         this check and every later one); a failure here only costs speed."""
-        from checkers.history_parquet import LARGE_HISTORY_BYTES, write_companion
-        from checkers.spark import get_spark
+        from checkers.companion import LARGE_HISTORY_BYTES
+        from checkers.companion_write import write_companion
         history = self.run_dir / store.HISTORY
         if history.stat().st_size < LARGE_HISTORY_BYTES:
             return
         self._say("writing history.parquet")
         try:
-            write_companion(get_spark(jvm_log=str(self.run_dir / "spark.log")), history, self.options.workload)
+            write_companion(history, self.options.workload)
         except Exception:
             log.warning("history.parquet not written:\n%s", traceback.format_exc())
 

@@ -1,6 +1,8 @@
-"""The Parquet companion: written from a history, picked up by the check
-only while complete and up to date, and giving the same results as the JSON;
-bad input leaves no companion behind."""
+"""The Parquet companion: written in-process from a history, holding what
+Spark reads from the JSON (the same operations, the same micro-op records),
+picked up by the check only while complete and up to date, and giving the
+same results as the JSON; bad input leaves no companion behind; a large
+history checked on Spark gets one before the JVM starts."""
 from __future__ import annotations
 
 import json
@@ -11,11 +13,16 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+import pandas as pd
+
 from checkers.api import check_history
+from checkers.companion_write import write_companion
 from checkers.history_io import HistoryError
-from checkers.history_parquet import SOURCE, companion_for, companion_path, write_companion
+from checkers.history_parquet import SOURCE, companion_for, companion_path
+from checkers.queue_frame import PROVEN
 from harness.cli import main as cli
 from tests.checkers.test_queue_anomalies import PLANTED, planted_history
+from tests.checkers.test_queue_engines import HISTORIES, _write
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +31,7 @@ def checked_both_ways(spark, tmp_path_factory):
     json_dir, parquet_dir = tmp_path_factory.mktemp("json"), tmp_path_factory.mktemp("parquet")
     from_json = check_history(planted_history().write(json_dir / "history.jsonl"), out_dir=json_dir / "out")
     history = planted_history().write(parquet_dir / "history.jsonl")
-    companion = write_companion(spark, history)
+    companion = write_companion(history)
     from_parquet = check_history(history, out_dir=parquet_dir / "out")
     return from_json, from_parquet, history, companion
 
@@ -56,21 +63,20 @@ def test_stale_or_incomplete_companion_is_ignored(checked_both_ways, tmp_path):
     assert companion_for(copy) is None
 
 
-def test_bad_history_names_the_line_and_leaves_no_companion(spark, tmp_path):
+def test_bad_history_names_the_line_and_leaves_no_companion(tmp_path):
     history = planted_history().write(tmp_path / "history.jsonl")
     lines = history.read_text().splitlines(keepends=True)
     lines[4] = '{"index": 4, "time": 5000, "type": "ok", "process": 2, "f": "poll", "value": [\n'
     history.write_text("".join(lines))
     with pytest.raises(HistoryError) as e:
-        write_companion(spark, history)
+        write_companion(history)
     assert f"{history}:5" in str(e.value) and "malformed JSON" in str(e.value)
     assert not companion_path(history).exists()
 
 
-def test_to_parquet_command(spark, tmp_path):
-    """In this process, so it writes with the test session's Spark instead of
-    starting a JVM; the bad file goes through a process of its own (it is
-    refused before any JVM starts)."""
+def test_to_parquet_command(tmp_path):
+    """No JVM: the conversion runs in-process, the bad file in a process of
+    its own."""
     run = tmp_path / "run"
     run.mkdir()
     history = planted_history().write(run / "history.jsonl")
@@ -81,3 +87,78 @@ def test_to_parquet_command(spark, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "harness.cli", "to-parquet", str(run / "bad.jsonl")],
                          capture_output=True, text=True, timeout=600)
     assert bad.returncode == 3 and "bad.jsonl:1" in bad.stderr and "missing field 'process'" in bad.stderr
+
+
+def _frame(table) -> pd.DataFrame:
+    return table.toArrow().to_pandas() if hasattr(table, "toArrow") else table
+
+
+def _canonical(frame: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    return frame.sort_values(key, ignore_index=True)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", ["planted", "producer", "outcomes", "bare-polls", "cycles"])
+def test_companion_holds_what_spark_reads_from_the_json(spark, tmp_path, name):
+    """Blocks of 300 bytes: operations span blocks, and a poll that proves an
+    info send may come blocks before or after it."""
+    from checkers.history_io import load_history, pair_operations
+    from checkers.queue_bucket import records
+    history = _write(HISTORIES[name][0](), tmp_path / "history.jsonl")
+    companion = write_companion(history, block_bytes=300)
+    ops = _frame(spark.read.parquet(str(companion / "ops")))
+    expected_ops = _frame(pair_operations(load_history(spark, history)))
+    pd.testing.assert_frame_equal(_canonical(ops, ["invoke_index"]),
+                                  _canonical(expected_ops[list(ops.columns)], ["invoke_index"]))
+    mops = _frame(spark.read.parquet(str(companion / "queue-mops")))
+    expected = _frame(records(spark.read.parquet(str(companion / "ops"))))[list(mops.columns)]
+    key = list(mops.columns)
+    pd.testing.assert_frame_equal(_canonical(mops, key), _canonical(expected, key), check_dtype=False)
+    if name == "planted":
+        assert ((mops["flags"] & PROVEN) != 0).sum() == 4
+
+
+def test_list_append_companion_has_operations_only(tmp_path):
+    from tests.checkers.histories import write_history
+    from tests.checkers.la_histories import history as la_history
+    from tests.checkers.test_list_append import SCENARIOS
+    path = write_history(tmp_path / "history.jsonl", la_history(*SCENARIOS.values()))
+    companion = write_companion(path, "list-append")
+    assert sorted(p.name for p in companion.iterdir()) == [SOURCE, "ops"]
+    assert companion_for(path) == companion
+
+
+def test_large_history_gets_its_companion_before_spark_reads_it(spark, tmp_path, monkeypatch):
+    """Above VALIDATE_FIRST_MAX_BYTES (lowered here) Spark is given the
+    companion, written beside the history, or into --out when the history's
+    folder cannot be written (an immutable folder, which root cannot write
+    either); a broken large history is refused by the same pass."""
+    from checkers import api
+    monkeypatch.setattr(api, "VALIDATE_FIRST_MAX_BYTES", 100)
+    out = tmp_path / "out"
+    history = planted_history().write(tmp_path / "history.jsonl")
+    results = check_history(history, out_dir=out, engine="spark")
+    assert results["checker"]["parquet_companion"] is True and companion_for(history) == companion_path(history)
+    assert set(results["anomalies"]) == set(PLANTED) | {"G0"}
+    assert api.companion_first(history, "queue", out) == history      # up to date: Spark finds it beside
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    in_locked = planted_history().write(locked / "history.jsonl")
+    subprocess.run(["chattr", "+i", str(locked)], check=True)
+    try:
+        assert api.companion_first(in_locked, "queue", out) == out / "history.parquet"
+    finally:
+        subprocess.run(["chattr", "-i", str(locked)], check=True)
+    assert companion_for(in_locked) is None and (out / "history.parquet" / SOURCE).is_file()
+
+    broken = tmp_path / "broken" / "history.jsonl"
+    broken.parent.mkdir()
+    broken.write_text(history.read_text() + '{"index": 999, "time": 1}\n')
+    with pytest.raises(HistoryError) as e:
+        api.companion_first(broken, "queue", out)
+    lines = len(history.read_text().splitlines()) + 1
+    assert f"{broken}:{lines}: missing field 'type'" in str(e.value) and not companion_path(broken).exists()
+
+    monkeypatch.setattr(api, "VALIDATE_FIRST_MAX_BYTES", broken.stat().st_size)
+    assert api.companion_first(broken, "queue", out) == broken     # small: Spark reads the JSON

@@ -1,0 +1,203 @@
+"""Writing a history's Parquet companion in-process, in one streaming pass.
+
+history_read.stream_history parses, validates and pairs the JSON Lines a
+block of lines at a time, with the in-process engine's rules and messages;
+each block's operations become a row group of ops/ and, for the queue, their
+micro-op records (queue_local.record_rows) a row group of queue-mops/. The
+layout and columns are those checkers/history_parquet.py reads (Spark wrote
+them before; its records of the same operations are the same rows).
+
+Memory stays bounded by a block, bar what the pass must remember about the
+whole history: every written value (validation refuses one written twice),
+and the (key, value) of every ok poll, because PROVEN marks the sends of an
+info operation that any poll read, in any block. The records of info sends
+are few: they are held back and written last, once every poll is known.
+
+Bad input raises HistoryError after the whole pass and leaves no companion;
+so does anything else that stops the write.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from checkers.companion import SOURCE, companion_path, fingerprint
+from checkers.history_errors import HistoryError, Problem
+from checkers.history_lines import BLOCK_BYTES
+from checkers.history_read import OP_COLUMNS, stream_history
+from checkers.queue_frame import COLUMNS, INFO, NULL, OK, POLL, PROVEN, SEND
+from checkers.queue_local import proven_ops, record_rows, records_table
+
+OPS_SCHEMA = pa.schema([
+    ("process", pa.int64()), ("f", pa.string()), ("invoke_index", pa.int64()), ("invoke_time", pa.int64()),
+    ("complete_index", pa.int64()), ("complete_time", pa.int64()), ("type", pa.string()),
+    ("invoke_value", pa.string()), ("complete_value", pa.string()), ("error_name", pa.string()),
+    ("error_message", pa.string()), ("idempotent", pa.bool_()), ("transactional", pa.bool_())])
+RECORDS_SCHEMA = pa.schema([(c, pa.int64()) for c in COLUMNS])
+_AT = {c: i for i, c in enumerate(OP_COLUMNS)}
+PART = "part-00000.parquet"
+
+
+def write_companion(history: Path, workload: str = "queue", out: Path | None = None,
+                    block_bytes: int = BLOCK_BYTES) -> Path:
+    """Validate `history` (JSON Lines) and write its companion at `out`
+    (default: beside it, history.parquet/). Raises HistoryError on bad
+    input, leaving no companion."""
+    history = Path(history)
+    out = Path(out) if out is not None else companion_path(history)
+    if out.exists():
+        shutil.rmtree(out)
+    source = fingerprint(history)
+    try:
+        with _collector_off():
+            _convert(history, workload, out, block_bytes)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    tmp = out / (SOURCE + ".tmp")
+    tmp.write_text(json.dumps(source))
+    os.replace(tmp, out / SOURCE)      # last: a companion without it is ignored
+    return out
+
+
+@contextmanager
+def _collector_off() -> Iterator[None]:
+    """Blocks of parsed events hold no reference cycles; the cyclic
+    collector's passes over them would cost as much as parsing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _convert(history: Path, workload: str, out: Path, block_bytes: int) -> None:
+    ops = _Parts(out / "ops", OPS_SCHEMA)
+    records = _Parts(out / "queue-mops", RECORDS_SCHEMA) if workload == "queue" else None
+    proven = _ProvenSends()
+    try:
+        for rows in stream_history(history, workload, block_bytes):
+            if not rows:
+                continue
+            ops.write(ops_table(rows, history))
+            if records is not None:
+                records.write(proven.hold_back(records_table(record_rows(_record_inputs(rows), resets=False))))
+        if records is not None:
+            records.write(proven.held_back())
+    finally:
+        ops.close()
+        if records is not None:
+            records.close()
+
+
+class _Parts:
+    """One Parquet file in `folder`, a row group per write; an empty history
+    still gets a file with the schema (Spark needs one to read the folder)."""
+
+    def __init__(self, folder: Path, schema: pa.Schema) -> None:
+        folder.mkdir(parents=True)
+        self.writer = pq.ParquetWriter(folder / PART, schema)
+        self.schema = schema
+
+    def write(self, table: pa.Table | pd.DataFrame) -> None:
+        if isinstance(table, pd.DataFrame):
+            table = pa.Table.from_pandas(table, schema=self.schema, preserve_index=False)
+        if table.num_rows:
+            self.writer.write_table(table)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class _ProvenSends:
+    """PROVEN: a send of an info operation whose value an ok poll returned
+    on the same key, in any block. The records of info sends wait here
+    (they are few) with the (key, value) of every ok poll read so far."""
+
+    def __init__(self) -> None:
+        self.info: list[pd.DataFrame] = []
+        self.keys: list[np.ndarray] = []
+        self.values: list[np.ndarray] = []
+
+    def hold_back(self, records: pd.DataFrame) -> pd.DataFrame:
+        """`records` without the info sends, which are kept for later."""
+        kind, otype = records["kind"].to_numpy(), records["otype"].to_numpy()
+        polled = (kind == POLL) & (otype == OK)
+        self.keys.append(records["key"].to_numpy()[polled])
+        self.values.append(records["value"].to_numpy()[polled])
+        info = (kind == SEND) & (otype == INFO)
+        if not info.any():
+            return records
+        self.info.append(records[info])
+        return records[~info]
+
+    def held_back(self) -> pd.DataFrame:
+        """The info sends' records, PROVEN set where a poll read them."""
+        if not self.info:
+            return pd.DataFrame({c: np.array([], dtype=np.int64) for c in COLUMNS})
+        info = pd.concat(self.info, ignore_index=True)
+        read = pd.DataFrame({"key": np.concatenate(self.keys), "value": np.concatenate(self.values)})
+        info.loc[info["op"].isin(proven_ops(info, read)).to_numpy(), "flags"] |= PROVEN
+        return info
+
+
+def _record_inputs(rows: list[tuple]) -> Iterator[tuple]:
+    """record_rows' input tuples from history_read rows."""
+    f, t, op, p, it = (_AT[c] for c in ("f", "type", "invoke_index", "process", "invoke_time"))
+    ct, ci, iv, cv, idem = (_AT[c] for c in ("complete_time", "complete_index", "invoke_value",
+                                             "complete_value", "idempotent"))
+    for r in rows:
+        yield (r[f], r[t], r[op], r[p], r[it], NULL if r[ct] is None else r[ct],
+               NULL if r[ci] is None else r[ci], r[iv], r[cv], r[idem])
+
+
+def ops_table(rows: list[tuple], history: Path) -> pa.Table:
+    """The rows' OPS_SCHEMA columns: values as JSON text, the way Spark
+    keeps a JSON value in a string column (a string's own text, anything
+    else compact JSON), producer flags only when they are booleans."""
+    columns = list(zip(*rows))
+    arrays = []
+    for field in OPS_SCHEMA:
+        values = columns[_AT[field.name]]
+        if field.name in ("invoke_value", "complete_value"):
+            values = [_json_text(v) for v in values]
+        elif field.type == pa.bool_():
+            values = [v if type(v) is bool else None for v in values]
+        try:
+            arrays.append(pa.array(values, type=field.type))
+        except (OverflowError, pa.ArrowInvalid, pa.ArrowTypeError):
+            raise _out_of_range(rows, field.name, history) from None
+    return pa.Table.from_arrays(arrays, schema=OPS_SCHEMA)
+
+
+def _json_text(value) -> str | None:
+    if value is None or type(value) is str:
+        return value
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:       # an integer beyond 64 bits, which orjson refuses
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _out_of_range(rows: list[tuple], name: str, history: Path) -> HistoryError:
+    """The first row whose `name` a 64-bit integer cannot hold."""
+    line = _AT["complete_line"] if name.startswith("complete") else _AT["invoke_line"]
+    for r in rows:
+        v = r[_AT[name]]
+        if type(v) is int and not -(1 << 63) <= v < (1 << 63):
+            return HistoryError([Problem(str(history), r[line],
+                                         f"field '{name.split('_')[-1]}' {v} does not fit in 64 bits")])
+    return HistoryError([Problem(str(history), None, f"column {name} cannot be written to Parquet")])
