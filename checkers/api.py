@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ LOCAL_MAX_BYTES = {"queue": 64 << 20, "list-append": 512 << 20}
 # bad input is reported before the JVM starts; above it, in Spark's parsing pass.
 VALIDATE_FIRST_MAX_BYTES = 64 << 20
 RESULTS_FILE = "results.json"
+log = logging.getLogger(__name__)
 JVM_LOG = "spark.log"
 
 
@@ -72,13 +74,17 @@ def companion_first(history_path: Path, workload: str, out: Path) -> Path:
     from checkers.companion import companion_for, companion_path
     if companion_for(history_path) is not None:
         return history_path
-    from checkers.companion_write import write_companion
+    from checkers.companion_write import CompanionWriteError, write_companion
     try:
-        return write_companion(history_path, workload)
-    except OSError as e:
-        if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
-            raise
-        return write_companion(history_path, workload, out / companion_path(history_path).name)
+        try:
+            return write_companion(history_path, workload)
+        except OSError as e:
+            if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise
+            return write_companion(history_path, workload, out / companion_path(history_path).name)
+    except (CompanionWriteError, OSError):     # bad input (HistoryError) still stops the check
+        log.warning("no Parquet companion for %s: Spark parses the JSON instead", history_path, exc_info=True)
+        return history_path
 
 
 def _run_spark(history_path: Path, out: Path, spark_master, workload: str, allow, forbid,

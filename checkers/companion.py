@@ -8,7 +8,6 @@ from pathlib import Path
 
 SOURCE = "_SOURCE.json"
 FORMAT = 2   # 2: records of info sends and of failed/info polls, PROVEN flags
-LARGE_HISTORY_BYTES = 100 << 20
 
 
 def fingerprint(history: Path) -> dict:

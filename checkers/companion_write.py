@@ -7,23 +7,29 @@ micro-op records (queue_local.record_rows) a row group of queue-mops/. The
 layout and columns are those checkers/history_parquet.py reads (Spark wrote
 them before; its records of the same operations are the same rows).
 
-Memory stays bounded by a block, bar what the pass must remember about the
+Two processes share the work, one per core: this one validates (the
+micro-op rules are the costliest part), while a child process
+(`python -m checkers.companion_write`) reads the same file with those rules
+left out and writes the parts. The companion is complete, with its
+_SOURCE.json, only once both are done; bad input raises HistoryError after
+the whole pass, stops the child and leaves no companion, and so does any
+other failure.
+
+Memory stays bounded by a block, bar what a pass must remember about the
 whole history: every written value (validation refuses one written twice),
 and the (key, value) of every ok poll, because PROVEN marks the sends of an
 info operation that any poll read, in any block. The records of info sends
 are few: they are held back and written last, once every poll is known.
-
-Bad input raises HistoryError after the whole pass and leaves no companion;
-so does anything else that stops the write.
 """
 from __future__ import annotations
 
-import gc
 import json
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +38,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from checkers.collector import without_cyclic_gc
 from checkers.companion import SOURCE, companion_path, fingerprint
 from checkers.history_errors import HistoryError, Problem
 from checkers.history_lines import BLOCK_BYTES
@@ -59,29 +66,59 @@ def write_companion(history: Path, workload: str = "queue", out: Path | None = N
     if out.exists():
         shutil.rmtree(out)
     source = fingerprint(history)
+    if not history.is_file():
+        raise HistoryError([Problem(str(history), None, "no such file")])
+    out.mkdir(parents=True)    # here, so a folder that cannot be written raises here
+    errors = tempfile.TemporaryFile("w+")     # not a pipe: a full one would stall the writer
     try:
-        with _collector_off():
-            _convert(history, workload, out, block_bytes)
+        writer = subprocess.Popen([sys.executable, "-m", __name__, str(history), workload, str(out),
+                                   str(block_bytes)], stdout=subprocess.DEVNULL, stderr=errors)
     except BaseException:
+        errors.close()
         shutil.rmtree(out, ignore_errors=True)
         raise
+    try:
+        with without_cyclic_gc():
+            for _ in stream_history(history, workload, block_bytes):
+                pass
+        _wait_for(writer, errors)
+    except BaseException:
+        if writer.poll() is None:
+            writer.kill()
+        writer.wait()
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    finally:
+        errors.close()
     tmp = out / (SOURCE + ".tmp")
     tmp.write_text(json.dumps(source))
     os.replace(tmp, out / SOURCE)      # last: a companion without it is ignored
     return out
 
 
-@contextmanager
-def _collector_off() -> Iterator[None]:
-    """Blocks of parsed events hold no reference cycles; the cyclic
-    collector's passes over them would cost as much as parsing."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+class CompanionWriteError(RuntimeError):
+    """The process writing the parts failed on a history that validated."""
+
+
+BAD_INPUT_EXIT = 3    # the writer found what Parquet cannot hold: its HistoryError as JSON on stderr
+
+
+def _wait_for(writer: subprocess.Popen, errors) -> None:
+    if writer.wait() == 0:
+        return
+    errors.seek(0)
+    text = errors.read().strip()
+    if writer.returncode == BAD_INPUT_EXIT:
+        found = json.loads(text)
+        raise HistoryError([Problem(*p) for p in found["problems"]], found["count"])
+    raise CompanionWriteError(f"writing the Parquet companion failed (exit {writer.returncode}): {text[-2000:]}")
+
+
+def write_parts(history: Path, workload: str, out: Path, block_bytes: int = BLOCK_BYTES) -> None:
+    """ops/ and queue-mops/ of `history` into `out`, its micro-op rules not
+    checked (write_companion's other process checks them)."""
+    with without_cyclic_gc():
+        _convert(history, workload, out, block_bytes)
 
 
 def _convert(history: Path, workload: str, out: Path, block_bytes: int) -> None:
@@ -89,7 +126,7 @@ def _convert(history: Path, workload: str, out: Path, block_bytes: int) -> None:
     records = _Parts(out / "queue-mops", RECORDS_SCHEMA) if workload == "queue" else None
     proven = _ProvenSends()
     try:
-        for rows in stream_history(history, workload, block_bytes):
+        for rows in stream_history(history, workload, block_bytes, checked=False):
             if not rows:
                 continue
             ops.write(ops_table(rows, history))
@@ -201,3 +238,17 @@ def _out_of_range(rows: list[tuple], name: str, history: Path) -> HistoryError:
             return HistoryError([Problem(str(history), r[line],
                                          f"field '{name.split('_')[-1]}' {v} does not fit in 64 bits")])
     return HistoryError([Problem(str(history), None, f"column {name} cannot be written to Parquet")])
+
+
+def _main(argv: list[str]) -> int:
+    """write_companion's second process: write_parts(history, workload, out, block_bytes)."""
+    try:
+        write_parts(Path(argv[0]), argv[1], Path(argv[2]), int(argv[3]))
+    except HistoryError as e:
+        json.dump({"problems": [[p.file, p.line, p.what] for p in e.problems], "count": e.count}, sys.stderr)
+        return BAD_INPUT_EXIT
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

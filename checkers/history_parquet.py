@@ -12,9 +12,9 @@ parsed once and checked many times at Parquet speed.
                   history has changed since.
 
 history.jsonl stays the contract (shared/history-format.md); the companion
-is a cache of it that `logtrial test` writes for large runs, `logtrial check`
-for a large history it checks on Spark, and `logtrial to-parquet` on demand,
-all in-process (checkers/companion_write.py). `load` reads a history's
+is a cache of it that `logtrial check` writes for a large history it checks
+on Spark, and `logtrial to-parquet` on demand, both in-process
+(checkers/companion_write.py). `load` reads a history's
 operations from whichever of the two is usable.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from checkers.companion import (FORMAT, LARGE_HISTORY_BYTES, SOURCE, fingerprint,  # noqa: F401
+from checkers.companion import (FORMAT, SOURCE, fingerprint,  # noqa: F401
                                 companion_for, companion_path, is_companion)
 from checkers.history_io import ValueCheck, cached_history, load_history, pair_operations
 

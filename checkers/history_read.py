@@ -121,9 +121,9 @@ class _Pairing:
     Each operation's row has a slot from its invoke on, so the rows come out
     in invoke order (usually index order: no sort)."""
 
-    def __init__(self, workload: str, problems: _Problems) -> None:
+    def __init__(self, workload: str, problems: _Problems, checked: bool = True) -> None:
         self.problems = problems
-        self.check_invoke, self.check_completion = rules(workload)
+        self.check_invoke, self.check_completion = rules(workload) if checked else (_unchecked, _unchecked)
         self.pending: dict[int, tuple[dict, int, int]] = {}
         self.last_index: dict[int, int] = {}
         self.written: dict = {}
@@ -186,6 +186,10 @@ class _Pairing:
             self.pending[p] = (invoke, line, len(self.rows))
             self.rows.append(None)
         return done
+
+
+def _unchecked(*_) -> list:
+    return []
 
 
 # one operation's row: history_io.pair_operations' columns and the events' lines
@@ -287,17 +291,20 @@ def read_history(path: str | Path, workload: str) -> ParsedHistory:
     return ParsedHistory(rows, path.stat().st_size, nemesis)
 
 
-def stream_history(path: str | Path, workload: str, block_bytes: int = BLOCK_BYTES) -> Iterator[list[tuple]]:
+def stream_history(path: str | Path, workload: str, block_bytes: int = BLOCK_BYTES,
+                   checked: bool = True) -> Iterator[list[tuple]]:
     """read_history's rows for a file of any size, a block of lines at a
     time: each item holds the operations completed in one block (in invoke
     order within it), the last one those never completed. The same checks
     run, and the same HistoryError is raised, but only after the last block
-    (a consumer that keeps what it was given must then drop it)."""
+    (a consumer that keeps what it was given must then drop it).
+    `checked=False` leaves out the micro-op rules (mop_rules), the costliest
+    checks: only for a reader whose file another pass validates."""
     path = Path(path)
     if not path.is_file():
         raise HistoryError([Problem(str(path), None, "no such file")])
     problems = _Problems(str(path))
-    pairing = _Pairing(workload, problems)
+    pairing = _Pairing(workload, problems, checked)
     for lines in line_blocks(path, block_bytes):
         _scan(lines, pairing, problems)
         yield pairing.drain()

@@ -20,10 +20,8 @@ ways of running, so they cannot disagree.
 """
 from __future__ import annotations
 
-import gc
 import json
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple
 from itertools import chain
 from operator import itemgetter
@@ -31,6 +29,7 @@ from operator import itemgetter
 import numpy as np
 
 from checkers import consistency
+from checkers.collector import without_cyclic_gc
 from checkers.cycle_search import SEARCH_ORDER, cycle_anomalies
 from checkers.cycles import ListAppendPhrasing, Step, components, explain_cycle
 from checkers.la_keys import Finding, KeyMop, analyze_key, group_by_key
@@ -171,21 +170,6 @@ def analyze(all_txns: list[Txn]) -> tuple[list[Finding], list[tuple]]:
     return findings, edges
 
 
-@contextmanager
-def _without_cyclic_gc() -> Iterator[None]:
-    """The analysis builds millions of small tuples and no reference cycles,
-    yet each burst of allocations makes the cyclic collector walk the whole
-    heap, the parsed history included: at 10^6 operations that cost more
-    than the analysis itself. Reference counting still frees everything."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def check_list_append(ops: pd.DataFrame, consistency_model: str = "strict-serializable",
                       allow=(), forbid=(), examples: int = DEFAULT_EXAMPLES) -> dict:
     """Results (shared/history-format.md) plus Elle's `not` / `also_not`."""
@@ -202,7 +186,7 @@ def check_rows(rows: list[tuple], consistency_model: str = "strict-serializable"
 def _check_made(make_txns, consistency_model: str, allow, forbid, examples: int) -> dict:
     """_check of the txns `make_txns()` builds, built with the collector off too."""
     model = consistency.check_model(consistency_model)
-    with _without_cyclic_gc():
+    with without_cyclic_gc():
         return _check(make_txns(), model, allow, forbid, examples)
 
 

@@ -477,25 +477,10 @@ class Run:
         except ImportError as e:
             return _not_checked(self.run_dir, f"no checker available ({e})")
         try:
-            self._write_parquet_companion()
             return check_history(self.run_dir / store.HISTORY, workload=self.options.workload, out_dir=self.run_dir)
         except Exception as e:
             log.error("checker failed:\n%s", traceback.format_exc())
             return _not_checked(self.run_dir, f"checker failed: {type(e).__name__}: {e}")
-
-    def _write_parquet_companion(self) -> None:
-        """Large histories get history.parquet beside them (parsed once, for
-        this check and every later one); a failure here only costs speed."""
-        from checkers.companion import LARGE_HISTORY_BYTES
-        from checkers.companion_write import write_companion
-        history = self.run_dir / store.HISTORY
-        if history.stat().st_size < LARGE_HISTORY_BYTES:
-            return
-        self._say("writing history.parquet")
-        try:
-            write_companion(history, self.options.workload)
-        except Exception:
-            log.warning("history.parquet not written:\n%s", traceback.format_exc())
 
     def _report(self) -> None:
         if not self.options.report:

@@ -162,3 +162,15 @@ def test_large_history_gets_its_companion_before_spark_reads_it(spark, tmp_path,
 
     monkeypatch.setattr(api, "VALIDATE_FIRST_MAX_BYTES", broken.stat().st_size)
     assert api.companion_first(broken, "queue", out) == broken     # small: Spark reads the JSON
+
+
+def test_integer_parquet_cannot_hold_is_named_by_line(tmp_path):
+    """The in-process engine keeps an index beyond 64 bits exact; the
+    companion's long columns cannot: the writer's process names the line."""
+    history = tmp_path / "history.jsonl"
+    history.write_text('{"index":0,"time":1,"type":"invoke","process":0,"f":"poll","value":[["poll"]]}\n'
+                       '{"index":%d,"time":2,"type":"ok","process":0,"f":"poll","value":[["poll",{}]]}\n' % (1 << 70))
+    with pytest.raises(HistoryError) as e:
+        write_companion(history)
+    assert f"{history}:2: field 'index' {1 << 70} does not fit in 64 bits" in str(e.value)
+    assert not companion_path(history).exists()
