@@ -7,13 +7,14 @@ micro-op records (queue_local.record_rows) a row group of queue-mops/. The
 layout and columns are those checkers/history_parquet.py reads (Spark wrote
 them before; its records of the same operations are the same rows).
 
-Two processes share the work, one per core: this one validates (the
-micro-op rules are the costliest part), while a child process
-(`python -m checkers.companion_write`) reads the same file with those rules
-left out and writes the parts. The companion is complete, with its
-_SOURCE.json, only once both are done; bad input raises HistoryError after
-the whole pass, stops the child and leaves no companion, and so does any
-other failure.
+For the queue, two processes share the work, one per core: this one
+validates (the micro-op rules are the costliest part) and writes ops/,
+while a child process (`python -m checkers.companion_write`) reads the same
+file with those rules left out and writes queue-mops/ (the records are the
+costliest part to make). The companion is complete, with its _SOURCE.json,
+only once both are done; bad input raises HistoryError after the whole
+pass, stops the child and leaves no companion, and so does any other
+failure.
 
 Memory stays bounded by a block, bar what a pass must remember about the
 whole history: every written value (validation refuses one written twice),
@@ -69,27 +70,14 @@ def write_companion(history: Path, workload: str = "queue", out: Path | None = N
     if not history.is_file():
         raise HistoryError([Problem(str(history), None, "no such file")])
     out.mkdir(parents=True)    # here, so a folder that cannot be written raises here
-    errors = tempfile.TemporaryFile("w+")     # not a pipe: a full one would stall the writer
-    try:
-        writer = subprocess.Popen([sys.executable, "-m", __name__, str(history), workload, str(out),
-                                   str(block_bytes)], stdout=subprocess.DEVNULL, stderr=errors)
-    except BaseException:
-        errors.close()
-        shutil.rmtree(out, ignore_errors=True)
-        raise
-    try:
-        with without_cyclic_gc():
-            for _ in stream_history(history, workload, block_bytes):
-                pass
-        _wait_for(writer, errors)
-    except BaseException:
-        if writer.poll() is None:
-            writer.kill()
-        writer.wait()
-        shutil.rmtree(out, ignore_errors=True)
-        raise
-    finally:
-        errors.close()
+    with _RecordsWriter(history, workload, out, block_bytes) as records:
+        try:
+            _write_operations(history, workload, out, block_bytes)
+            records.wait()
+        except BaseException:
+            records.stop()
+            shutil.rmtree(out, ignore_errors=True)
+            raise
     tmp = out / (SOURCE + ".tmp")
     tmp.write_text(json.dumps(source))
     os.replace(tmp, out / SOURCE)      # last: a companion without it is ignored
@@ -97,47 +85,74 @@ def write_companion(history: Path, workload: str = "queue", out: Path | None = N
 
 
 class CompanionWriteError(RuntimeError):
-    """The process writing the parts failed on a history that validated."""
+    """The process writing the records failed on a history that validated."""
 
 
-BAD_INPUT_EXIT = 3    # the writer found what Parquet cannot hold: its HistoryError as JSON on stderr
+class _RecordsWriter:
+    """The child process that writes queue-mops/ (nothing for other
+    workloads). Its errors go to a file, not a pipe: a full pipe would
+    stall it while this process is busy validating."""
+
+    def __init__(self, history: Path, workload: str, out: Path, block_bytes: int) -> None:
+        self.child, self.errors = None, None
+        if workload == "queue":
+            self.errors = tempfile.TemporaryFile("w+")
+            self.child = subprocess.Popen([sys.executable, "-m", __name__, str(history), str(out), str(block_bytes)],
+                                          stdout=subprocess.DEVNULL, stderr=self.errors)
+
+    def __enter__(self) -> _RecordsWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.errors is not None:
+            self.errors.close()
+
+    def wait(self) -> None:
+        if self.child is not None and self.child.wait() != 0:
+            self.errors.seek(0)
+            raise CompanionWriteError(f"writing the queue's micro-op records failed "
+                                      f"(exit {self.child.returncode}): {self.errors.read().strip()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.child is not None:
+            if self.child.poll() is None:
+                self.child.kill()
+            self.child.wait()
 
 
-def _wait_for(writer: subprocess.Popen, errors) -> None:
-    if writer.wait() == 0:
-        return
-    errors.seek(0)
-    text = errors.read().strip()
-    if writer.returncode == BAD_INPUT_EXIT:
-        found = json.loads(text)
-        raise HistoryError([Problem(*p) for p in found["problems"]], found["count"])
-    raise CompanionWriteError(f"writing the Parquet companion failed (exit {writer.returncode}): {text[-2000:]}")
-
-
-def write_parts(history: Path, workload: str, out: Path, block_bytes: int = BLOCK_BYTES) -> None:
-    """ops/ and queue-mops/ of `history` into `out`, its micro-op rules not
-    checked (write_companion's other process checks them)."""
-    with without_cyclic_gc():
-        _convert(history, workload, out, block_bytes)
-
-
-def _convert(history: Path, workload: str, out: Path, block_bytes: int) -> None:
+def _write_operations(history: Path, workload: str, out: Path, block_bytes: int) -> None:
+    """Validate the history and write ops/. A value Parquet cannot hold stops
+    the writing, not the validation: the history's own problems, if it has
+    any, are what is reported."""
     ops = _Parts(out / "ops", OPS_SCHEMA)
-    records = _Parts(out / "queue-mops", RECORDS_SCHEMA) if workload == "queue" else None
-    proven = _ProvenSends()
+    unwritable = None
     try:
-        for rows in stream_history(history, workload, block_bytes, checked=False):
-            if not rows:
-                continue
-            ops.write(ops_table(rows, history))
-            if records is not None:
-                records.write(proven.hold_back(records_table(record_rows(_record_inputs(rows), resets=False))))
-        if records is not None:
-            records.write(proven.held_back())
+        with without_cyclic_gc():
+            for rows in stream_history(history, workload, block_bytes):
+                if rows and unwritable is None:
+                    try:
+                        ops.write(ops_table(rows, history))
+                    except HistoryError as e:
+                        unwritable = e
     finally:
         ops.close()
-        if records is not None:
-            records.close()
+    if unwritable is not None:
+        raise unwritable
+
+
+def write_records(history: Path, out: Path, block_bytes: int = BLOCK_BYTES) -> None:
+    """queue-mops/ of a queue `history` into `out`: its micro-op records, read
+    without the micro-op rules (write_companion's other process checks them)."""
+    records = _Parts(out / "queue-mops", RECORDS_SCHEMA)
+    proven = _ProvenSends()
+    try:
+        with without_cyclic_gc():
+            for rows in stream_history(history, "queue", block_bytes, checked=False):
+                if rows:
+                    records.write(proven.hold_back(records_table(record_rows(_record_inputs(rows), resets=False))))
+        records.write(proven.held_back())
+    finally:
+        records.close()
 
 
 class _Parts:
@@ -240,15 +255,5 @@ def _out_of_range(rows: list[tuple], name: str, history: Path) -> HistoryError:
     return HistoryError([Problem(str(history), None, f"column {name} cannot be written to Parquet")])
 
 
-def _main(argv: list[str]) -> int:
-    """write_companion's second process: write_parts(history, workload, out, block_bytes)."""
-    try:
-        write_parts(Path(argv[0]), argv[1], Path(argv[2]), int(argv[3]))
-    except HistoryError as e:
-        json.dump({"problems": [[p.file, p.line, p.what] for p in e.problems], "count": e.count}, sys.stderr)
-        return BAD_INPUT_EXIT
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+if __name__ == "__main__":      # write_companion's second process
+    write_records(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]))
