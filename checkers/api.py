@@ -122,7 +122,7 @@ def _run_checker(spark, loaded, workload: str, allow, forbid, consistency_model:
         from checkers.producer_errors import ProducerChecks
         from checkers.queue import check_queue
         return check_queue(spark, loaded.ops, allow=allow, forbid=forbid, realtime=realtime_cycles,
-                           producer=ProducerChecks(), micro=loaded.queue_records)
+                           producer=ProducerChecks(), micro=loaded.queue_records, op_counts=loaded.op_counts)
     if workload == "list-append":
         from checkers.list_append_spark import check_list_append_spark
         return check_list_append_spark(spark, loaded.ops, consistency_model, allow, forbid)

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 SOURCE = "_SOURCE.json"
-FORMAT = 2   # 2: records of info sends and of failed/info polls, PROVEN flags
+OP_COUNTS = "op_counts.json"
+FORMAT = 3   # 2: records of info sends and of failed/info polls, PROVEN flags; 3: op_counts.json
 
 
 def fingerprint(history: Path) -> dict:

@@ -37,10 +37,11 @@ import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from checkers.collector import without_cyclic_gc
-from checkers.companion import SOURCE, companion_path, fingerprint
+from checkers.companion import OP_COUNTS, SOURCE, companion_path, fingerprint
 from checkers.history_errors import HistoryError, Problem
 from checkers.history_lines import BLOCK_BYTES
 from checkers.history_read import OP_COLUMNS, stream_history
@@ -72,12 +73,13 @@ def write_companion(history: Path, workload: str = "queue", out: Path | None = N
     out.mkdir(parents=True)    # here, so a folder that cannot be written raises here
     with _RecordsWriter(history, workload, out, block_bytes) as records:
         try:
-            _write_operations(history, workload, out, block_bytes)
+            counts = _write_operations(history, workload, out, block_bytes)
             records.wait()
         except BaseException:
             records.stop()
             shutil.rmtree(out, ignore_errors=True)
             raise
+    (out / OP_COUNTS).write_text(json.dumps(counts.rows()))
     tmp = out / (SOURCE + ".tmp")
     tmp.write_text(json.dumps(source))
     os.replace(tmp, out / SOURCE)      # last: a companion without it is ignored
@@ -120,24 +122,48 @@ class _RecordsWriter:
             self.child.wait()
 
 
-def _write_operations(history: Path, workload: str, out: Path, block_bytes: int) -> None:
-    """Validate the history and write ops/. A value Parquet cannot hold stops
-    the writing, not the validation: the history's own problems, if it has
-    any, are what is reported."""
-    ops = _Parts(out / "ops", OPS_SCHEMA)
+def _write_operations(history: Path, workload: str, out: Path, block_bytes: int) -> OpCounts:
+    """Validate the history, write ops/ and count the operations. A value
+    Parquet cannot hold stops the writing, not the validation: the
+    history's own problems, if it has any, are what is reported."""
+    ops, counts = _Parts(out / "ops", OPS_SCHEMA), OpCounts()
     unwritable = None
     try:
         with without_cyclic_gc():
             for rows in stream_history(history, workload, block_bytes):
                 if rows and unwritable is None:
                     try:
-                        ops.write(ops_table(rows, history))
+                        table = ops_table(rows, history)
                     except HistoryError as e:
                         unwritable = e
+                        continue
+                    ops.write(table)
+                    counts.add(table)
     finally:
         ops.close()
     if unwritable is not None:
         raise unwritable
+    return counts
+
+
+class OpCounts:
+    """Operations per (f, type) and the last time of each (a completion's,
+    else the invoke's): what queue_spark.op_stats counts in Spark."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str], list[int]] = {}
+
+    def add(self, ops: pa.Table) -> None:
+        end = pc.coalesce(ops["complete_time"], ops["invoke_time"])
+        grouped = pa.table({"f": ops["f"], "type": ops["type"], "end": end}).group_by(["f", "type"]).aggregate(
+            [("end", "count"), ("end", "max")])
+        for f, kind, n, last in zip(*(grouped[c].to_pylist() for c in ("f", "type", "end_count", "end_max"))):
+            seen = self.counts.setdefault((f, kind), [0, last])
+            seen[0] += n
+            seen[1] = max(seen[1], last)
+
+    def rows(self) -> list[list]:
+        return [[f, kind, n, last] for (f, kind), (n, last) in sorted(self.counts.items())]
 
 
 def write_records(history: Path, out: Path, block_bytes: int = BLOCK_BYTES) -> None:

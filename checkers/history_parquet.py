@@ -6,6 +6,8 @@ parsed once and checked many times at Parquet speed.
 
     ops/          one row per operation: history_io.OP_COLUMNS
     queue-mops/   the queue's micro-op records (checkers/queue_bucket.records)
+    op_counts.json  [[f, type, operations, last time], ...]: what counting the
+                  operations in Spark would give (a scan of all of them)
     _SOURCE.json  {"history", "bytes", "mtime_ns", "format"}: what it was made
                   from. Written last, so a companion without it (an
                   interrupted conversion) is ignored, and so is one whose
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from checkers.companion import (FORMAT, SOURCE, fingerprint,  # noqa: F401
+from checkers.companion import (FORMAT, OP_COUNTS, SOURCE, fingerprint,  # noqa: F401
                                 companion_for, companion_path, is_companion)
 from checkers.history_io import ValueCheck, cached_history, load_history, pair_operations
 
@@ -46,6 +48,7 @@ class Loaded:
 
     ops: DataFrame                          # history_io.OP_COLUMNS
     queue_records: DataFrame | None = None  # queue micro-op records, when the companion has them
+    op_counts: list[tuple] | None = None    # (f, type, operations, last time), when the companion has them
     source_bytes: int = 0
     from_companion: bool = False
 
@@ -54,7 +57,10 @@ def load_companion(spark: SparkSession, companion: Path) -> Loaded:
     recorded = json.loads((companion / SOURCE).read_text())
     ops = spark.read.parquet(str(companion / "ops"))
     records = spark.read.parquet(str(companion / "queue-mops")) if (companion / "queue-mops").is_dir() else None
-    return Loaded(ops=ops, queue_records=records, source_bytes=recorded["bytes"], from_companion=True)
+    counts = companion / OP_COUNTS
+    op_counts = [tuple(c) for c in json.loads(counts.read_text())] if counts.is_file() else None
+    return Loaded(ops=ops, queue_records=records, source_bytes=recorded["bytes"], from_companion=True,
+                  op_counts=op_counts)
 
 
 @contextmanager

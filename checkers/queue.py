@@ -123,16 +123,17 @@ def _any_data_ok(stats: dict) -> bool:
 def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
                 limit: int = DEFAULT_EXAMPLES, cycles: bool = True, realtime: bool = False,
                 producer: ProducerChecks | None = None, micro: DataFrame | None = None,
-                driver_gather_max_ops: int | None = None) -> dict:
+                driver_gather_max_ops: int | None = None, op_counts: list[tuple] | None = None) -> dict:
     """Results (shared/history-format.md) for the queue operations in `ops`,
     on Spark. `cycles` off skips G0/G1c; `realtime` adds process/realtime
     edges (the -process/-realtime variants; costly on big histories, off by
     default). With `producer` (checkers/producer_errors.ProducerChecks), the
     producer checks are added too. `micro`: the micro-op records of `ops`
-    when the Parquet companion has them (checkers/history_parquet.py).
+    when the Parquet companion has them (checkers/history_parquet.py), and
+    `op_counts` its counts of operations (queue_spark.stats_from_counts).
     `driver_gather_max_ops`: see queue_spark.DRIVER_GATHER_MAX_OPS (0: always
     gather in Spark)."""
     from checkers.queue_spark import DRIVER_GATHER_MAX_OPS, spark_pass
     up_to = DRIVER_GATHER_MAX_OPS if driver_gather_max_ops is None else driver_gather_max_ops
-    with spark_pass(spark, ops, limit, realtime, micro, up_to) as gathered:
+    with spark_pass(spark, ops, limit, realtime, micro, up_to, op_counts) as gathered:
         return results(gathered, allow, forbid, cycles, producer)

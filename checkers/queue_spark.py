@@ -30,14 +30,20 @@ def op_stats(ops: DataFrame) -> dict:
     """Operation counts by f and by outcome, and the time span."""
     rows = ops.groupBy("f", "type").agg(
         F.count(F.lit(1)).alias("n"), F.max(F.coalesce("complete_time", "invoke_time")).alias("end")).collect()
+    return stats_from_counts([(row["f"], row["type"], row["n"], row["end"]) for row in rows])
+
+
+def stats_from_counts(counts: list[tuple[str, str, int, int | None]]) -> dict:
+    """op_stats from (f, type, operations, last time) per f and type (the
+    Parquet companion keeps them: history_parquet.Loaded.op_counts)."""
     by_f: dict[str, dict[str, int]] = {}
-    for row in rows:
-        by_f.setdefault(row["f"], {})[row["type"]] = row["n"]
+    for f, kind, n, _ in counts:
+        by_f.setdefault(f, {})[kind] = n
     by_type: dict[str, int] = {}
-    for counts in by_f.values():
-        for kind, n in counts.items():
+    for per_type in by_f.values():
+        for kind, n in per_type.items():
             by_type[kind] = by_type.get(kind, 0) + n
-    end = max((row["end"] or 0 for row in rows), default=0)
+    end = max((last or 0 for *_, last in counts), default=0)
     return {"ops": sum(by_type.values()), "by_type": by_type, "by_f": by_f, "end_time": end}
 
 
@@ -128,11 +134,12 @@ def driver_pass(values: DataFrame, passed: DataFrame, stats: dict, limit: int, r
 
 @contextmanager
 def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
-               micro: DataFrame | None = None, driver_gather_max_ops: int = DRIVER_GATHER_MAX_OPS
-               ) -> Iterator[queue.Gathered]:
+               micro: DataFrame | None = None, driver_gather_max_ops: int = DRIVER_GATHER_MAX_OPS,
+               op_counts: list[tuple] | None = None) -> Iterator[queue.Gathered]:
     """The bucket pass over the queue operations of `ops`, kept (memory,
     then disk) for the `with` block. `micro`: their micro-op records when
-    the Parquet companion has them (else parsed here, once). Up to
+    the Parquet companion has them (else parsed here, once); `op_counts`:
+    its counts of operations (stats_from_counts), else counted here. Up to
     `driver_gather_max_ops` operations its rows are gathered on the driver
     (driver_pass), above in Spark (SparkPass)."""
     values = ops.filter(F.col("f").isin(*QUEUE_OPS))
@@ -141,12 +148,15 @@ def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
         values = values.persist(StorageLevel.MEMORY_AND_DISK)
         # used by the bucket pass and again by txn_reads: parse the mops once
         micro = queue_bucket.records(values).persist(StorageLevel.MEMORY_AND_DISK)
-    # from the companion, re-reading a column is cheap: keep only the narrow part
+    # from the companion, re-reading a column is cheap: keep only the narrow part,
+    # and only when it must be counted (a scan of every operation)
     narrow = values.select(*[c for c in values.columns if c not in ("invoke_value", "complete_value")])
-    narrow = narrow.persist(StorageLevel.MEMORY_AND_DISK)
+    if op_counts is None:
+        narrow = narrow.persist(StorageLevel.MEMORY_AND_DISK)
     passed = None
     try:
-        stats = op_stats(narrow)
+        stats = op_stats(narrow) if op_counts is None else \
+            stats_from_counts([c for c in op_counts if c[0] in QUEUE_OPS])
         passed = queue_bucket.run(spark, narrow, stats["ops"], limit, stats["end_time"], shrink=not realtime,
                                   micro=micro)
         if stats["ops"] <= driver_gather_max_ops:

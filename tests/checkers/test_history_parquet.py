@@ -18,7 +18,7 @@ import pandas as pd
 from checkers.api import check_history
 from checkers.companion_write import write_companion
 from checkers.history_io import HistoryError
-from checkers.history_parquet import SOURCE, companion_for, companion_path
+from checkers.history_parquet import OP_COUNTS, SOURCE, companion_for, companion_path
 from checkers.queue_frame import PROVEN
 from harness.cli import main as cli
 from tests.checkers.test_queue_anomalies import PLANTED, planted_history
@@ -43,7 +43,7 @@ def test_companion_is_used_and_agrees_with_json(checked_both_ways):
     assert from_parquet["checker"]["parquet_companion"] is True
     # (key 12's interleaved sends are also a G0 cycle, which check_history searches)
     assert set(from_parquet["anomalies"]) == set(PLANTED) | {"G0"}
-    for key in ("valid", "anomalies", "bad_anomaly_types", "series"):
+    for key in ("valid", "anomalies", "bad_anomaly_types", "series", "stats"):
         assert from_parquet[key] == from_json[key], key
     assert from_parquet["stats"]["sends"] == from_json["stats"]["sends"] > 0
 
@@ -104,6 +104,7 @@ def test_companion_holds_what_spark_reads_from_the_json(spark, tmp_path, name):
     info send may come blocks before or after it."""
     from checkers.history_io import load_history, pair_operations
     from checkers.queue_bucket import records
+    from checkers.queue_spark import op_stats, stats_from_counts
     history = _write(HISTORIES[name][0](), tmp_path / "history.jsonl")
     companion = write_companion(history, block_bytes=300)
     ops = _frame(spark.read.parquet(str(companion / "ops")))
@@ -116,6 +117,8 @@ def test_companion_holds_what_spark_reads_from_the_json(spark, tmp_path, name):
     pd.testing.assert_frame_equal(_canonical(mops, key), _canonical(expected, key), check_dtype=False)
     if name == "planted":
         assert ((mops["flags"] & PROVEN) != 0).sum() == 4
+    counts = [tuple(c) for c in json.loads((companion / OP_COUNTS).read_text())]
+    assert stats_from_counts(counts) == op_stats(pair_operations(load_history(spark, history)))
 
 
 def test_list_append_companion_has_operations_only(tmp_path):
@@ -124,7 +127,7 @@ def test_list_append_companion_has_operations_only(tmp_path):
     from tests.checkers.test_list_append import SCENARIOS
     path = write_history(tmp_path / "history.jsonl", la_history(*SCENARIOS.values()))
     companion = write_companion(path, "list-append")
-    assert sorted(p.name for p in companion.iterdir()) == [SOURCE, "ops"]
+    assert sorted(p.name for p in companion.iterdir()) == sorted([SOURCE, OP_COUNTS, "ops"])
     assert companion_for(path) == companion
 
 
