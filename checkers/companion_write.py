@@ -99,8 +99,8 @@ class _RecordsWriter:
         self.child, self.errors = None, None
         if workload == "queue":
             self.errors = tempfile.TemporaryFile("w+")
-            self.child = subprocess.Popen([sys.executable, "-m", __name__, str(history), str(out), str(block_bytes)],
-                                          stdout=subprocess.DEVNULL, stderr=self.errors)
+            self.child = subprocess.Popen([sys.executable, "-m", __name__, str(history), str(out), str(block_bytes),
+                                           str(os.getpid())], stdout=subprocess.DEVNULL, stderr=self.errors)
 
     def __enter__(self) -> _RecordsWriter:
         return self
@@ -166,14 +166,18 @@ class OpCounts:
         return [[f, kind, n, last] for (f, kind), (n, last) in sorted(self.counts.items())]
 
 
-def write_records(history: Path, out: Path, block_bytes: int = BLOCK_BYTES) -> None:
+def write_records(history: Path, out: Path, block_bytes: int = BLOCK_BYTES, parent: int | None = None) -> None:
     """queue-mops/ of a queue `history` into `out`: its micro-op records, read
-    without the micro-op rules (write_companion's other process checks them)."""
+    without the micro-op rules (write_companion's other process checks them).
+    `parent`: the pid of that process; should it die, this one stops at the
+    next block instead of finishing a companion nobody will complete."""
     records = _Parts(out / "queue-mops", RECORDS_SCHEMA)
     proven = _ProvenSends()
     try:
         with without_cyclic_gc():
             for rows in stream_history(history, "queue", block_bytes, checked=False):
+                if parent is not None and os.getppid() != parent:
+                    raise SystemExit(f"{history}: the validating process {parent} is gone")
                 if rows:
                     records.write(proven.hold_back(records_table(record_rows(_record_inputs(rows), resets=False))))
         records.write(proven.held_back())
@@ -282,4 +286,4 @@ def _out_of_range(rows: list[tuple], name: str, history: Path) -> HistoryError:
 
 
 if __name__ == "__main__":      # write_companion's second process
-    write_records(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]))
+    write_records(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
