@@ -177,3 +177,16 @@ def test_integer_parquet_cannot_hold_is_named_by_line(tmp_path):
         write_companion(history)
     assert f"{history}:2: field 'index' {1 << 70} does not fit in 64 bits" in str(e.value)
     assert not companion_path(history).exists()
+
+
+def test_records_writer_stops_once_its_validating_process_is_gone(tmp_path):
+    """Given a parent pid that is not its parent (as after the validating
+    process died and it was re-parented), the records writer stops at its
+    first block instead of writing a companion nobody will complete."""
+    history = planted_history().write(tmp_path / "history.jsonl")
+    out = tmp_path / "history.parquet"
+    out.mkdir()
+    done = subprocess.run([sys.executable, "-m", "checkers.companion_write", str(history), str(out), "300", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "the validating process 1 is gone" in done.stderr
+    assert not (out / SOURCE).exists()
