@@ -4,8 +4,9 @@
 
 For each size: generate a history with planted anomalies
 (benchmarks/gen_history.py); check the JSON Lines directly (sizes up to
---json-up-to); write its Parquet companion with `logtrial to-parquet`, as
-`logtrial test` does for large runs; check again (now from the companion).
+--json-up-to; above 64 MB that check writes the Parquet companion itself,
+in-process, before Spark reads it); write the companion again with
+`logtrial to-parquet`; check again (now from the companion).
 Each step is a subprocess of `python -m harness.cli`; the RSS of its whole
 process tree (Python driver, JVM, Python workers) is sampled every 0.2 s.
 Every planted anomaly must be found with its exact count. Beside them, in

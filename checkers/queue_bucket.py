@@ -129,15 +129,24 @@ def bucketed(micro: DataFrame, ops: DataFrame, buckets: int) -> DataFrame:
     copied into each bucket."""
     from pyspark.sql import functions as F
 
-    from checkers import queue_mops
     keyed = micro.select(*COLUMNS).withColumn("bucket", F.pmod(F.xxhash64("key"), F.lit(buckets)))
+    copies = reset_records(ops).crossJoin(
+        ops.sparkSession.range(buckets).select(F.col("id").cast("long").alias("bucket")))
+    return keyed.unionByName(copies)
+
+
+def reset_records(ops: DataFrame) -> DataFrame:
+    """A RESET record (COLUMNS) for every assign/subscribe of `ops`: `records`
+    leaves them out, since each bucket (and each consumer's partial-read
+    check) needs its own copy."""
+    from pyspark.sql import functions as F
+
+    from checkers import queue_mops
     resets = (queue_mops.resets(ops)
               .select(F.lit(None).alias("key"), F.lit(None).alias("offset"), F.lit(None).alias("value"), "op_id",
                       "process", "type", "f", F.lit(None).alias("invoke_time"), F.lit(None).alias("complete_time"),
                       F.lit(None).alias("complete_index")))
-    resets = _rows(resets, RESET, F.lit(0).cast("long"), F.lit(0).cast("long"))
-    copies = resets.crossJoin(ops.sparkSession.range(buckets).select(F.col("id").cast("long").alias("bucket")))
-    return keyed.unionByName(copies)
+    return _rows(resets, RESET, F.lit(0).cast("long"), F.lit(0).cast("long"))
 
 
 def _frame(kind: str, **columns) -> pd.DataFrame:

@@ -106,7 +106,9 @@ class SparkPass:
         parts = queue_txn_reads.txn_parts(sent.toPandas())
         if parts.empty:
             return {}
-        rows = m.filter((F.col("otype") == OK) & F.col("kind").isin(POLL, RESET)).select(
+        # the records hold no assign/subscribe: their RESET rows (the epochs) come from the operations
+        rows = m.unionByName(queue_bucket.reset_records(self.ops)).filter(
+            (F.col("otype") == OK) & F.col("kind").isin(POLL, RESET)).select(
             "process", "op", "pos", "kind", "key", "offset", "value", "cindex")
         schema = ", ".join(f"{c} long" for c in queue_txn_reads.FOUND_COLUMNS)
         found = (rows.groupBy("process")

@@ -88,6 +88,17 @@ def test_clean_look_alikes_report_nothing(tmp_path, case):
     assert NAME not in check(tmp_path, events)["anomalies"]
 
 
+@pytest.mark.spark
+def test_clean_look_alikes_report_nothing_when_gathered_in_spark(spark, tmp_path):
+    """Spark's records hold no assign/subscribe: SparkPass.txn_reads must add
+    them, or every consumer has one epoch and "reassigned" is flagged."""
+    for case in sorted(CLEAN):
+        events = (fill(1, range(10)) + fill(2, range(7)) + fill(2, range(8, 10)) + txn() + assign(5, [1, 2])
+                  + CLEAN[case])
+        path = _write(events, tmp_path / f"{case}.jsonl")
+        assert NAME not in spark_check(spark, path, **IN_SPARK)["anomalies"], case
+
+
 @pytest.mark.parametrize("type_", ["fail", "info"])
 def test_a_txn_that_did_not_commit_is_not_a_partial_read(tmp_path, type_):
     events = (fill(1, range(10)) + fill(2, range(7)) + fill(2, range(8, 10)) + txn(type_=type_) + assign(5, [1, 2])
