@@ -137,8 +137,7 @@ def bucketed(micro: DataFrame, ops: DataFrame, buckets: int) -> DataFrame:
 
 def reset_records(ops: DataFrame) -> DataFrame:
     """A RESET record (COLUMNS) for every assign/subscribe of `ops`: `records`
-    leaves them out, since each bucket (and each consumer's partial-read
-    check) needs its own copy."""
+    leaves them out, since each bucket needs its own copy."""
     from pyspark.sql import functions as F
 
     from checkers import queue_mops

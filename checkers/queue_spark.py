@@ -18,10 +18,10 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from checkers import producer_errors, queue, queue_bucket, queue_cycles, queue_txn_reads
+from checkers import producer_errors, queue, queue_bucket, queue_cycles, queue_mops, queue_txn_reads
 from checkers.queue import QUEUE_OPS
 from checkers.queue_local import LocalPass
-from checkers.queue_frame import NULL, OK, POLL, RESET, SEND
+from checkers.queue_frame import NULL, OK, POLL, SEND
 from checkers.queue_series import TOP_KEYS
 from checkers.queue_txn_reads import F_TXN
 
@@ -95,9 +95,11 @@ class SparkPass:
         return bool(polls.limit(1).count())
 
     def txn_reads(self) -> dict[str, dict]:
-        """queue_txn_reads per consumer process in executors; the committed
-        transactions' sends go to each of them (only transactional histories
-        have any)."""
+        """queue_txn_reads: each partition of the ok polls summarized in an
+        executor (no shuffle: a poll's epoch comes from its process's
+        assign/subscribe ops, which are few and go to every task, with the
+        committed transactions' sends), the summaries matched on the driver.
+        Only transactional histories have any."""
         if not self.op_stats["by_f"].get("txn", {}).get("ok"):
             return {}       # no committed transaction: spare the Spark jobs
         m = self.micro
@@ -106,20 +108,32 @@ class SparkPass:
         parts = queue_txn_reads.txn_parts(sent.toPandas())
         if parts.empty:
             return {}
-        # the records hold no assign/subscribe: their RESET rows (the epochs) come from the operations
-        rows = m.unionByName(queue_bucket.reset_records(self.ops)).filter(
-            (F.col("otype") == OK) & F.col("kind").isin(POLL, RESET)).select(
-            "process", "op", "pos", "kind", "key", "offset", "value", "cindex")
-        schema = ", ".join(f"{c} long" for c in queue_txn_reads.FOUND_COLUMNS)
-        found = (rows.groupBy("process")
-                 .applyInPandas(lambda pdf: queue_txn_reads.find(pdf, parts), schema).toPandas())
-        found = found.sort_values(["txn", "process", "key"], kind="stable").reset_index(drop=True)
-        return queue_txn_reads.anomaly(found, self.limit)
+        # the records hold no assign/subscribe: they come from the operations
+        resets = (queue_mops.resets(self.ops).filter(F.col("type") == "ok")
+                  .select(F.col("process").cast("long"), F.col("op_id").alias("op")).toPandas())
+        shared = self.spark.sparkContext.broadcast((resets, parts))
+        polls = m.filter((F.col("otype") == OK) & (F.col("kind") == POLL)).select(
+            "process", "op", "pos", "key", "offset", "value", "cindex")
+        schema = ", ".join(f"{c} long" for c in queue_txn_reads.SUMMARY_COLUMNS)
+        try:
+            summary = polls.mapInPandas(lambda batches: _summarized(batches, shared), schema).toPandas()
+        finally:
+            shared.unpersist()
+        return queue_txn_reads.anomaly(queue_txn_reads.match(summary, parts), self.limit)
 
     def producer(self, checks: producer_errors.ProducerChecks) -> dict:
         lost = self._rec("lost").select("key", "value", F.col("sort").alias("start"), F.col("sort2").alias("end"))
         dups = self._rec("idem_dup").select("key", "value")
         return producer_errors.analyze(self.values, checks, lost, dups)
+
+
+def _summarized(batches: Iterator[pd.DataFrame], shared) -> Iterator[pd.DataFrame]:
+    """Executor side of SparkPass.txn_reads: one summary per partition (its
+    Arrow batches together: a summary per batch would repeat each range)."""
+    polls = [batch for batch in batches if not batch.empty]
+    if polls:
+        resets, parts = shared.value
+        yield queue_txn_reads.summarize(pd.concat(polls, ignore_index=True), resets, parts)
 
 
 def frame(df: DataFrame) -> pd.DataFrame:

@@ -13,8 +13,11 @@ confirmed. Reading past ob from below is required so that a consumer which
 started B beyond ob (a seek, a reset) is never blamed.
 
 Pure pandas over the queue's micro-op records (checkers/queue_frame
-COLUMNS), per consumer process, so both engines run the same code:
-in-process over the whole frame, on Spark per process (queue_spark).
+COLUMNS), so both engines run the same code: `summarize` reduces any slice
+of the ok polls (in-process the whole frame; on Spark each partition, with
+no shuffle: queue_spark) to the reads of transactions' sends and each
+(process, epoch, key)'s range of offsets read; `match` finds the partial
+reads in those summaries.
 """
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ from checkers.queue_frame import FS, NULL, OK, POLL, RESET, SEND
 NAME = "partial-txn-read"
 F_TXN = FS.index("txn")
 PART_COLUMNS = ("txn", "key", "value", "offset")
+READ, RANGE = 0, 1     # summarize's two kinds of rows
+SUMMARY_COLUMNS = ("rec", "process", "epoch", "op", "pos", "cindex", "key", "value", "txn", "low", "high")
 FOUND_COLUMNS = ("process", "epoch", "txn", "seen_key", "seen_value", "seen_op", "seen_index", "key", "value",
                  "offset", "low", "high")
 
@@ -54,13 +59,72 @@ def find(rows: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
     set of processes; `parts`: txn_parts of the whole history."""
     if rows.empty or parts.empty:
         return _empty()
-    reads = _reads_with_epochs(rows)
-    ranges = _past_reads(reads)
-    # from here on only the reads of transactions' sends matter (what was seen,
-    # and what was got): a process's polls can be millions, those a fraction
-    part_reads = reads.merge(parts, on=["key", "value"], suffixes=("", "_sent"))
-    del reads
-    seen = (part_reads.sort_values(["process", "epoch", "op"], kind="stable")
+    is_reset = (rows["kind"] == RESET).to_numpy()
+    polls = rows.loc[~is_reset & (rows["kind"] == POLL).to_numpy()]
+    return match(summarize(polls, rows.loc[is_reset, ["process", "op"]], parts), parts)
+
+
+def summarize(polls: pd.DataFrame, resets: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
+    """What `match` needs of any slice of the ok polls (consumer_rows'
+    POLL rows): the reads of transactions' sends (rec READ), and per
+    (process, epoch, key) the lowest and highest offsets read (rec RANGE).
+    A poll's epoch is how many assign/subscribe calls of its process came
+    before it (`resets`: their process and op, every one of the history),
+    so slices need no order and no grouping: summaries of the slices of a
+    history, concatenated, summarize the whole of it (`match` merges the
+    ranges again)."""
+    polls = polls.assign(epoch=_epochs(polls, resets))
+    ranges = (polls.groupby(["process", "epoch", "key"], sort=False)["offset"]
+              .agg(low="min", high="max").reset_index())
+    reads = _reads_of_parts(polls[["process", "epoch", "op", "pos", "cindex", "key", "value"]], parts)
+    return pd.concat([_summary_rows(reads, READ), _summary_rows(ranges, RANGE)], ignore_index=True)
+
+
+def _summary_rows(frame: pd.DataFrame, rec: int) -> pd.DataFrame:
+    """`frame` in SUMMARY_COLUMNS, int64, NULL in the columns it lacks (no
+    NaN on the way: a float64 column would round values beyond 2**53)."""
+    n = len(frame)
+    return pd.DataFrame({c: (np.full(n, rec, np.int64) if c == "rec" else
+                             frame[c].to_numpy(np.int64) if c in frame.columns else np.full(n, NULL, np.int64))
+                         for c in SUMMARY_COLUMNS})
+
+
+def _reads_of_parts(polls: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
+    """The polls of a transaction's send (same key and value), with its
+    `txn`, in the polls' order: an inner merge on (key, value), done as a
+    lookup by value when the parts' values are unique (validated histories'
+    are), which is several times faster on millions of polls."""
+    index = pd.Index(parts["value"].to_numpy())
+    if not index.is_unique:
+        return polls.merge(parts[["txn", "key", "value"]], on=["key", "value"])
+    at = index.get_indexer(polls["value"].to_numpy())
+    hit = at >= 0
+    hit[hit] = parts["key"].to_numpy()[at[hit]] == polls["key"].to_numpy()[hit]
+    return polls[hit].assign(txn=parts["txn"].to_numpy()[at[hit]])
+
+
+def _epochs(polls: pd.DataFrame, resets: pd.DataFrame) -> np.ndarray:
+    """Per poll: the number of its process's resets with a lower op (a
+    reset and a poll are never the same operation)."""
+    epoch = np.zeros(len(polls), dtype=np.int64)
+    if resets.empty or polls.empty:
+        return epoch
+    process, op = polls["process"].to_numpy(), polls["op"].to_numpy()
+    for p, ops in resets.groupby("process")["op"]:
+        mine = process == p
+        epoch[mine] = np.searchsorted(np.sort(ops.to_numpy()), op[mine])
+    return epoch
+
+
+def match(summary: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
+    """`find`'s rows from the summaries (`summarize`) of every ok poll."""
+    if summary.empty or parts.empty:
+        return _empty()
+    rec = summary["rec"].to_numpy()
+    ranges = (summary.loc[rec == RANGE].groupby(["process", "epoch", "key"])
+              .agg(low=("low", "min"), high=("high", "max")).reset_index())
+    part_reads = summary.loc[rec == READ]
+    seen = (part_reads.sort_values(["process", "epoch", "op", "pos"], kind="stable")
             .drop_duplicates(["process", "epoch", "txn"]))
     seen = seen.rename(columns={"key": "seen_key", "value": "seen_value", "op": "seen_op",
                                 "cindex": "seen_index"})[["process", "epoch", "txn", "seen_key", "seen_value",
@@ -73,22 +137,6 @@ def find(rows: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
     past = past[(past["low"] < past["offset"]) & (past["high"] > past["offset"])]
     past = past.sort_values(["txn", "process", "key"], kind="stable").reset_index(drop=True)
     return past[list(FOUND_COLUMNS)].astype(np.int64)
-
-
-def _reads_with_epochs(rows: pd.DataFrame) -> pd.DataFrame:
-    """The polls, in (process, op, pos) order, each with its epoch: how many
-    assign/subscribe calls of its process came before it."""
-    rows = rows.sort_values(["process", "op", "pos"], kind="stable")
-    epoch = (rows["kind"] == RESET).groupby(rows["process"]).cumsum().to_numpy()
-    is_poll = (rows["kind"] == POLL).to_numpy()
-    reads = rows.loc[is_poll, ["process", "op", "cindex", "key", "offset", "value"]]
-    reads.insert(1, "epoch", epoch[is_poll])
-    return reads
-
-
-def _past_reads(reads: pd.DataFrame) -> pd.DataFrame:
-    """Per (process, epoch, key): the lowest and highest offsets read."""
-    return reads.groupby(["process", "epoch", "key"])["offset"].agg(low="min", high="max").reset_index()
 
 
 def _empty() -> pd.DataFrame:
