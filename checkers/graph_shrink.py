@@ -150,12 +150,19 @@ def _cyclic_vertices(pairs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"v": comps.vertices[comps.cyclic], "comp": comps.labels[comps.cyclic].astype(np.int64)})
 
 
+# Up to this many cyclic vertices (most histories have few) the edges are
+# filtered against them broadcast, with no shuffle of the edges.
+BROADCAST_VERTICES = 1_000_000
+
+
 def _keep_inside_sccs(edges: DataFrame) -> DataFrame:
-    comps = (edges.select("src", "dst").withColumn("g", F.lit(0)).groupBy("g")
-             .applyInPandas(lambda pdf: _cyclic_vertices(pdf),
-                            schema="v long, comp long"))
-    return (edges.join(comps.select(F.col("v").alias("src"), F.col("comp").alias("c1")), "src")
-                 .join(comps.select(F.col("v").alias("dst"), F.col("comp").alias("c2")), "dst")
+    """The edges inside a non-trivial strongly connected component. The
+    components are computed once (materialised: both joins read them)."""
+    comps, cyclic = _checkpoint(edges.select("src", "dst").withColumn("g", F.lit(0)).groupBy("g")
+                                .applyInPandas(lambda pdf: _cyclic_vertices(pdf), schema="v long, comp long"))
+    side = (lambda df: F.broadcast(df)) if cyclic <= BROADCAST_VERTICES else (lambda df: df)  # noqa: E731
+    return (edges.join(side(comps.select(F.col("v").alias("src"), F.col("comp").alias("c1"))), "src")
+                 .join(side(comps.select(F.col("v").alias("dst"), F.col("comp").alias("c2"))), "dst")
                  .where("c1 = c2").select(*edges.columns))
 
 

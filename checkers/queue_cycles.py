@@ -99,11 +99,14 @@ def order_edges(ops: DataFrame) -> DataFrame:
     return process_edges(ordered).unionByName(realtime_edges(ordered))
 
 
-def _spark_op_details(spark: SparkSession, ops: DataFrame) -> OpDetails:
+def _spark_op_details(ops: DataFrame) -> OpDetails:
     def details(ids: list[int]) -> dict[int, dict]:
         from checkers.anomalies import op_struct
-        wanted = spark.createDataFrame([(i,) for i in ids], "invoke_index long")
-        rows = ops.join(wanted, "invoke_index").select("invoke_index", op_struct().alias("op")).collect()
+        from pyspark.sql import functions as F
+        # a filter, not a join: no shuffle of the operations, and Parquet skips
+        # the row groups outside the ids' range (ops are in invoke order)
+        rows = (ops.filter(F.col("invoke_index").isin(ids)).select("invoke_index", op_struct().alias("op"))
+                .collect())
         return {r["invoke_index"]: r["op"].asDict() for r in rows}
     return details
 
@@ -114,7 +117,7 @@ def find_cycles_in(spark: SparkSession, edges: DataFrame, ops: DataFrame, limit:
     """Shrink `edges` in Spark, then `search`."""
     from checkers.graph_shrink import shrink
     graph = shrink(edges, collect_limit=collect_limit, max_rounds=max_rounds)
-    return search(graph.steps, graph.truncated, graph.stats, limit, _spark_op_details(spark, ops))
+    return search(graph.steps, graph.truncated, graph.stats, limit, _spark_op_details(ops))
 
 
 def find_cycles_queue(spark: SparkSession, edges: DataFrame, ops: DataFrame, limit: int,
