@@ -108,6 +108,20 @@ def first_ops(ops: list[dict], n: int = OPS_PER_EXAMPLE) -> list[dict]:
     return sorted(distinct.values(), key=_op_key)[:n]
 
 
+def rows_of_same_record(written: pd.DataFrame, read: pd.DataFrame) -> np.ndarray | None:
+    """For each row of `read`: the position of the row of `written` with the
+    same key and value, or -1; None when `written`'s values repeat. A hash
+    lookup by value (values are unique in a validated history), several
+    times faster than a merge on (key, value) over millions of rows."""
+    index = pd.Index(written["value"].to_numpy())
+    if not index.is_unique:
+        return None
+    at = index.get_indexer(read["value"].to_numpy())
+    hit = at >= 0
+    hit[hit] = written["key"].to_numpy()[at[hit]] == read["key"].to_numpy()[hit]
+    return np.where(hit, at, -1)
+
+
 def run_starts(arrays: list[np.ndarray]) -> np.ndarray:
     """For arrays sorted together: a mask of rows that start a run, i.e. the
     first row and every row differing from the one before in any array."""

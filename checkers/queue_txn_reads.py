@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from checkers.queue_frame import FS, NULL, OK, POLL, RESET, SEND
+from checkers.queue_frame import FS, NULL, OK, POLL, RESET, SEND, rows_of_same_record
 
 NAME = "partial-txn-read"
 F_TXN = FS.index("txn")
@@ -91,15 +91,11 @@ def _summary_rows(frame: pd.DataFrame, rec: int) -> pd.DataFrame:
 
 def _reads_of_parts(polls: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
     """The polls of a transaction's send (same key and value), with its
-    `txn`, in the polls' order: an inner merge on (key, value), done as a
-    lookup by value when the parts' values are unique (validated histories'
-    are), which is several times faster on millions of polls."""
-    index = pd.Index(parts["value"].to_numpy())
-    if not index.is_unique:
+    `txn`, in the polls' order: an inner merge on (key, value)."""
+    at = rows_of_same_record(parts, polls)
+    if at is None:
         return polls.merge(parts[["txn", "key", "value"]], on=["key", "value"])
-    at = index.get_indexer(polls["value"].to_numpy())
     hit = at >= 0
-    hit[hit] = parts["key"].to_numpy()[at[hit]] == polls["key"].to_numpy()[hit]
     return polls[hit].assign(txn=parts["txn"].to_numpy()[at[hit]])
 
 

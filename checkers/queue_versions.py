@@ -24,9 +24,8 @@ def observations(bucket: pd.DataFrame, proven: pd.Series) -> pd.DataFrame:
     its key). `proven`: queue_frame.proven_sends(bucket)."""
     kind = bucket["kind"]
     seen = (proven & (bucket["offset"] != NULL)) | (kind == POLL)
-    obs = bucket[seen].copy()
-    obs["idx"] = obs.groupby("key")["offset"].rank(method="dense").astype("int64")
-    return obs
+    obs = bucket[seen]
+    return obs.assign(idx=obs.groupby("key")["offset"].rank(method="dense").astype("int64"))
 
 
 def _seen_by(obs: pd.DataFrame, key: int, column: str, value: int) -> list[dict]:

@@ -7,9 +7,11 @@ it are matched on (key, value).
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from checkers.queue_frame import FAIL, NULL, OK, POLL, SEND, Found, at_lowest_offset, nullable, op_struct
+from checkers.queue_frame import (FAIL, NULL, OK, POLL, SEND, Found, at_lowest_offset, nullable, op_struct,
+                                  rows_of_same_record)
 
 OP_COLUMNS = ["op", "process", "otype", "fcode", "itime", "ctime", "cindex"]
 
@@ -25,6 +27,11 @@ def ok_polls(bucket: pd.DataFrame, columns: list[str] | None = None) -> pd.DataF
 
 def unread(sends: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFrame:
     """`sends` whose value no poll in `polls` returned."""
+    at = rows_of_same_record(sends, polls)
+    if at is not None:
+        returned = np.zeros(len(sends), dtype=bool)
+        returned[at[at >= 0]] = True
+        return sends[~returned]
     read = polls[["key", "value"]].drop_duplicates()
     marked = sends.merge(read, on=["key", "value"], how="left", indicator=True)
     return marked[marked["_merge"] == "left_only"].drop(columns="_merge")
