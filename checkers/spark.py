@@ -155,6 +155,7 @@ SMALL_INPUT_SETTINGS = {
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.shuffle.partitions": "2",
+    "spark.sql.files.minPartitionNum": "1",
 }
 
 
@@ -162,6 +163,10 @@ def tune_for_input(spark: SparkSession, input_bytes: int) -> None:
     """Per-check runtime settings by input size (SQL confs, settable on a live session)."""
     large = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK",
              "spark.sql.adaptive.enabled": "true",
-             "spark.sql.shuffle.partitions": str(max(4, _cores() * 2))}
+             "spark.sql.shuffle.partitions": str(max(4, _cores() * 2)),
+             # files read in tasks of a quarter of a core's share each, not a whole share: the
+             # companion's 309 MB of micro-op records at 10^7 made 4 tasks of uneven cost on 2
+             # cores, and one idled while the other ended the last
+             "spark.sql.files.minPartitionNum": str(_cores() * 4)}
     for key, value in (SMALL_INPUT_SETTINGS if input_bytes < SMALL_INPUT_BYTES else large).items():
         spark.conf.set(key, value)
