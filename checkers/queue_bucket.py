@@ -17,6 +17,9 @@ A bucket returns rows of one schema (OUT_SCHEMA), told apart by `rec`:
   idempotent producers wrote (for checkers/producer_errors.py; both stay in
   Spark);
 - "unseen":  (key, count = peak, example = JSON counts) a series candidate;
+- "txn_send", "txn_read", "txn_range": what the partial-txn-read finder
+  needs of the bucket (checkers/queue_txn_reads.BUCKET_ROWS says which
+  column carries what);
 - "stat":    (type = name, count), summed over buckets, and "max":
   (type = name, count) maximised (last_ack: the last completion of a send
   that may have landed).
@@ -37,7 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from checkers import queue_edges, queue_order, queue_series, queue_versions, queue_writes
+from checkers import queue_edges, queue_order, queue_series, queue_txn_reads, queue_versions, queue_writes
 from checkers.queue_frame import (COLUMNS, FAIL, FS, IDEMPOTENT, INFO, NULL, OK, POLL, PROVEN, RESET, SEND,
                                   SINGLE_KEY_WRITER, TYPES, Found, proven_sends)
 
@@ -225,6 +228,7 @@ def _analyze_bucket(bucket: pd.DataFrame, limit: int, end_time: int, shrink: boo
                example=[json.dumps(s[2]) for s in series]),
         _frame("stat", type=list(stats), count=list(stats.values())),
         _frame("max", type=["last_ack"] * (last_ack is not None), count=[last_ack] * (last_ack is not None)),
+        *queue_txn_reads.bucket_rows(bucket),
     ])
 
 

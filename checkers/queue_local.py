@@ -237,9 +237,7 @@ class LocalPass:
         return any(_polled(done) for done in polls["complete_value"])
 
     def txn_reads(self) -> dict[str, dict]:
-        found = queue_txn_reads.find(queue_txn_reads.consumer_rows(self.records),
-                                     queue_txn_reads.txn_parts(self.records))
-        return queue_txn_reads.anomaly(found, self.limit)
+        return queue_txn_reads.from_bucket_rows(self.passed, self.limit)
 
     def producer(self, checks: producer_errors.ProducerChecks) -> dict:
         lost = self._rec("lost")

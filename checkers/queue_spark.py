@@ -18,12 +18,10 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from checkers import producer_errors, queue, queue_bucket, queue_cycles, queue_mops, queue_txn_reads
+from checkers import producer_errors, queue, queue_bucket, queue_cycles, queue_txn_reads
 from checkers.queue import QUEUE_OPS
 from checkers.queue_local import LocalPass
-from checkers.queue_frame import NULL, OK, POLL, SEND
 from checkers.queue_series import TOP_KEYS
-from checkers.queue_txn_reads import F_TXN
 
 
 def op_stats(ops: DataFrame) -> dict:
@@ -58,8 +56,8 @@ class SparkPass:
     """queue.Gathered from the bucket pass's rows (`passed`, in Spark)."""
 
     def __init__(self, spark: SparkSession, values: DataFrame, ops: DataFrame, passed: DataFrame,
-                 op_stats: dict, limit: int, realtime: bool, micro: DataFrame) -> None:
-        self.spark, self.values, self.ops, self.passed, self.micro = spark, values, ops, passed, micro
+                 op_stats: dict, limit: int, realtime: bool) -> None:
+        self.spark, self.values, self.ops, self.passed = spark, values, ops, passed
         self.op_stats, self.limit, self.realtime = op_stats, limit, realtime
 
     def _rec(self, kind: str) -> DataFrame:
@@ -95,45 +93,17 @@ class SparkPass:
         return bool(polls.limit(1).count())
 
     def txn_reads(self) -> dict[str, dict]:
-        """queue_txn_reads: each partition of the ok polls summarized in an
-        executor (no shuffle: a poll's epoch comes from its process's
-        assign/subscribe ops, which are few and go to every task, with the
-        committed transactions' sends), the summaries matched on the driver.
-        Only transactional histories have any."""
+        """queue_txn_reads from the bucket pass's rows that carry it (only
+        transactional histories have any)."""
         if not self.op_stats["by_f"].get("txn", {}).get("ok"):
-            return {}       # no committed transaction: spare the Spark jobs
-        m = self.micro
-        sent = m.filter((F.col("kind") == SEND) & (F.col("otype") == OK) & (F.col("fcode") == F_TXN)
-                        & (F.col("offset") != NULL))
-        parts = queue_txn_reads.txn_parts(sent.toPandas())
-        if parts.empty:
-            return {}
-        # the records hold no assign/subscribe: they come from the operations
-        resets = (queue_mops.resets(self.ops).filter(F.col("type") == "ok")
-                  .select(F.col("process").cast("long"), F.col("op_id").alias("op")).toPandas())
-        shared = self.spark.sparkContext.broadcast((resets, parts))
-        polls = m.filter((F.col("otype") == OK) & (F.col("kind") == POLL)).select(
-            "process", "op", "pos", "key", "offset", "value", "cindex")
-        schema = ", ".join(f"{c} long" for c in queue_txn_reads.SUMMARY_COLUMNS)
-        try:
-            summary = polls.mapInPandas(lambda batches: _summarized(batches, shared), schema).toPandas()
-        finally:
-            shared.unpersist()
-        return queue_txn_reads.anomaly(queue_txn_reads.match(summary, parts), self.limit)
+            return {}       # no committed transaction: spare the Spark job
+        rows = self.passed.filter(F.col("rec").isin(*queue_txn_reads.BUCKET_ROWS))
+        return queue_txn_reads.from_bucket_rows(frame(rows), self.limit)
 
     def producer(self, checks: producer_errors.ProducerChecks) -> dict:
         lost = self._rec("lost").select("key", "value", F.col("sort").alias("start"), F.col("sort2").alias("end"))
         dups = self._rec("idem_dup").select("key", "value")
         return producer_errors.analyze(self.values, checks, lost, dups)
-
-
-def _summarized(batches: Iterator[pd.DataFrame], shared) -> Iterator[pd.DataFrame]:
-    """Executor side of SparkPass.txn_reads: one summary per partition (its
-    Arrow batches together: a summary per batch would repeat each range)."""
-    polls = [batch for batch in batches if not batch.empty]
-    if polls:
-        resets, parts = shared.value
-        yield queue_txn_reads.summarize(pd.concat(polls, ignore_index=True), resets, parts)
 
 
 def frame(df: DataFrame) -> pd.DataFrame:
@@ -162,8 +132,7 @@ def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
     parsed_here = micro is None
     if parsed_here:   # from JSON: parse once, keep it
         values = values.persist(StorageLevel.MEMORY_AND_DISK)
-        # used by the bucket pass and again by txn_reads: parse the mops once
-        micro = queue_bucket.records(values).persist(StorageLevel.MEMORY_AND_DISK)
+        micro = queue_bucket.records(values)
     # from the companion, re-reading a column is cheap: keep only the narrow part,
     # and only when it must be counted (a scan of every operation)
     narrow = values.select(*[c for c in values.columns if c not in ("invoke_value", "complete_value")])
@@ -179,11 +148,10 @@ def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
             yield driver_pass(values, passed, stats, limit, realtime)
             return
         passed = passed.persist(StorageLevel.MEMORY_AND_DISK)
-        yield SparkPass(spark, values, narrow, passed, stats, limit, realtime, micro)
+        yield SparkPass(spark, values, narrow, passed, stats, limit, realtime)
     finally:
         if passed is not None:
             passed.unpersist()
         narrow.unpersist()
         if parsed_here:
-            micro.unpersist()
             values.unpersist()

@@ -38,11 +38,67 @@ FOUND_COLUMNS = ("process", "epoch", "txn", "seen_key", "seen_value", "seen_op",
 def txn_parts(records: pd.DataFrame) -> pd.DataFrame:
     """The sends of committed (ok) transactions that wrote two or more keys,
     with known offsets: (txn, key, value, offset)."""
+    return multi_key(committed_sends(records))
+
+
+def committed_sends(records: pd.DataFrame) -> pd.DataFrame:
+    """The sends of committed (ok) transactions with known offsets: (txn,
+    key, value, offset)."""
     sends = records[(records["kind"] == SEND) & (records["otype"] == OK) & (records["fcode"] == F_TXN)
                     & (records["offset"] != NULL)]
-    keys = sends.groupby("op")["key"].nunique()
-    multi = sends[sends["op"].isin(keys[keys >= 2].index)]
-    return multi.rename(columns={"op": "txn"})[list(PART_COLUMNS)].reset_index(drop=True)
+    return sends.rename(columns={"op": "txn"})[list(PART_COLUMNS)].reset_index(drop=True)
+
+
+def multi_key(sends: pd.DataFrame) -> pd.DataFrame:
+    """The committed_sends of transactions that wrote two or more keys."""
+    keys = sends.groupby("txn")["key"].nunique()
+    return sends[sends["txn"].isin(keys[keys >= 2].index)].reset_index(drop=True)
+
+
+# The bucket pass (queue_bucket.analyze_bucket) gathers what the finder needs
+# of each bucket of keys, in its output rows (queue_bucket.OUT_SCHEMA): a key's
+# sends and polls, and every process's resets, are all in its bucket. By rec,
+# this finder's column -> the output column that carries it:
+BUCKET_ROWS = {
+    "txn_send": {"txn": "src", "key": "key", "value": "value", "offset": "offset"},   # committed_sends
+    "txn_read": {"txn": "src", "process": "dst", "epoch": "prev", "op": "sort", "pos": "sort2",
+                 "cindex": "count", "key": "key", "value": "value"},                 # summarize's READ
+    "txn_range": {"process": "dst", "epoch": "prev", "key": "key", "low": "sort", "high": "sort2"},  # RANGE
+}
+
+
+def bucket_rows(bucket: pd.DataFrame) -> list[pd.DataFrame]:
+    """What the finder needs of one bucket of keys (queue_frame COLUMNS), as
+    the bucket pass's rows: its committed transactions' sends, and the
+    summary of its ok polls with those sends for parts (whether a
+    transaction wrote other keys is known only once every bucket is in)."""
+    kind, otype = bucket["kind"].to_numpy(), bucket["otype"].to_numpy()
+    sends = committed_sends(bucket)
+    resets = bucket.loc[(kind == RESET) & (otype == OK), ["process", "op"]]
+    polls = bucket.loc[(kind == POLL) & (otype == OK), ["process", "op", "pos", "cindex", "key", "value", "offset"]]
+    summary = summarize(polls, resets, sends)
+    reads, ranges = summary[summary["rec"] == READ], summary[summary["rec"] == RANGE]
+    return [_as_rows("txn_send", sends), _as_rows("txn_read", reads), _as_rows("txn_range", ranges)]
+
+
+def _as_rows(rec: str, frame: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"rec": rec, **{out: frame[c].to_numpy(np.int64) for c, out in BUCKET_ROWS[rec].items()}})
+
+
+def from_bucket_rows(rows: pd.DataFrame, limit: int) -> dict[str, dict]:
+    """`anomaly` of the bucket pass's rows (any of them: the finder's are
+    picked by rec), for results()."""
+    parts = multi_key(_from_rows(rows, "txn_send"))
+    if parts.empty:
+        return {}
+    summary = pd.concat([_summary_rows(_from_rows(rows, "txn_read"), READ),
+                         _summary_rows(_from_rows(rows, "txn_range"), RANGE)], ignore_index=True)
+    return anomaly(match(summary, parts), limit)
+
+
+def _from_rows(rows: pd.DataFrame, rec: str) -> pd.DataFrame:
+    mine = rows[rows["rec"] == rec]
+    return pd.DataFrame({c: mine[out].to_numpy(np.int64) for c, out in BUCKET_ROWS[rec].items()})
 
 
 def consumer_rows(records: pd.DataFrame) -> pd.DataFrame:

@@ -103,6 +103,24 @@ def test_whole_and_sliced_agree_with_the_walk(records, slices, rng):
     assert as_set(tr.match(summary, parts)) == expected
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(consumer_records(), st.randoms(use_true_random=False))
+def test_bucket_rows_of_any_key_buckets_agree_with_the_walk(records, rng):
+    """What the bucket pass gathers (bucket_rows per bucket of keys, every
+    reset copied into each) gives the walk's partial reads."""
+    resets = records[records["kind"] == RESET]
+    keyed = records[records["kind"] != RESET]
+    bucket_of = {k: rng.randrange(2) for k in KEYS}
+    rows = [row for b in (0, 1)
+            for row in tr.bucket_rows(pd.concat([keyed[keyed["key"].map(bucket_of) == b], resets]))]
+    found = tr.from_bucket_rows(pd.concat(rows, ignore_index=True), limit=10**6).get(tr.NAME)
+    expected = walked(records)
+    assert (found["count"] if found else 0) == len(expected)
+    got = {(e["process"], e["txn"], e["seen"]["key"], e["seen"]["value"], e["missing"]["key"],
+            e["missing"]["value"], e["missing"]["offset"], *e["read_offsets"]) for e in (found or {"examples": []})["examples"]}
+    assert got == {(p, t, sk, sv, k, v, o, lo, hi) for p, _, t, sk, sv, _, _, k, v, o, lo, hi in expected}
+
+
 def test_the_walk_finds_something_in_the_random_records():
     """The strategy is not vacuous: some examples hold a partial read."""
     hits = []
