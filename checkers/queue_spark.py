@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 
 import pandas as pd
@@ -59,6 +60,7 @@ class SparkPass:
                  op_stats: dict, limit: int, realtime: bool) -> None:
         self.spark, self.values, self.ops, self.passed = spark, values, ops, passed
         self.op_stats, self.limit, self.realtime = op_stats, limit, realtime
+        self._txn_reads: Future | None = None
 
     def _rec(self, kind: str) -> DataFrame:
         return self.passed.filter(F.col("rec") == kind)
@@ -82,6 +84,9 @@ class SparkPass:
         return [(row["key"], row["count"], json.loads(row["example"])) for row in top]
 
     def cycles(self) -> tuple[dict[str, dict], dict]:
+        # the cycle search has single-task stages (the SCC step): the
+        # partial-read gather starts now and runs on the idle core beside it
+        self._txn_reads_started()
         return queue_cycles.find_cycles_queue(self.spark, self._rec("edge"), self.ops, self.limit, self.realtime)
 
     def used_subscribe(self) -> bool:
@@ -93,6 +98,16 @@ class SparkPass:
         return bool(polls.limit(1).count())
 
     def txn_reads(self) -> dict[str, dict]:
+        return self._txn_reads_started().result()
+
+    def _txn_reads_started(self) -> Future:
+        if self._txn_reads is None:
+            pool = ThreadPoolExecutor(1)
+            self._txn_reads = pool.submit(self._gather_txn_reads)
+            pool.shutdown(wait=False)       # its thread ends with the task
+        return self._txn_reads
+
+    def _gather_txn_reads(self) -> dict[str, dict]:
         """queue_txn_reads from the bucket pass's rows that carry it (only
         transactional histories have any)."""
         if not self.op_stats["by_f"].get("txn", {}).get("ok"):
