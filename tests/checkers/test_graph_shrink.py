@@ -99,6 +99,18 @@ def test_shrink_keeps_exactly_the_cyclic_edges(spark):
     assert cycle_types(per_graph[1]) == ["G-single-realtime"]
 
 
+def test_scc_step_keeps_the_same_edges_when_its_components_are_not_broadcast(spark, monkeypatch):
+    """Above BROADCAST_VERTICES cyclic vertices the SCC step's two joins
+    shuffle the edges instead: the same edges come back."""
+    import checkers.graph_shrink as graph_shrink
+    batch = graphs()
+    _, broadcast = shrink_batch(spark, batch, max_rounds=0, scc=True)
+    monkeypatch.setattr(graph_shrink, "BROADCAST_VERTICES", 0)
+    _, shuffled = shrink_batch(spark, batch, max_rounds=0, scc=True)
+    for steps, a, b in zip(batch, broadcast, shuffled):
+        assert triples(a) == triples(b) == on_cycle(steps)
+
+
 def test_rounds_alone_lose_no_cycle(spark):
     """Trim/contract rounds without the SCC step: what comes back holds every
     cyclic edge, the cycle search agrees, and the rounds did remove edges."""
