@@ -45,8 +45,8 @@ from checkers.companion import OP_COUNTS, SOURCE, companion_path, fingerprint
 from checkers.history_errors import HistoryError, Problem
 from checkers.history_lines import BLOCK_BYTES
 from checkers.history_read import OP_COLUMNS, stream_history
-from checkers.queue_frame import COLUMNS, INFO, NULL, OK, POLL, PROVEN, SEND
-from checkers.queue_local import proven_ops, record_rows, records_table
+from checkers.queue_frame import COLUMNS, INFO, NULL, OK, POLL, PROVEN, SEND, proven_ops
+from checkers.queue_local import record_rows, records_table
 
 OPS_SCHEMA = pa.schema([
     ("process", pa.int64()), ("f", pa.string()), ("invoke_index", pa.int64()), ("invoke_time", pa.int64()),

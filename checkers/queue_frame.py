@@ -62,8 +62,8 @@ def proven_sends(bucket: pd.DataFrame) -> pd.Series:
     info = sends & (otype == INFO)
     proven = info & ((bucket["flags"].to_numpy() & PROVEN) != 0)
     if info.any():
-        reads = bucket.loc[(kind == POLL) & (otype == OK), ["key", "value"]].drop_duplicates()
-        read_ops = bucket.loc[info, ["key", "value", "op"]].merge(reads, on=["key", "value"])["op"].unique()
+        read_ops = proven_ops(bucket.loc[info, ["key", "value", "op"]],
+                              bucket.loc[(kind == POLL) & (otype == OK), ["key", "value"]])
         proven |= info & bucket["op"].isin(read_ops).to_numpy()
     return pd.Series(sends & ((otype == OK) | proven), index=bucket.index)
 
@@ -106,6 +106,16 @@ def first_ops(ops: list[dict], n: int = OPS_PER_EXAMPLE) -> list[dict]:
     """The first n distinct ops, by history index (then the other fields)."""
     distinct = {json.dumps(op, sort_keys=False): op for op in ops}
     return sorted(distinct.values(), key=_op_key)[:n]
+
+
+def proven_ops(info: pd.DataFrame, read: pd.DataFrame) -> np.ndarray:
+    """The ops of the `info` sends (key, value, op) whose (key, value) is
+    among `read`'s (ok polls)."""
+    at = rows_of_same_record(info, read)
+    if at is None:
+        read = read[read["value"].isin(info["value"].unique())].drop_duplicates()
+        return info[["key", "value", "op"]].merge(read, on=["key", "value"])["op"].unique()
+    return pd.unique(info["op"].to_numpy()[at[at >= 0]])
 
 
 def rows_of_same_record(written: pd.DataFrame, read: pd.DataFrame) -> np.ndarray | None:

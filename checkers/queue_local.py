@@ -24,7 +24,8 @@ import pandas as pd
 from checkers import producer_errors, queue_cycles, queue_txn_reads
 from checkers.queue import DEFAULT_EXAMPLES, QUEUE_OPS, results
 from checkers.queue_bucket import OUT_COLUMNS, analyze_bucket
-from checkers.queue_frame import COLUMNS, FS, IDEMPOTENT, NULL, POLL, PROVEN, RESET, SEND, SINGLE_KEY_WRITER, TYPES
+from checkers.queue_frame import (COLUMNS, FS, IDEMPOTENT, NULL, POLL, PROVEN, RESET, SEND, SINGLE_KEY_WRITER, TYPES,
+                                  proven_ops)
 from checkers.queue_series import TOP_KEYS
 
 _INT_TEXT = re.compile(r"-?[0-9]+")
@@ -152,13 +153,6 @@ def _proven(rec: pd.DataFrame) -> pd.DataFrame:
         ops = proven_ops(rec.loc[info, ["key", "value", "op"]], read)
         rec.loc[info & rec["op"].isin(ops).to_numpy(), "flags"] |= PROVEN
     return rec
-
-
-def proven_ops(info: pd.DataFrame, read: pd.DataFrame) -> np.ndarray:
-    """The ops of the `info` sends (key, value, op) whose (key, value) is
-    among `read`'s (ok polls)."""
-    read = read[read["value"].isin(info["value"].unique())].drop_duplicates()
-    return info[["key", "value", "op"]].merge(read, on=["key", "value"])["op"].unique()
 
 
 def op_stats(ops: pd.DataFrame) -> dict:
