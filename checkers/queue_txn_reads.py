@@ -13,13 +13,15 @@ confirmed. Reading past ob from below is required so that a consumer which
 started B beyond ob (a seek, a reset) is never blamed.
 
 Pure pandas over the queue's micro-op records (checkers/queue_frame
-COLUMNS), so both engines run the same code: `summarize` reduces any slice
-of the ok polls (in-process the whole frame; on Spark each partition, with
-no shuffle: queue_spark) to the reads of transactions' sends and each
-(process, epoch, key)'s range of offsets read; `match` finds the partial
-reads in those summaries.
+COLUMNS), so both engines run the same code in two steps: in the bucket
+pass, `bucket_rows` gives each bucket of keys' committed transaction sends
+and `summarize`s its ok polls (the reads of those sends, and each (process,
+epoch, key)'s range of offsets read); on the driver, `from_bucket_rows`
+keeps the transactions that wrote two or more keys and `match`es.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -29,16 +31,8 @@ from checkers.queue_frame import FS, NULL, OK, POLL, RESET, SEND, rows_of_same_r
 NAME = "partial-txn-read"
 F_TXN = FS.index("txn")
 PART_COLUMNS = ("txn", "key", "value", "offset")
-READ, RANGE = 0, 1     # summarize's two kinds of rows
-SUMMARY_COLUMNS = ("rec", "process", "epoch", "op", "pos", "cindex", "key", "value", "txn", "low", "high")
 FOUND_COLUMNS = ("process", "epoch", "txn", "seen_key", "seen_value", "seen_op", "seen_index", "key", "value",
                  "offset", "low", "high")
-
-
-def txn_parts(records: pd.DataFrame) -> pd.DataFrame:
-    """The sends of committed (ok) transactions that wrote two or more keys,
-    with known offsets: (txn, key, value, offset)."""
-    return multi_key(committed_sends(records))
 
 
 def committed_sends(records: pd.DataFrame) -> pd.DataFrame:
@@ -62,8 +56,8 @@ def multi_key(sends: pd.DataFrame) -> pd.DataFrame:
 BUCKET_ROWS = {
     "txn_send": {"txn": "src", "key": "key", "value": "value", "offset": "offset"},   # committed_sends
     "txn_read": {"txn": "src", "process": "dst", "epoch": "prev", "op": "sort", "pos": "sort2",
-                 "cindex": "count", "key": "key", "value": "value"},                 # summarize's READ
-    "txn_range": {"process": "dst", "epoch": "prev", "key": "key", "low": "sort", "high": "sort2"},  # RANGE
+                 "cindex": "count", "key": "key", "value": "value"},                 # Summary.reads
+    "txn_range": {"process": "dst", "epoch": "prev", "key": "key", "low": "sort", "high": "sort2"},  # .ranges
 }
 
 
@@ -77,8 +71,8 @@ def bucket_rows(bucket: pd.DataFrame) -> list[pd.DataFrame]:
     resets = bucket.loc[(kind == RESET) & (otype == OK), ["process", "op"]]
     polls = bucket.loc[(kind == POLL) & (otype == OK), ["process", "op", "pos", "cindex", "key", "value", "offset"]]
     summary = summarize(polls, resets, sends)
-    reads, ranges = summary[summary["rec"] == READ], summary[summary["rec"] == RANGE]
-    return [_as_rows("txn_send", sends), _as_rows("txn_read", reads), _as_rows("txn_range", ranges)]
+    return [_as_rows("txn_send", sends), _as_rows("txn_read", summary.reads),
+            _as_rows("txn_range", summary.ranges)]
 
 
 def _as_rows(rec: str, frame: pd.DataFrame) -> pd.DataFrame:
@@ -91,9 +85,7 @@ def from_bucket_rows(rows: pd.DataFrame, limit: int) -> dict[str, dict]:
     parts = multi_key(_from_rows(rows, "txn_send"))
     if parts.empty:
         return {}
-    summary = pd.concat([_summary_rows(_from_rows(rows, "txn_read"), READ),
-                         _summary_rows(_from_rows(rows, "txn_range"), RANGE)], ignore_index=True)
-    return anomaly(match(summary, parts), limit)
+    return anomaly(match(Summary(_from_rows(rows, "txn_read"), _from_rows(rows, "txn_range")), parts), limit)
 
 
 def _from_rows(rows: pd.DataFrame, rec: str) -> pd.DataFrame:
@@ -101,48 +93,26 @@ def _from_rows(rows: pd.DataFrame, rec: str) -> pd.DataFrame:
     return pd.DataFrame({c: mine[out].to_numpy(np.int64) for c, out in BUCKET_ROWS[rec].items()})
 
 
-def consumer_rows(records: pd.DataFrame) -> pd.DataFrame:
-    """What the finder needs of each process: its ok polls and its ok
-    assign/subscribe calls (the epoch boundaries)."""
-    keep = (records["otype"] == OK) & records["kind"].isin([POLL, RESET])
-    return records.loc[keep, ["process", "op", "pos", "kind", "key", "offset", "value", "cindex"]]
+class Summary(NamedTuple):
+    """What `match` needs of a slice of the ok polls."""
+
+    reads: pd.DataFrame     # the polls of transactions' sends: process, epoch, op, pos, cindex, key, value, txn
+    ranges: pd.DataFrame    # per (process, epoch, key): the lowest and highest offsets read (low, high)
 
 
-def find(rows: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
-    """One row per (consumer process, transaction, missing part): the
-    consumer read `seen_*` of the transaction and read partition `key` from
-    below to above `offset` without `value`. `rows`: consumer_rows of any
-    set of processes; `parts`: txn_parts of the whole history."""
-    if rows.empty or parts.empty:
-        return _empty()
-    is_reset = (rows["kind"] == RESET).to_numpy()
-    polls = rows.loc[~is_reset & (rows["kind"] == POLL).to_numpy()]
-    return match(summarize(polls, rows.loc[is_reset, ["process", "op"]], parts), parts)
-
-
-def summarize(polls: pd.DataFrame, resets: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
-    """What `match` needs of any slice of the ok polls (consumer_rows'
-    POLL rows): the reads of transactions' sends (rec READ), and per
-    (process, epoch, key) the lowest and highest offsets read (rec RANGE).
-    A poll's epoch is how many assign/subscribe calls of its process came
-    before it (`resets`: their process and op, every one of the history),
-    so slices need no order and no grouping: summaries of the slices of a
-    history, concatenated, summarize the whole of it (`match` merges the
+def summarize(polls: pd.DataFrame, resets: pd.DataFrame, parts: pd.DataFrame) -> Summary:
+    """The Summary of any slice of the ok polls (process, op, pos, cindex,
+    key, value, offset), with `parts` the transactions' sends. A poll's
+    epoch is how many assign/subscribe calls of its process came before it
+    (`resets`: their process and op, every one of the history), so slices
+    need no order and no grouping: summaries of the slices of a history,
+    each part concatenated, summarize the whole of it (`match` merges the
     ranges again)."""
     polls = polls.assign(epoch=_epochs(polls, resets))
     ranges = (polls.groupby(["process", "epoch", "key"], sort=False)["offset"]
               .agg(low="min", high="max").reset_index())
     reads = _reads_of_parts(polls[["process", "epoch", "op", "pos", "cindex", "key", "value"]], parts)
-    return pd.concat([_summary_rows(reads, READ), _summary_rows(ranges, RANGE)], ignore_index=True)
-
-
-def _summary_rows(frame: pd.DataFrame, rec: int) -> pd.DataFrame:
-    """`frame` in SUMMARY_COLUMNS, int64, NULL in the columns it lacks (no
-    NaN on the way: a float64 column would round values beyond 2**53)."""
-    n = len(frame)
-    return pd.DataFrame({c: (np.full(n, rec, np.int64) if c == "rec" else
-                             frame[c].to_numpy(np.int64) if c in frame.columns else np.full(n, NULL, np.int64))
-                         for c in SUMMARY_COLUMNS})
+    return Summary(reads, ranges)
 
 
 def _reads_of_parts(polls: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
@@ -168,14 +138,16 @@ def _epochs(polls: pd.DataFrame, resets: pd.DataFrame) -> np.ndarray:
     return epoch
 
 
-def match(summary: pd.DataFrame, parts: pd.DataFrame) -> pd.DataFrame:
-    """`find`'s rows from the summaries (`summarize`) of every ok poll."""
-    if summary.empty or parts.empty:
+def match(summary: Summary, parts: pd.DataFrame) -> pd.DataFrame:
+    """One row per (consumer process, transaction, missing part): the
+    consumer read `seen_*` of the transaction and read partition `key` from
+    below to above `offset` without `value`. `summary`: of every ok poll;
+    `parts`: the sends of the transactions that wrote two or more keys."""
+    part_reads = summary.reads
+    if part_reads.empty or parts.empty:
         return _empty()
-    rec = summary["rec"].to_numpy()
-    ranges = (summary.loc[rec == RANGE].groupby(["process", "epoch", "key"])
+    ranges = (summary.ranges.groupby(["process", "epoch", "key"])
               .agg(low=("low", "min"), high=("high", "max")).reset_index())
-    part_reads = summary.loc[rec == READ]
     seen = (part_reads.sort_values(["process", "epoch", "op", "pos"], kind="stable")
             .drop_duplicates(["process", "epoch", "txn"]))
     seen = seen.rename(columns={"key": "seen_key", "value": "seen_value", "op": "seen_op",

@@ -53,11 +53,26 @@ def consumer_records(draw) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(COLUMNS)).astype(np.int64)
 
 
+def txn_parts(records: pd.DataFrame) -> pd.DataFrame:
+    return tr.multi_key(tr.committed_sends(records))
+
+
+def consumer_rows(records: pd.DataFrame) -> pd.DataFrame:
+    """The ok polls and ok assign/subscribe calls."""
+    keep = (records["otype"] == OK) & records["kind"].isin([POLL, RESET])
+    return records.loc[keep, ["process", "op", "pos", "kind", "key", "offset", "value", "cindex"]]
+
+
+def split(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """consumer_rows as (polls, resets), as summarize takes them."""
+    return rows[rows["kind"] == POLL], rows.loc[rows["kind"] == RESET, ["process", "op"]]
+
+
 def walked(records: pd.DataFrame) -> set[tuple]:
     """The partial reads by a plain walk of each process's rows in order."""
-    parts = tr.txn_parts(records)
+    parts = txn_parts(records)
     txns = {t: list(zip(p["key"], p["value"], p["offset"])) for t, p in parts.groupby("txn")}
-    rows = tr.consumer_rows(records).sort_values(["process", "op", "pos"], kind="stable")
+    rows = consumer_rows(records).sort_values(["process", "op", "pos"], kind="stable")
     found = set()
     for process, mine in rows.groupby("process"):
         epochs: list[list] = [[]]
@@ -89,17 +104,16 @@ def as_set(found: pd.DataFrame) -> set[tuple]:
 @given(consumer_records(), st.integers(1, 4), st.randoms(use_true_random=False))
 def test_whole_and_sliced_agree_with_the_walk(records, slices, rng):
     expected = walked(records)
-    parts = tr.txn_parts(records)
-    assert as_set(tr.find(tr.consumer_rows(records), parts)) == expected
-    rows = tr.consumer_rows(records)
-    resets = rows.loc[rows["kind"] == RESET, ["process", "op"]]
-    polls = rows[rows["kind"] == POLL]
+    parts = txn_parts(records)
+    polls, resets = split(consumer_rows(records))
+    assert as_set(tr.match(tr.summarize(polls, resets, parts), parts)) == expected
     # any slicing, any order: as Spark's partitions would cut the polls
     order = list(range(len(polls)))
     rng.shuffle(order)
     cuts = sorted(rng.randrange(len(order) + 1) for _ in range(slices - 1))
     pieces = [polls.iloc[order[a:b]] for a, b in zip([0, *cuts], [*cuts, len(order)])]
-    summary = pd.concat([tr.summarize(p, resets, parts) for p in pieces], ignore_index=True)
+    summaries = [tr.summarize(p, resets, parts) for p in pieces]
+    summary = tr.Summary(*(pd.concat(part, ignore_index=True) for part in zip(*summaries)))
     assert as_set(tr.match(summary, parts)) == expected
 
 
