@@ -71,19 +71,40 @@ def write_companion(history: Path, workload: str = "queue", out: Path | None = N
     if not history.is_file():
         raise HistoryError([Problem(str(history), None, "no such file")])
     out.mkdir(parents=True)    # here, so a folder that cannot be written raises here
-    with _RecordsWriter(history, workload, out, block_bytes) as records:
-        try:
-            counts = _write_operations(history, workload, out, block_bytes)
-            records.wait()
-        except BaseException:
-            records.stop()
-            shutil.rmtree(out, ignore_errors=True)
-            raise
+    counts = _write_columnar(history, workload, out, block_bytes)
+    if counts is None:
+        with _RecordsWriter(history, workload, out, block_bytes) as records:
+            try:
+                counts = _write_operations(history, workload, out, block_bytes)
+                records.wait()
+            except BaseException:
+                records.stop()
+                shutil.rmtree(out, ignore_errors=True)
+                raise
     (out / OP_COUNTS).write_text(json.dumps(counts.rows()))
     tmp = out / (SOURCE + ".tmp")
     tmp.write_text(json.dumps(source))
     os.replace(tmp, out / SOURCE)      # last: a companion without it is ignored
     return out
+
+
+def _write_columnar(history: Path, workload: str, out: Path, block_bytes: int) -> OpCounts | None:
+    """The companion of a queue history in the common shape, written by
+    checkers/companion_columnar.py (several times faster); None, with `out`
+    emptied again, where the careful path below must write it."""
+    if workload != "queue":
+        return None
+    from checkers.companion_columnar import NotColumnar, write_columnar
+    try:
+        return write_columnar(history, out, block_bytes)
+    except NotColumnar:
+        pass
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    shutil.rmtree(out)
+    out.mkdir()
+    return None
 
 
 class CompanionWriteError(RuntimeError):
@@ -158,9 +179,16 @@ class OpCounts:
         grouped = pa.table({"f": ops["f"], "type": ops["type"], "end": end}).group_by(["f", "type"]).aggregate(
             [("end", "count"), ("end", "max")])
         for f, kind, n, last in zip(*(grouped[c].to_pylist() for c in ("f", "type", "end_count", "end_max"))):
-            seen = self.counts.setdefault((f, kind), [0, last])
-            seen[0] += n
-            seen[1] = max(seen[1], last)
+            self._count((f, kind), n, last)
+
+    def merge(self, other: OpCounts) -> None:
+        for key, (n, last) in other.counts.items():
+            self._count(key, n, last)
+
+    def _count(self, key: tuple[str, str], n: int, last: int) -> None:
+        seen = self.counts.setdefault(key, [0, last])
+        seen[0] += n
+        seen[1] = max(seen[1], last)
 
     def rows(self) -> list[list]:
         return [[f, kind, n, last] for (f, kind), (n, last) in sorted(self.counts.items())]
@@ -189,9 +217,9 @@ class _Parts:
     """One Parquet file in `folder`, a row group per write; an empty history
     still gets a file with the schema (Spark needs one to read the folder)."""
 
-    def __init__(self, folder: Path, schema: pa.Schema) -> None:
-        folder.mkdir(parents=True)
-        self.writer = pq.ParquetWriter(folder / PART, schema)
+    def __init__(self, folder: Path, schema: pa.Schema, name: str = PART) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.writer = pq.ParquetWriter(folder / name, schema)
         self.schema = schema
 
     def write(self, table: pa.Table | pd.DataFrame) -> None:
@@ -225,6 +253,12 @@ class _ProvenSends:
             return records
         self.info.append(records[info])
         return records[~info]
+
+    def merge(self, other: _ProvenSends) -> None:
+        """Take in the held-back sends and the polls of another part."""
+        self.info += other.info
+        self.keys += other.keys
+        self.values += other.values
 
     def held_back(self) -> pd.DataFrame:
         """The info sends' records, PROVEN set where a poll read them."""

@@ -73,24 +73,37 @@ def read_lines(path: Path) -> Lines:
 BLOCK_BYTES = 64 << 20
 
 
-def line_blocks(path: Path, block_bytes: int = BLOCK_BYTES) -> Iterator[Lines]:
-    """The file's lines in blocks of whole lines, about `block_bytes` each.
-    A block ends after a "\\n", so no "\\r\\n" and no UTF-8 character is split."""
+def byte_blocks(path: Path, block_bytes: int = BLOCK_BYTES, start: int = 0,
+                end: int | None = None) -> Iterator[bytes]:
+    """The file's bytes in blocks of whole lines, about `block_bytes` each
+    (the last one may lack its "\\n"). A block ends after a "\\n", so no
+    "\\r\\n" and no UTF-8 character is split. `start`, `end`: a byte
+    range of the file, both at the start of a line (end None: the end)."""
     with open(path, "rb") as f:
-        carry, first = b"", 1
+        f.seek(start)
+        carry, left = b"", end - start if end is not None else None
         while True:
-            data = f.read(block_bytes)
+            data = f.read(block_bytes if left is None else min(block_bytes, left))
+            if left is not None:
+                left -= len(data)
             if not data:
                 if carry:
-                    yield _lines(path, carry, first)
+                    yield carry
                 return
             data = carry + data
             cut = data.rfind(b"\n") + 1
             carry = data[cut:]
             if cut:
-                block = _lines(path, data[:cut], first)
-                first += len(block.texts)
-                yield block
+                yield data[:cut]
+
+
+def line_blocks(path: Path, block_bytes: int = BLOCK_BYTES) -> Iterator[Lines]:
+    """The file's lines in blocks of whole lines (byte_blocks)."""
+    first = 1
+    for data in byte_blocks(path, block_bytes):
+        block = _lines(path, data, first)
+        first += len(block.texts)
+        yield block
 
 
 def _lines(path: Path, data: bytes, first: int) -> Lines:
