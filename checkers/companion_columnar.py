@@ -87,6 +87,7 @@ _OPEN, _CLOSE, _NEWLINE = ord("{"), ord("}"), ord("\n")
 _CLASSES = b"".join(b"x" if chr(b) in " \t\\." else b"z" if b == 0x30 else b"d" if 0x31 <= b <= 0x39
                  else b"e" if chr(b) in "eE" else b"m" if b == 0x2D else b"_" for b in range(256))
 _NOT_COMPACT = (b"x", b"de", b"ze", b"mz")
+_EMPTY_POLL = b'[["poll",{}]]'
 _NOT_AS_IS = (ord('"'), ord("n"))    # a string (its text is its content) and null
 
 
@@ -99,6 +100,7 @@ class Batch:
     process: np.ndarray
     type: np.ndarray          # INVOKE .. SEEN
     f: np.ndarray             # str objects
+    fcode: np.ndarray         # f as a number: FS.index(f), or one of its own for another f
     value: np.ndarray         # Raw or None
     error: np.ndarray
     producer: np.ndarray
@@ -159,16 +161,27 @@ def decode_block(data: bytes, first: int) -> Batch:
     if len(events) != len(ends):
         raise NotColumnar("a line that is not exactly one JSON object")
     line = np.arange(first, first + len(events), dtype=np.int64)
-    clients = [i for i, e in enumerate(events) if e.process.__class__ is int] \
-        if any(e.process.__class__ is str for e in events) else None
-    if clients is not None:
-        events = [events[i] for i in clients]
-        line = line[clients]
-    return Batch(line, _int64([e.index for e in events]), _int64([e.time for e in events]),
-                 _int64([e.process for e in events]),
-                 np.array([_TYPE_CODES[e.type] for e in events], dtype=np.int8),
-                 _objects([e.f for e in events]), _objects([e.value for e in events]),
+    process = [e.process for e in events]
+    if str in set(map(type, process)):      # the nemesis's events: the checkers ignore them
+        clients = [i for i, p in enumerate(process) if p.__class__ is int]
+        events, process, line = [events[i] for i in clients], [process[i] for i in clients], line[clients]
+    return Batch(line, _int64([e.index for e in events]), _int64([e.time for e in events]), _int64(process),
+                 np.fromiter(map(_TYPE_CODES.__getitem__, [e.type for e in events]), dtype=np.int8,
+                             count=len(events)),
+                 *_fs([e.f for e in events]), _objects([e.value for e in events]),
                  _objects([e.error for e in events]), _objects([e.producer for e in events]))
+
+
+def _fs(fs: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The f column and its codes (_F_CODES grows with fs beyond FS)."""
+    try:
+        codes = np.fromiter(map(_F_CODES.__getitem__, fs), dtype=np.int64, count=len(fs))
+    except KeyError:
+        codes = np.fromiter((_F_CODES.setdefault(f, len(_F_CODES)) for f in fs), dtype=np.int64, count=len(fs))
+    return _objects(fs), codes
+
+
+_F_CODES = {f: i for i, f in enumerate(FS)}
 
 
 @dataclass
@@ -198,32 +211,37 @@ class Pairing:
 
     def add(self, block: Batch) -> Pairs:
         batch = block if self.carry is None else Batch.concat(self.carry, block)
+        # the checks run over the rows sorted by process (`order`), on the
+        # plain columns only: the others are taken once, for the pairs
         order = np.lexsort((batch.line, batch.process))
-        s = batch.take(order)
-        same = s.process[1:] == s.process[:-1]          # row k+1 continues row k's process
-        t = s.type
-        if (same & (s.index[1:] <= s.index[:-1])).any():
+        process, t, f = batch.process[order], batch.type[order], batch.fcode[order]
+        same = process[1:] == process[:-1]          # row k+1 continues row k's process
+        index = batch.index[order]
+        if (same & (index[1:] <= index[:-1])).any():
             raise NotColumnar("an index that does not increase")
         starts = np.r_[True, ~same]
         if self.open_start:
-            self._keep_heads(s, starts, self.carry)
+            self._keep_heads(batch, order[starts], self.carry)
         done = np.flatnonzero((t >= DONE_OK) & (t <= DONE_INFO) & ~(starts & self.open_start))
-        if len(done) and (starts[done].any() or (t[done - 1] != INVOKE).any() or (s.f[done] != s.f[done - 1]).any()):
+        if len(done) and (starts[done].any() or (t[done - 1] != INVOKE).any() or (f[done] != f[done - 1]).any()):
             raise NotColumnar("a completion without a pending invoke of its f")
         invokes = np.flatnonzero(t[:-1] == INVOKE)
         follows = t[invokes + 1]
         if (same[invokes] & ((follows < DONE_OK) | (follows > DONE_INFO))).any():
             raise NotColumnar("an invoke while one is pending")
-        carry = s.take(np.flatnonzero(np.r_[~same, True]))
+        carry = batch.take(order[np.r_[~same, True]])
         carry.type = np.where(carry.type == INVOKE, INVOKE, SEEN).astype(np.int8)
         self.carry = carry
-        by_invoke = np.argsort(s.line[done - 1], kind="stable")
-        return Pairs(s.take(done[by_invoke] - 1), s.take(done[by_invoke]))
+        invoked, completed = order[done - 1], order[done]
+        by_invoke = np.argsort(batch.line[invoked], kind="stable")
+        return Pairs(batch.take(invoked[by_invoke]), batch.take(completed[by_invoke]))
 
-    def _keep_heads(self, s: Batch, starts: np.ndarray, carry: Batch | None) -> None:
-        """The first event of each process not seen in an earlier block."""
-        first = starts if carry is None else starts & ~np.isin(s.process, carry.process)
-        heads = s.take(np.flatnonzero(first))
+    def _keep_heads(self, batch: Batch, firsts: np.ndarray, carry: Batch | None) -> None:
+        """The first event of each process not seen in an earlier block
+        (`firsts`: the first row of each process in `batch`)."""
+        if carry is not None:
+            firsts = firsts[~np.isin(batch.process[firsts], carry.process)]
+        heads = batch.take(firsts)
         heads.type = np.where(heads.type == INVOKE, SEEN, heads.type).astype(np.int8)
         self.heads.append(heads)
 
@@ -241,7 +259,7 @@ def _decode_all(decoder: msgspec.json.Decoder, raws: np.ndarray) -> list:
     """The values `raws` (JSON texts) decoded in one call; any of them absent
     or of another shape refuses the history."""
     try:
-        return decoder.decode(b"[" + b",".join(raws) + b"]")
+        return decoder.decode(b"[" + b",".join(raws.tolist()) + b"]")
     except (TypeError, msgspec.MsgspecError):
         raise NotColumnar("a micro-op value of another shape") from None
 
@@ -249,7 +267,10 @@ def _decode_all(decoder: msgspec.json.Decoder, raws: np.ndarray) -> list:
 def _decode_each(raws: np.ndarray) -> list:
     """Each JSON text decoded (None stays None), as orjson would."""
     try:
-        return _ANY.decode(b"[" + b",".join(b"null" if r is None else r for r in raws) + b"]")
+        texts = raws.tolist()
+        if not all(texts):
+            texts = [b"null" if r is None else r for r in texts]
+        return _ANY.decode(b"[" + b",".join(texts) + b"]")
     except msgspec.MsgspecError:
         raise NotColumnar("JSON msgspec refuses") from None
 
@@ -264,23 +285,20 @@ class Block:
 
 
 class _Records:
-    """Record rows from several groups of operations, each tagged with its
-    operation's rank (position in invoke order): ordered by rank, they are
-    the careful path's records (an operation's rows stay in their order)."""
+    """Record rows from several groups of operations, a group after another
+    (the careful path has them in invoke order: Spark reads them in no order)."""
 
     def __init__(self) -> None:
-        self.parts: list[tuple[np.ndarray, pd.DataFrame]] = []
+        self.parts: list[pd.DataFrame] = []
 
-    def add(self, rank: np.ndarray, frame: pd.DataFrame) -> None:
+    def add(self, frame: pd.DataFrame) -> None:
         if len(frame):
-            self.parts.append((rank, frame))
+            self.parts.append(frame)
 
     def frame(self) -> pd.DataFrame:
         if not self.parts:
             return records_table([])
-        rank = np.concatenate([r for r, _ in self.parts])
-        frame = pd.concat([f for _, f in self.parts], ignore_index=True)
-        return frame.take(np.argsort(rank, kind="stable")).reset_index(drop=True)
+        return self.parts[0] if len(self.parts) == 1 else pd.concat(self.parts, ignore_index=True)
 
 
 def _columns(frame: dict[str, np.ndarray | int], n: int) -> pd.DataFrame:
@@ -289,7 +307,7 @@ def _columns(frame: dict[str, np.ndarray | int], n: int) -> pd.DataFrame:
 
 def _producer_flags(raws: np.ndarray) -> tuple[list, list]:
     """(idempotent, transactional) of each invoke, as history_read._producer."""
-    if all(r is None for r in raws):
+    if not any(raws.tolist()):
         return [None] * len(raws), [None] * len(raws)
     pairs = [(None, None) if p is None else _producer({"producer": p}) for p in _decode_each(raws)]
     return [a for a, _ in pairs], [b for _, b in pairs]
@@ -307,7 +325,7 @@ class Operations:
 
     def block(self) -> Block:
         ok = self.type == DONE_OK
-        send_ok, poll_ok = ok & (self.invoke.f == "send"), ok & (self.invoke.f == "poll")
+        send_ok, poll_ok = ok & (self.invoke.fcode == F_SEND), ok & (self.invoke.fcode == F_POLL)
         self._ok_sends(np.flatnonzero(send_ok))
         self._ok_polls(np.flatnonzero(poll_ok))
         self._others(np.flatnonzero(~(send_ok | poll_ok)))
@@ -340,7 +358,7 @@ class Operations:
         common = self._common(rows, lengths)
         flags = np.where(self._single_key(keys, lengths), SINGLE_KEY_WRITER, 0) \
             | np.where([_flag(self.idempotent[r]) for r in rows], IDEMPOTENT, 0)
-        self.records.add(common["at"], _columns({
+        self.records.add(_columns({
             **common, "key": keys, "offset": offsets, "value": values, "kind": SEND, "otype": OK,
             "fcode": F_SEND, "pos": common["nth"] << 31, "flags": np.repeat(flags, lengths)}, len(keys)))
 
@@ -362,13 +380,16 @@ class Operations:
         completed = _decode_all(_POLL_OKS, self.done.value[rows])
         if [len(m) for m in invoked] != [len(m) for m in completed]:
             raise NotColumnar("an ok poll that does not match its invoke")
-        read = [(r, (i << 31) + j, k, o, v) for r, ms in zip(rows.tolist(), completed)
+        # most polls return nothing: a valid value this long is [["poll",{}]]
+        busy = np.flatnonzero(np.fromiter(map(len, self.done.value[rows].tolist()), dtype=np.int64,
+                                          count=len(rows)) != len(_EMPTY_POLL)).tolist()
+        read = [(r, (i << 31) + j, k, o, v) for r, ms in zip(rows[busy].tolist(), map(completed.__getitem__, busy))
                 for i, m in enumerate(ms) for k, pairs in m[1].items() for j, (o, v) in enumerate(pairs)]
         if not read:
             return
         at, pos, key, offset, value = (_int64(c) for c in zip(*read))
         inv, done = self.invoke, self.done
-        self.records.add(at, _columns({
+        self.records.add(_columns({
             "key": key, "offset": offset, "value": value, "op": inv.index[at], "process": inv.process[at],
             "kind": POLL, "otype": OK, "fcode": F_POLL, "pos": pos, "itime": inv.time[at],
             "ctime": done.time[at], "cindex": done.index[at], "flags": 0}, len(at)))
@@ -381,26 +402,25 @@ class Operations:
         check_invoke, check_completion = rules("queue")
         invoked = _decode_each(self.invoke.value[rows])
         completed = _decode_each(self.done.value[rows]) if self.done is not None else [None] * len(rows)
-        inv, done, made, ranks = self.invoke, self.done, [], []
+        inv, done, made, sent = self.invoke, self.done, [], []
         for r, value, result in zip(rows.tolist(), invoked, completed):
             f, kind = inv.f[r], _TYPE_NAMES[self.type[r]]
             event = {"f": f, "value": value}
             if check_invoke(event, 0, {}) or check_completion(event, {"type": kind, "value": result}):
                 raise NotColumnar("an operation the micro-op rules refuse")
             if f in ("send", "txn"):
-                self.sent.append(_int64([m[2] for m in value if m[0] == "send"]))
-            before = len(made)
+                sent += [m[2] for m in value if m[0] == "send"]
             made += record_rows([(f, kind, int(inv.index[r]), int(inv.process[r]), int(inv.time[r]),
                                   NULL if done is None else int(done.time[r]),
                                   NULL if done is None else int(done.index[r]),
                                   value, result, self.idempotent[r])], resets=False)
-            ranks += [r] * (len(made) - before)
-        self.records.add(np.array(ranks, dtype=np.int64), records_table(made))
+        self.sent.append(_int64(sent))
+        self.records.add(records_table(made))
 
     def _ops_table(self) -> pa.Table:
         from checkers.companion_write import OPS_SCHEMA
         inv, done, n = self.invoke, self.done, self.n
-        errors = [(None, None)] * n if done is None or all(e is None for e in done.error) else \
+        errors = None if done is None or not any(done.error.tolist()) else \
             [(None, None) if e is None else _error_parts(e) for e in _decode_each(done.error)]
         columns = {
             "process": inv.process, "f": inv.f, "invoke_index": inv.index, "invoke_time": inv.time,
@@ -408,7 +428,7 @@ class Operations:
             "complete_time": None if done is None else done.time,
             "type": _TYPE_NAMES[self.type], "invoke_value": value_texts(inv.value),
             "complete_value": None if done is None else value_texts(done.value),
-            "error_name": [a for a, _ in errors], "error_message": [b for _, b in errors],
+            "error_name": errors and [a for a, _ in errors], "error_message": errors and [b for _, b in errors],
             "idempotent": _booleans(self.idempotent), "transactional": _booleans(self.transactional)}
         return pa.Table.from_arrays([_arrow(columns[field.name], field.type, n) for field in OPS_SCHEMA],
                                     schema=OPS_SCHEMA)
@@ -431,20 +451,23 @@ def value_texts(raws: np.ndarray) -> pa.Array:
     """Each value as companion_write.ops_table keeps it (a string's own
     text, anything else compact JSON, null None): the JSON text as written,
     bar the few values whose text is not that (parsed and dumped again)."""
-    texts = list(raws)
+    texts = raws.tolist()
     data, offsets = _joined(texts)
     redo = set(np.searchsorted(offsets, _not_compact_at(data), "right") - 1)
     heads = np.frombuffer(data, dtype=np.uint8)[offsets[:-1][np.diff(offsets) > 0]] if data else []
     present = np.flatnonzero(np.diff(offsets) > 0)
     redo.update(present[np.isin(heads, _NOT_AS_IS)].tolist())
+    valid = np.diff(offsets) > 0
     if redo:
         from checkers.companion_write import _json_text
-        for i in redo:
-            text = _json_text(_ANY.decode(texts[i]))
-            texts[i] = None if text is None else text.encode()
-        data, offsets = _joined(texts)
-    valid = np.fromiter((t is not None for t in texts), dtype=bool, count=len(texts)) if texts.count(None) \
-        else np.ones(len(texts), dtype=bool)
+        redone = {i: _json_text(_ANY.decode(texts[i])) for i in redo}
+        if any(text is not None for text in redone.values()):
+            for i, text in redone.items():
+                texts[i] = None if text is None else text.encode()
+            data, offsets = _joined(texts)
+            valid = np.diff(offsets) > 0
+        else:       # nulls only (the usual case): their slots stay, marked null
+            valid[list(redone)] = False
     return pa.StringArray.from_buffers(len(texts), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data),
                                        pa.py_buffer(np.packbits(valid, bitorder="little")),
                                        null_count=int(len(texts) - valid.sum()))
@@ -464,7 +487,7 @@ def _not_compact_at(data: bytes) -> list[int]:
 def _joined(texts: list) -> tuple[bytes, np.ndarray]:
     """The texts end to end (None as nothing) and where each starts and ends."""
     n = len(texts)
-    if texts.count(None):
+    if not all(texts):
         lengths = np.fromiter((0 if t is None else len(t) for t in texts), dtype=np.int64, count=n)
         texts = [t for t in texts if t is not None]
     else:
@@ -479,6 +502,10 @@ def _joined(texts: list) -> tuple[bytes, np.ndarray]:
 # Above this size the file is written in two parts, one per core: this
 # process the first half, a child the second (each one a part-0000N file).
 SPLIT_MIN_BYTES = 128 << 20
+# The first part's share of the bytes: the child starts later (its imports)
+# and hands its results over at the end; at 2*10^7 events (2.4 GB) this
+# share has both finish together (README, Measured).
+FIRST_SHARE = 0.55
 REFUSED = 3       # the child's exit code when it raises NotColumnar
 
 
@@ -493,6 +520,7 @@ class _Writer:
         self.ops = _Parts(out / "ops", OPS_SCHEMA, name)
         self.records = _Parts(out / "queue-mops", RECORDS_SCHEMA, name)
         self.counts, self.proven, self.sent = OpCounts(), _ProvenSends(), []
+        self.checked: list[np.ndarray] = []
 
     def write(self, invoke: Batch, done: Batch | None) -> None:
         block = Operations(invoke, done).block()
@@ -502,16 +530,34 @@ class _Writer:
         self.records.write(self.proven.hold_back(block.records))
         self.sent.append(block.sent)
 
+    def sent_sorted(self) -> np.ndarray:
+        """The values sent since the last call, sorted, once checked against
+        each other and those of earlier calls (NotColumnar: one sent twice)."""
+        values = np.concatenate(self.sent) if self.sent else np.array([], dtype=np.int64)
+        values.sort()
+        self.sent = []
+        self._check_new(values)
+        return values
+
+    def _check_new(self, values: np.ndarray) -> None:
+        """`values`, sorted, are new: none twice, none among the checked."""
+        if (values[1:] == values[:-1]).any():
+            raise NotColumnar("a value sent twice")
+        for checked in self.checked:
+            at = np.minimum(np.searchsorted(checked, values), max(len(checked) - 1, 0))
+            if len(checked) and (checked[at] == values).any():
+                raise NotColumnar("a value sent twice")
+        self.checked.append(values)
+
     def merge(self, other: Half) -> None:
         """Take in what the other part's writer left to the end."""
         self.counts.merge(other.counts)
         self.proven.merge(other.proven)
-        self.sent += other.sent
+        self.sent_sorted()
+        self._check_new(other.sent)
 
     def finish(self) -> None:
-        values = np.concatenate(self.sent) if self.sent else np.array([], dtype=np.int64)
-        if len(np.unique(values)) != len(values):
-            raise NotColumnar("a value sent twice")
+        self.sent_sorted()
         self.records.write(self.proven.held_back())
 
     def close(self) -> None:
@@ -526,7 +572,7 @@ class Half:
     pending: Batch | None
     counts: OpCounts
     proven: _ProvenSends
-    sent: list[np.ndarray]
+    sent: np.ndarray       # sorted, each value once
 
 
 def write_columnar(history: Path, out: Path, block_bytes: int) -> OpCounts:
@@ -560,9 +606,10 @@ def _pairs(pairs: Pairs) -> tuple[Batch, Batch]:
 
 
 def _middle(history: Path) -> int:
-    """The start of the first line from the middle of the file on."""
+    """Where the second part starts: the first line from FIRST_SHARE of the
+    file on."""
     with open(history, "rb") as f:
-        f.seek(history.stat().st_size // 2)
+        f.seek(int(history.stat().st_size * FIRST_SHARE))
         f.readline()
         return f.tell()
 
@@ -579,7 +626,7 @@ def write_second_half(history: Path, out: Path, start: int, block_bytes: int) ->
         writer.close()
     heads, pending = Batch.concat_all(pairing.heads), pairing.pending()
     return Half(None if heads is None else heads.portable(), None if pending is None else pending.portable(),
-                writer.counts, writer.proven, writer.sent)
+                writer.counts, writer.proven, writer.sent_sorted())
 
 
 class _SecondHalf:

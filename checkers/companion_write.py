@@ -56,6 +56,7 @@ OPS_SCHEMA = pa.schema([
 RECORDS_SCHEMA = pa.schema([(c, pa.int64()) for c in COLUMNS])
 _AT = {c: i for i, c in enumerate(OP_COLUMNS)}
 PART = "part-00000.parquet"
+_REPEATED = ("f", "type", "error_name", "kind", "otype", "fcode", "flags")
 
 
 def write_companion(history: Path, workload: str = "queue", out: Path | None = None,
@@ -219,7 +220,10 @@ class _Parts:
 
     def __init__(self, folder: Path, schema: pa.Schema, name: str = PART) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        self.writer = pq.ParquetWriter(folder / name, schema)
+        # dictionaries only where values repeat: trying them on the others costs
+        # more than the rest of the writing
+        self.writer = pq.ParquetWriter(folder / name, schema, use_dictionary=[
+            f.name for f in schema if f.name in _REPEATED])
         self.schema = schema
 
     def write(self, table: pa.Table | pd.DataFrame) -> None:
