@@ -211,6 +211,8 @@ class Pairing:
 
     def add(self, block: Batch) -> Pairs:
         batch = block if self.carry is None else Batch.concat(self.carry, block)
+        if not len(batch.line):         # no client events yet
+            return Pairs(batch, batch)
         # the checks run over the rows sorted by process (`order`), on the
         # plain columns only: the others are taken once, for the pairs
         order = np.lexsort((batch.line, batch.process))

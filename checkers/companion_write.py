@@ -60,10 +60,10 @@ _REPEATED = ("f", "type", "error_name", "kind", "otype", "fcode", "flags")
 
 
 def write_companion(history: Path, workload: str = "queue", out: Path | None = None,
-                    block_bytes: int = BLOCK_BYTES) -> Path:
+                    block_bytes: int = BLOCK_BYTES, columnar: bool = True) -> Path:
     """Validate `history` (JSON Lines) and write its companion at `out`
     (default: beside it, history.parquet/). Raises HistoryError on bad
-    input, leaving no companion."""
+    input, leaving no companion. `columnar=False`: the careful path only."""
     history = Path(history)
     out = Path(out) if out is not None else companion_path(history)
     if out.exists():
@@ -72,7 +72,7 @@ def write_companion(history: Path, workload: str = "queue", out: Path | None = N
     if not history.is_file():
         raise HistoryError([Problem(str(history), None, "no such file")])
     out.mkdir(parents=True)    # here, so a folder that cannot be written raises here
-    counts = _write_columnar(history, workload, out, block_bytes)
+    counts = _write_columnar(history, workload, out, block_bytes) if columnar else None
     if counts is None:
         with _RecordsWriter(history, workload, out, block_bytes) as records:
             try:
