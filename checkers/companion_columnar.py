@@ -266,10 +266,10 @@ def _decode_all(decoder: msgspec.json.Decoder, raws: np.ndarray) -> list:
         raise NotColumnar("a micro-op value of another shape") from None
 
 
-def _decode_each(raws: np.ndarray) -> list:
+def _decode_each(raws: np.ndarray | list) -> list:
     """Each JSON text decoded (None stays None), as orjson would."""
     try:
-        texts = raws.tolist()
+        texts = raws if isinstance(raws, list) else raws.tolist()
         if not all(texts):
             texts = [b"null" if r is None else r for r in texts]
         return _ANY.decode(b"[" + b",".join(texts) + b"]")
@@ -462,7 +462,7 @@ def value_texts(raws: np.ndarray) -> pa.Array:
     valid = np.diff(offsets) > 0
     if redo:
         from checkers.companion_write import _json_text
-        redone = {i: _json_text(_ANY.decode(texts[i])) for i in redo}
+        redone = {i: _json_text(_decode_each([texts[i]])[0]) for i in redo}
         if any(text is not None for text in redone.values()):
             for i, text in redone.items():
                 texts[i] = None if text is None else text.encode()

@@ -324,12 +324,14 @@ def test_operations_across_the_split(tmp_path, monkeypatch, lines, accepted, sha
     GOOD[0] + "\n" + GOOD[1],                         # no final newline (written)
     '{"index":0,"time":1,"type":"invoke","process":0,"f":"poll","value":[["poll",1]]}\n'
     '{"index":1,"time":2,"type":"ok","process":0,"f":"poll","value":[["poll",{}]]}\n',   # a poll with more
+    '{"index":0,"time":1,"type":"invoke","process":0,"f":"note","value":1e999}\n',       # beyond a double
 ])
 def test_shapes_left_to_the_careful_path(tmp_path, text):
     history = tmp_path / "history.jsonl"
     history.write_text(text)
     written = assert_same_or_refused(history, tmp_path)
-    assert written == (not text.count("\n\n") and "\r" not in text and '["poll",1]' not in text)
+    assert written == (not text.count("\n\n") and "\r" not in text and '["poll",1]' not in text
+                       and "1e999" not in text)
     assert _tables(write_companion(history, out=tmp_path / "c.parquet"))["ops"]
 
 
