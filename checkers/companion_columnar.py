@@ -616,13 +616,16 @@ def _middle(history: Path) -> int:
         return f.tell()
 
 
-def write_second_half(history: Path, out: Path, start: int, block_bytes: int) -> Half:
+def write_second_half(history: Path, out: Path, start: int, block_bytes: int, parent: int | None = None) -> Half:
     """The file's lines from byte `start` on, written as part 1; what the
-    first part's writer needs to finish comes back."""
+    first part's writer needs to finish comes back. `parent`: the pid of
+    that writer's process; should it die, this one stops at its next block."""
     writer, pairing = _Writer(out, 1), Pairing(open_start=True)
     try:
         with without_cyclic_gc():
             for block in _blocks(history, block_bytes, start, None):
+                if parent is not None and os.getppid() != parent:
+                    raise SystemExit(f"{history}: the process writing the first part ({parent}) is gone")
                 writer.write(*_pairs(pairing.add(block)))
     finally:
         writer.close()
@@ -681,11 +684,9 @@ def _blocks(history: Path, block_bytes: int, start: int, end: int | None) -> Ite
 
 def _child_main(history: str, out: str, start: str, block_bytes: str, result_file: str, parent: str) -> None:
     try:
-        half = write_second_half(Path(history), Path(out), int(start), int(block_bytes))
+        half = write_second_half(Path(history), Path(out), int(start), int(block_bytes), int(parent))
     except NotColumnar:
         sys.exit(REFUSED)
-    if os.getppid() != int(parent):
-        sys.exit(f"{history}: the process writing the first half ({parent}) is gone")
     with open(result_file, "wb") as f:
         pickle.dump(half, f, protocol=pickle.HIGHEST_PROTOCOL)
 

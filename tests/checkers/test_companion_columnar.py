@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import subprocess
+import sys
 
 import pyarrow.parquet as pq
 import pytest
@@ -361,3 +363,16 @@ def test_second_part_in_a_child_process(tmp_path, monkeypatch):
     with pytest.raises(HistoryError, match=f"value {value} is sent again"):
         write_companion(history, out=tmp_path / "y.parquet", block_bytes=500)
     assert not (tmp_path / "y.parquet").exists()
+
+
+@pytest.mark.child_process
+def test_second_part_stops_once_the_first_parts_process_is_gone(tmp_path):
+    """Given a parent pid that is not its parent (as after the first part's
+    process died and it was re-parented), the child stops at its first block."""
+    history = _write(tmp_path / "history.jsonl", _random(4))
+    out = tmp_path / "history.parquet"
+    out.mkdir()
+    done = subprocess.run([sys.executable, "-m", "checkers.companion_columnar", str(history), str(out), "0", "300",
+                           str(tmp_path / "half.pickle"), "1"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "the process writing the first part (1) is gone" in done.stderr
+    assert not (tmp_path / "half.pickle").exists()
