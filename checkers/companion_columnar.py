@@ -16,8 +16,9 @@ NotColumnar, and companion_write falls back to the careful path, which
 writes the companion or reports the problems by line. So it may refuse a
 history the careful path accepts (a blank line, CRLF line ends, a poll
 micro-op with extra elements, a 64-bit overflow), but it must never accept
-one that path refuses, and what it writes is what that path writes, row for
-row and in the same order (tests/checkers/test_companion_columnar.py).
+one that path refuses, and what it writes is what that path writes: the
+same rows, in another order (Spark reads them in no order), and for a large
+file in two part files, one per core (tests/checkers/test_companion_columnar.py).
 """
 from __future__ import annotations
 
@@ -119,10 +120,17 @@ class Batch:
         return Batch(*(np.concatenate([getattr(b, n) for b in batches]) for n in Batch.__dataclass_fields__))
 
     def portable(self) -> Batch:
-        """The batch with its JSON texts as bytes (msgspec.Raw does not pickle)."""
+        """The batch with its JSON texts as bytes (msgspec.Raw does not
+        pickle), for another process: see `arrived`."""
         texts = {n: _objects([None if r is None else bytes(r) for r in getattr(self, n)])
                  for n in ("value", "error", "producer")}
         return Batch(**{n: texts.get(n, getattr(self, n)) for n in Batch.__dataclass_fields__})
+
+    def arrived(self) -> Batch:
+        """A batch from another process, its f codes made this process's (an
+        f beyond FS gets its code where it is first seen)."""
+        self.fcode = _fs(self.f.tolist())[1]
+        return self
 
 
 def _int64(values) -> np.ndarray:
@@ -661,7 +669,11 @@ class _SecondHalf:
             raise CompanionWriteError(f"writing the second half of the companion failed (exit {code}): "
                                       f"{self.errors.read().strip()[-2000:]}")
         with open(self.result_file.name, "rb") as f:
-            return pickle.load(f)
+            half = pickle.load(f)
+        for batch in (half.heads, half.pending):
+            if batch is not None:
+                batch.arrived()
+        return half
 
     def __exit__(self, *exc) -> None:
         if self.child is None:

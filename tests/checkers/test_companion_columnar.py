@@ -376,3 +376,17 @@ def test_second_part_stops_once_the_first_parts_process_is_gone(tmp_path):
                            str(tmp_path / "half.pickle"), "1"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "the process writing the first part (1) is gone" in done.stderr
     assert not (tmp_path / "half.pickle").exists()
+
+
+@pytest.mark.child_process
+def test_an_f_beyond_the_known_ones_is_compared_by_name_across_processes(tmp_path, monkeypatch):
+    """Each process numbers the fs it does not know as it meets them: 'foo'
+    in the first part and 'bar' in the second get the same number there, and
+    must still differ when the parent pairs them."""
+    _split(monkeypatch, 0.5)
+    invoke = '{"index":0,"time":1,"type":"invoke","process":0,"f":"foo","value":null}'
+    done = '{"index":99,"time":2,"type":"ok","process":0,"f":"bar","value":null}'
+    history = tmp_path / "history.jsonl"
+    history.write_text("\n".join([invoke] + FILLER + [done]) + "\n")
+    with pytest.raises(HistoryError, match="completion f 'bar' differs from its invoke's f 'foo'"):
+        write_companion(history, out=tmp_path / "c.parquet", block_bytes=100)
