@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, Union
+from typing import Annotated, Literal, NamedTuple, Union
 
 import msgspec
 import numpy as np
@@ -38,14 +38,13 @@ import pandas as pd
 import pyarrow as pa
 
 from checkers.collector import without_cyclic_gc
+from checkers.companion_write import (OPS_SCHEMA, RECORDS_SCHEMA, CompanionWriteError, OpCounts, _json_text, _Parts,
+                                      _ProvenSends)
 from checkers.history_lines import byte_blocks
 from checkers.history_read import _error_parts, _producer
 from checkers.mop_rules import rules
 from checkers.queue_frame import COLUMNS, FS, IDEMPOTENT, NULL, OK, POLL, SEND, SINGLE_KEY_WRITER
 from checkers.queue_local import _flag, record_rows, records_table
-
-if TYPE_CHECKING:
-    from checkers.companion_write import OpCounts, _ProvenSends
 
 
 class NotColumnar(Exception):
@@ -108,10 +107,6 @@ class Batch:
 
     def take(self, rows: np.ndarray) -> Batch:
         return Batch(*(getattr(self, name)[rows] for name in self.__dataclass_fields__))
-
-    @staticmethod
-    def concat(a: Batch, b: Batch) -> Batch:
-        return Batch.concat_all([a, b])
 
     @staticmethod
     def concat_all(batches: list[Batch]) -> Batch | None:
@@ -192,8 +187,7 @@ def _fs(fs: list[str]) -> tuple[np.ndarray, np.ndarray]:
 _F_CODES = {f: i for i, f in enumerate(FS)}
 
 
-@dataclass
-class Pairs:
+class Pairs(NamedTuple):
     """Completed operations: the invoke and completion batches, row for row,
     in invoke order."""
     invoke: Batch
@@ -218,7 +212,7 @@ class Pairing:
         self.heads: list[Batch] = []
 
     def add(self, block: Batch) -> Pairs:
-        batch = block if self.carry is None else Batch.concat(self.carry, block)
+        batch = block if self.carry is None else Batch.concat_all([self.carry, block])
         if not len(batch.line):         # no client events yet
             return Pairs(batch, batch)
         # the checks run over the rows sorted by process (`order`), on the
@@ -319,7 +313,7 @@ def _producer_flags(raws: np.ndarray) -> tuple[list, list]:
     """(idempotent, transactional) of each invoke, as history_read._producer."""
     if not any(raws.tolist()):
         return [None] * len(raws), [None] * len(raws)
-    pairs = [(None, None) if p is None else _producer({"producer": p}) for p in _decode_each(raws)]
+    pairs = [_producer(p) for p in _decode_each(raws)]
     return [a for a, _ in pairs], [b for _, b in pairs]
 
 
@@ -342,15 +336,12 @@ class Operations:
         sent = np.concatenate(self.sent) if self.sent else np.array([], dtype=np.int64)
         return Block(self._ops_table(), self.records.frame(), sent)
 
-    def _common(self, rows: np.ndarray, lengths: list[int]) -> dict[str, np.ndarray]:
-        """The record columns each micro-op row takes from its operation."""
+    def _of_operations(self, at: np.ndarray) -> dict[str, np.ndarray]:
+        """The record columns that micro-op rows take from their operations
+        (`at`: each row's operation)."""
         inv, done = self.invoke, self.done
-        counts = np.asarray(lengths, dtype=np.int64)
-        at = np.repeat(rows, counts)
-        starts = np.repeat(np.cumsum(counts) - counts, counts)
         return {"op": inv.index[at], "process": inv.process[at], "itime": inv.time[at],
-                "ctime": done.time[at], "cindex": done.index[at], "at": at,
-                "nth": np.arange(len(at), dtype=np.int64) - starts}
+                "ctime": done.time[at], "cindex": done.index[at]}
 
     def _ok_sends(self, rows: np.ndarray) -> None:
         if not len(rows):
@@ -365,12 +356,14 @@ class Operations:
         offsets = [NULL if m[2][0] is None else m[2][0] for ms in completed for m in ms]
         keys, values, offsets = _int64(keys), _int64(values), _int64(offsets)
         self.sent.append(values)
-        common = self._common(rows, lengths)
+        counts = np.asarray(lengths, dtype=np.int64)
+        at = np.repeat(rows, counts)
+        nth = np.arange(len(at), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
         flags = np.where(self._single_key(keys, lengths), SINGLE_KEY_WRITER, 0) \
             | np.where([_flag(self.idempotent[r]) for r in rows], IDEMPOTENT, 0)
         self.records.add(_columns({
-            **common, "key": keys, "offset": offsets, "value": values, "kind": SEND, "otype": OK,
-            "fcode": F_SEND, "pos": common["nth"] << 31, "flags": np.repeat(flags, lengths)}, len(keys)))
+            **self._of_operations(at), "key": keys, "offset": offsets, "value": values, "kind": SEND, "otype": OK,
+            "fcode": F_SEND, "pos": nth << 31, "flags": np.repeat(flags, lengths)}, len(keys)))
 
     @staticmethod
     def _single_key(keys: np.ndarray, lengths: list[int]) -> np.ndarray:
@@ -398,11 +391,9 @@ class Operations:
         if not read:
             return
         at, pos, key, offset, value = (_int64(c) for c in zip(*read))
-        inv, done = self.invoke, self.done
         self.records.add(_columns({
-            "key": key, "offset": offset, "value": value, "op": inv.index[at], "process": inv.process[at],
-            "kind": POLL, "otype": OK, "fcode": F_POLL, "pos": pos, "itime": inv.time[at],
-            "ctime": done.time[at], "cindex": done.index[at], "flags": 0}, len(at)))
+            **self._of_operations(at), "key": key, "offset": offset, "value": value, "kind": POLL, "otype": OK,
+            "fcode": F_POLL, "pos": pos, "flags": 0}, len(at)))
 
     def _others(self, rows: np.ndarray) -> None:
         """Txns, failed and indefinite operations, pending ones, other fs:
@@ -428,7 +419,6 @@ class Operations:
         self.records.add(records_table(made))
 
     def _ops_table(self) -> pa.Table:
-        from checkers.companion_write import OPS_SCHEMA
         inv, done, n = self.invoke, self.done, self.n
         errors = None if done is None or not any(done.error.tolist()) else \
             [(None, None) if e is None else _error_parts(e) for e in _decode_each(done.error)]
@@ -464,12 +454,10 @@ def value_texts(raws: np.ndarray) -> pa.Array:
     texts = raws.tolist()
     data, offsets = _joined(texts)
     redo = set(np.searchsorted(offsets, _not_compact_at(data), "right") - 1)
-    heads = np.frombuffer(data, dtype=np.uint8)[offsets[:-1][np.diff(offsets) > 0]] if data else []
-    present = np.flatnonzero(np.diff(offsets) > 0)
-    redo.update(present[np.isin(heads, _NOT_AS_IS)].tolist())
-    valid = np.diff(offsets) > 0
+    valid = np.diff(offsets) > 0           # None: no text
+    heads = np.frombuffer(data, dtype=np.uint8)[offsets[:-1][valid]] if data else []
+    redo.update(np.flatnonzero(valid)[np.isin(heads, _NOT_AS_IS)].tolist())
     if redo:
-        from checkers.companion_write import _json_text
         redone = {i: _json_text(_decode_each([texts[i]])[0]) for i in redo}
         if any(text is not None for text in redone.values()):
             for i, text in redone.items():
@@ -525,7 +513,6 @@ class _Writer:
     info sends held back until every poll is known (PROVEN)."""
 
     def __init__(self, out: Path, part: int) -> None:
-        from checkers.companion_write import OPS_SCHEMA, RECORDS_SCHEMA, OpCounts, _Parts, _ProvenSends
         name = f"part-{part:05d}.parquet"
         self.ops = _Parts(out / "ops", OPS_SCHEMA, name)
         self.records = _Parts(out / "queue-mops", RECORDS_SCHEMA, name)
@@ -594,12 +581,12 @@ def write_columnar(history: Path, out: Path, block_bytes: int) -> OpCounts:
     try:
         with _SecondHalf(history, out, middle, block_bytes) as second, without_cyclic_gc():
             for block in _blocks(history, block_bytes, 0, middle):
-                writer.write(*_pairs(pairing.add(block)))
+                writer.write(*pairing.add(block))
             pending = [pairing.pending()]
             if second.child is not None:
                 half = second.result()
                 if half.heads is not None:
-                    writer.write(*_pairs(pairing.add(half.heads)))
+                    writer.write(*pairing.add(half.heads))
                 pending = [pairing.pending(), half.pending]
                 writer.merge(half)
             for batch in pending:
@@ -609,10 +596,6 @@ def write_columnar(history: Path, out: Path, block_bytes: int) -> OpCounts:
     finally:
         writer.close()
     return writer.counts
-
-
-def _pairs(pairs: Pairs) -> tuple[Batch, Batch]:
-    return pairs.invoke, pairs.done
 
 
 def _middle(history: Path) -> int:
@@ -634,7 +617,7 @@ def write_second_half(history: Path, out: Path, start: int, block_bytes: int, pa
             for block in _blocks(history, block_bytes, start, None):
                 if parent is not None and os.getppid() != parent:
                     raise SystemExit(f"{history}: the process writing the first part ({parent}) is gone")
-                writer.write(*_pairs(pairing.add(block)))
+                writer.write(*pairing.add(block))
     finally:
         writer.close()
     heads, pending = Batch.concat_all(pairing.heads), pairing.pending()
@@ -664,7 +647,6 @@ class _SecondHalf:
         if code == REFUSED:
             raise NotColumnar("the second half")
         if code != 0:
-            from checkers.companion_write import CompanionWriteError
             self.errors.seek(0)
             raise CompanionWriteError(f"writing the second half of the companion failed (exit {code}): "
                                       f"{self.errors.read().strip()[-2000:]}")

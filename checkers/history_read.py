@@ -104,8 +104,8 @@ def _error_parts(error) -> tuple[str | None, str | None]:
     return str(error) if isinstance(error, str) else json.dumps(error), None
 
 
-def _producer(e: dict) -> tuple:
-    p = e.get("producer")
+def _producer(p) -> tuple:
+    """(idempotent, transactional) of an event's `producer` field (None: absent)."""
     if isinstance(p, str):
         try:
             p = json.loads(p)
@@ -209,7 +209,7 @@ def _row(invoke: dict, invoke_line: int, done: dict | None, line: int | None) ->
             done.get("value")
         error = done.get("error")
         error_name, error_message = _error_parts(error) if error is not None else (None, None)
-    idempotent, transactional = _producer(invoke) if "producer" in invoke else (None, None)
+    idempotent, transactional = _producer(invoke.get("producer"))
     return (invoke["process"], invoke["f"], invoke["index"], invoke["time"], complete_index, complete_time,
             kind, invoke.get("value"), complete_value, error_name, error_message, idempotent, transactional,
             invoke_line, line)
