@@ -2,6 +2,7 @@
 here, so reporting a broken file never waits for a JVM."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 TYPES = ("invoke", "ok", "fail", "info")
@@ -28,3 +29,12 @@ class HistoryError(ValueError):
         self.count = count if count is not None else len(problems)
         more = f" ({self.count} in all; first {len(problems)} shown)" if self.count > len(problems) else ""
         super().__init__("bad history" + more + ":\n" + "\n".join(f"  {p}" for p in problems))
+
+
+def malformed_json(err: json.JSONDecodeError, text: str) -> str:
+    """What is wrong with a line that is not JSON, and where in the line (the
+    decoder's own line and column count the line's newline, so a line cut
+    short read as "column 1" of a next one)."""
+    line = text.rstrip("\r\n")
+    where = "at the end of the line" if err.pos >= len(line) else f"at column {err.pos + 1}"
+    return f"malformed JSON ({err.msg} {where}): {line.strip()[:120]!r}"

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checkers.history_errors import MAX_REPORTED, TYPES, HistoryError, Problem  # noqa: F401 (re-exported)
+from checkers.history_errors import MAX_REPORTED, TYPES, HistoryError, Problem, malformed_json  # noqa: F401 (re-exported)
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -238,7 +238,7 @@ def _explain_bad_line(text: str | None, fallback: str) -> str:
     try:
         event = json.loads(text)
     except json.JSONDecodeError as e:
-        return f"malformed JSON ({e.msg} at column {e.colno}): {text[:120]!r}"
+        return malformed_json(e, text)
     if not isinstance(event, dict):
         return f"an event must be a JSON object, not {type(event).__name__}"
     for name in ("index", "time"):

@@ -31,7 +31,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from checkers.history_errors import MAX_REPORTED, TYPES, HistoryError, Problem
+from checkers.history_errors import MAX_REPORTED, TYPES, HistoryError, Problem, malformed_json
 from checkers.history_lines import BLOCK_BYTES, Lines, line_blocks, read_lines
 from checkers.mop_rules import MopProblem, rules
 
@@ -245,7 +245,7 @@ def _careful_parse(lines: Lines, number: int, problems: _Problems):
     try:
         return lines.careful(text)
     except json.JSONDecodeError as err:
-        problems.add(number, f"malformed JSON ({err.msg} at column {err.colno}): {text.strip()[:120]!r}")
+        problems.add(number, malformed_json(err, text))
         return _SKIP
 
 

@@ -49,7 +49,9 @@ GOOD = '{"index":0,"time":1,"type":"invoke","process":0,"f":"poll","value":[["po
 
 
 @pytest.mark.parametrize("bad_line, message", [
-    ('{"index":1,"time":2,"type":"ok","process":0,"f":"poll","value":[["poll",{}]]', "malformed JSON"),
+    ('{"index":1,"time":2,"type":"ok","process":0,"f":"poll","value":[["poll",{}]]',
+     "malformed JSON (Expecting ',' delimiter at the end of the line)"),
+    ('{"index":1,"time":2,,"type":"ok"}', "malformed JSON (Expecting property name enclosed in double quotes at column 21)"),
     ('{"index":1,"type":"ok","process":0,"f":"poll","value":null}', "missing field 'time'"),
     ('{"index":"one","time":2,"type":"ok","process":0,"f":"poll","value":null}', "field 'index' must be an integer"),
     ('{"index":1,"time":2,"type":"done","process":0,"f":"poll","value":null}', "type must be one of"),

@@ -118,6 +118,15 @@ BROKEN = {
 }
 
 
+def test_malformed_json_is_placed_within_its_line(tmp_path):
+    path = tmp_path / "history.jsonl"
+    path.write_text("\n".join([GOOD[0], GOOD[1][:-1], '{"index":2,"time":3,,"type":"ok"}', *GOOD[3:]]) + "\n")
+    with pytest.raises(HistoryError) as err:
+        read_history(path, "queue")
+    assert f"{path}:2: malformed JSON (Expecting ',' delimiter at the end of the line)" in str(err.value)
+    assert f"{path}:3: malformed JSON (Expecting property name enclosed in double quotes at column 21)" in str(err.value)
+
+
 @pytest.mark.parametrize("name", sorted(BROKEN))
 def test_streamed_errors_are_read_history_errors(tmp_path, name):
     path = tmp_path / "history.jsonl"
