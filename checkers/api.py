@@ -103,15 +103,15 @@ def _run_spark(history_path: Path, out: Path, spark_master, workload: str, allow
 
 def choose_engine(history_path: Path, engine: str, spark_master, workload: str = "queue") -> str:
     """auto: in-process for a JSON Lines history up to the workload's
-    LOCAL_MAX_BYTES with no Spark master named; Spark otherwise."""
+    LOCAL_MAX_BYTES with no Spark master named; Spark otherwise. A Parquet
+    companion beside a small history changes nothing: reading the JSON in
+    process beats starting a JVM to read the Parquet (10^5 queue operations:
+    2 s against 12 s)."""
     if engine not in ENGINES:
         raise CheckOptionError(f"unknown engine {engine!r}: expected one of {', '.join(ENGINES)}")
     if engine != "auto":
         return engine
     if spark_master is not None or not history_path.is_file() or history_path.suffix == ".parquet":
-        return "spark"
-    from checkers.companion import companion_for
-    if companion_for(history_path) is not None:
         return "spark"
     return "local" if history_path.stat().st_size <= LOCAL_MAX_BYTES[workload] else "spark"
 

@@ -32,7 +32,7 @@ def checked_both_ways(spark, tmp_path_factory):
     from_json = check_history(planted_history().write(json_dir / "history.jsonl"), out_dir=json_dir / "out")
     history = planted_history().write(parquet_dir / "history.jsonl")
     companion = write_companion(history)
-    from_parquet = check_history(history, out_dir=parquet_dir / "out")
+    from_parquet = check_history(history, out_dir=parquet_dir / "out", engine="spark")
     return from_json, from_parquet, history, companion
 
 
@@ -119,6 +119,14 @@ def test_companion_holds_what_spark_reads_from_the_json(spark, tmp_path, name):
         assert ((mops["flags"] & PROVEN) != 0).sum() == 4
     counts = [tuple(c) for c in json.loads((companion / OP_COUNTS).read_text())]
     assert stats_from_counts(counts) == op_stats(pair_operations(load_history(spark, history)))
+
+
+def test_auto_checks_a_small_history_in_process_though_it_has_a_companion(checked_both_ways, tmp_path):
+    *_, history, companion = checked_both_ways
+    assert companion_for(history) == companion
+    results = check_history(history, out_dir=tmp_path)
+    assert (results["checker"]["engine"], results["checker"]["parquet_companion"]) == ("local", False)
+    assert set(results["anomalies"]) == set(PLANTED) | {"G0"}
 
 
 def test_list_append_companion_has_operations_only(tmp_path):
