@@ -9,7 +9,8 @@ Definitions follow Elle's list-append analysis (elle.list-append):
 
 - The version order of a key is the longest value any ok or info txn read
   of it; every other non-empty read must be a prefix of the next longer one
-  (else `incompatible-order`). A key appended exactly once and never read
+  (else `incompatible-order`; of two disagreeing reads of one length, the
+  one first read later). A key appended exactly once and never read
   non-empty has the order [v]: the initial state [] came before that append.
 - ww: the writer of the element before an append (in the order; an append
   never read comes after the last element read) -> the appender.
@@ -64,12 +65,20 @@ def _single_append(mops: list[KeyMop], with_failed: bool) -> list | None:
 def observed_states(mops: list[KeyMop], with_failed: bool = False) -> list[list]:
     """Distinct non-empty states read by ok txns, shortest first; a key with
     a single append (of a txn that did not fail, or of any txn
-    `with_failed`) has state [v]."""
+    `with_failed`) has state [v]. States of one length (reads that disagree:
+    incompatible-order) go in the order of their first reader's op id, so
+    the longest one, the version order, never depends on the order the
+    mops came in (Spark's rows come in no fixed order)."""
     single = _single_append(mops, with_failed)
     if single is not None:
         return [single]
-    states = {tuple(value) for _, _, otype, _, f, value, _ in mops if f == "r" and otype == "ok" and value}
-    return [list(s) for s in sorted(states, key=len)]
+    first_reader: dict[tuple, int] = {}
+    for _, op, otype, _, f, value, _ in mops:
+        if f == "r" and otype == "ok" and value:
+            state = tuple(value)
+            if op < first_reader.get(state, op + 1):
+                first_reader[state] = op
+    return [list(s) for s in sorted(first_reader, key=lambda s: (len(s), first_reader[s]))]
 
 
 def version_order(states: list[list]) -> list:

@@ -106,20 +106,23 @@ def lost_updates(ok_ops) -> int:
 
 def sorted_values(ops) -> dict:
     """Elle's sorted-values over `ops`: non-empty ok reads, replaced by [v]
-    for a key with exactly one append; shortest first. Reads go into each
-    key's set in history order (ties in length are broken as the checker's)."""
-    states: dict = {}
+    for a key with exactly one append; shortest first, and states of one
+    length by the id of the first op that read them (the checker's rule:
+    Elle leaves that order to its hash set)."""
+    first_reader: dict = {}
     appends = defaultdict(list)
     for op in ops:
         for f, k, v in op["mops"]:
             if f == "r" and op["type"] == "ok" and v:
-                states.setdefault(k, set()).add(tuple(v))
+                seen = first_reader.setdefault(k, {})
+                seen[tuple(v)] = min(seen.get(tuple(v), op["id"]), op["id"])
             elif f == "append":
                 appends[k].append(v)
     for k, vs in appends.items():
         if len(vs) == 1:
-            states[k] = {(vs[0],)}
-    return {k: [list(s) for s in sorted(v, key=len)] for k, v in states.items()}
+            first_reader[k] = {(vs[0],): 0}
+    return {k: [list(s) for s in sorted(seen, key=lambda s: (len(s), seen[s]))]
+            for k, seen in first_reader.items()}
 
 
 def prefix(a, b) -> bool:

@@ -93,7 +93,9 @@ def origin(example: dict) -> int:
     return h
 
 
-BATCH = [(seed, 30, 1 + seed % 3, 1 + seed % 4, [0.0, 0.2, 0.5][seed % 3]) for seed in range(10)]
+# 40 histories of 10-40 transactions, 1-3 keys, 1-4 processes, each fault rate
+BATCH = [(seed, 10 + 3 * seed % 31, 1 + seed % 3, 1 + seed // 3 % 4, [0.0, 0.2, 0.5][seed // 12 % 3])
+         for seed in range(40)]
 
 
 @pytest.mark.spark

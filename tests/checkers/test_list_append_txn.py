@@ -94,6 +94,18 @@ def test_single_append_orders_itself_and_reads_disagreeing_are_found():
     assert clash.type == "incompatible-order" and clash.example["values"] == [[2], [1, 2]]
 
 
+def test_reads_of_one_length_that_disagree_are_ordered_by_their_first_reader():
+    """Whatever order the mops come in (Spark's rows come in none), the
+    longest state read first sorts first and the other is the version order."""
+    import itertools
+    mops = [read(9, [1, 3, 2]), read(4, [1, 2, 3]), read(6, [1, 2]), read(12, [1, 2, 3])]
+    for shuffled in itertools.permutations(mops):
+        states = observed_states(list(shuffled))
+        assert states == [[1, 2], [1, 2, 3], [1, 3, 2]]
+        assert version_order(states) == [1, 3, 2]
+        assert incompatible_order(K, states).example["values"] == [[1, 2, 3], [1, 3, 2]]
+
+
 def test_models_imply_weaker_ones():
     assert consistency.proscribed("read-uncommitted") < consistency.proscribed("read-committed")
     assert "G2-item" not in consistency.proscribed("snapshot-isolation")
