@@ -53,17 +53,32 @@ def stats_from_counts(counts: list[tuple[str, str, int, int | None]]) -> dict:
 DRIVER_GATHER_MAX_OPS = 100_000
 
 
+# The pass's rows that are few whatever the history's size (counts, examples,
+# stats, per-key series) or only as many as its anomalies (lost, idem_dup).
+FEW_RECS = ("count", "anomaly", "stat", "max", "unseen", "lost", "idem_dup")
+
+
+def few_rows(passed: DataFrame) -> DataFrame:
+    """`passed`'s FEW_RECS rows in one partition, kept. The pass has a
+    partition per bucket (51 at 10^7 operations), most of them edges, and
+    each of the half-dozen small queries over them paid for a task per
+    partition (about 0.5 s each at 10^7). The shuffle's map side runs over
+    the pass's own partitions, so the pass still runs one task per bucket."""
+    return passed.filter(F.col("rec").isin(*FEW_RECS)).repartition(1).persist(StorageLevel.MEMORY_AND_DISK)
+
+
 class SparkPass:
-    """queue.Gathered from the bucket pass's rows (`passed`, in Spark)."""
+    """queue.Gathered from the bucket pass's rows (`passed`, in Spark; `few`:
+    few_rows(passed))."""
 
     def __init__(self, spark: SparkSession, values: DataFrame, ops: DataFrame, passed: DataFrame,
-                 op_stats: dict, limit: int, realtime: bool) -> None:
-        self.spark, self.values, self.ops, self.passed = spark, values, ops, passed
+                 few: DataFrame, op_stats: dict, limit: int, realtime: bool) -> None:
+        self.spark, self.values, self.ops, self.passed, self.few = spark, values, ops, passed, few
         self.op_stats, self.limit, self.realtime = op_stats, limit, realtime
         self._txn_reads: Future | None = None
 
     def _rec(self, kind: str) -> DataFrame:
-        return self.passed.filter(F.col("rec") == kind)
+        return (self.few if kind in FEW_RECS else self.passed).filter(F.col("rec") == kind)
 
     def anomaly_rows(self) -> tuple[dict[str, int], list[tuple[str, str]]]:
         """The overall first `limit` examples per type are picked in Spark, so
@@ -75,7 +90,7 @@ class SparkPass:
         return {r["type"]: r["n"] for r in counts}, [(r["type"], r["example"]) for r in firsts]
 
     def bucket_stats(self) -> dict[str, int]:
-        rows = (self.passed.filter(F.col("rec").isin("stat", "max")).groupBy("rec", "type")
+        rows = (self.few.filter(F.col("rec").isin("stat", "max")).groupBy("rec", "type")
                 .agg(F.sum("count").alias("total"), F.max("count").alias("top")).collect())
         return {row["type"]: row["total"] if row["rec"] == "stat" else row["top"] for row in rows}
 
@@ -153,7 +168,7 @@ def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
     narrow = values.select(*[c for c in values.columns if c not in ("invoke_value", "complete_value")])
     if op_counts is None:
         narrow = narrow.persist(StorageLevel.MEMORY_AND_DISK)
-    passed = None
+    passed = few = None
     try:
         stats = op_stats(narrow) if op_counts is None else \
             stats_from_counts([c for c in op_counts if c[0] in QUEUE_OPS])
@@ -163,10 +178,12 @@ def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
             yield driver_pass(values, passed, stats, limit, realtime)
             return
         passed = passed.persist(StorageLevel.MEMORY_AND_DISK)
-        yield SparkPass(spark, values, narrow, passed, stats, limit, realtime)
+        few = few_rows(passed)
+        yield SparkPass(spark, values, narrow, passed, few, stats, limit, realtime)
     finally:
-        if passed is not None:
-            passed.unpersist()
+        for kept in (few, passed):
+            if kept is not None:
+                kept.unpersist()
         narrow.unpersist()
         if parsed_here:
             values.unpersist()

@@ -302,14 +302,14 @@ def random_events(histories, producer_seed: int = 0) -> list[dict]:
     return events
 
 
-histories = st.lists(st.lists(action, min_size=5, max_size=25), min_size=1, max_size=4)
+histories = st.lists(st.lists(action, min_size=5, max_size=25), min_size=2, max_size=8)
 
 
 @pytest.mark.spark
 @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(histories, min_size=4, max_size=4), st.integers(0, 11))
 def test_engines_agree_on_random_histories(spark, tmp_path_factory, batch, seed):
-    """Each example: four files of up to four random histories, each checked
+    """Each example: four files of two to eight random histories, each checked
     by both engines with cycles, producer checks and few examples per type
     (so the ranking of examples is compared too); Spark gathers one file's
     rows in Spark (drawn with the seed), the others' on the driver."""

@@ -111,8 +111,8 @@ def local_results(path) -> dict:
     return check_queue_local(read_history(path, "queue").ops, limit=10**6, cycles=False)
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(st.lists(action, min_size=5, max_size=25), min_size=4, max_size=4))
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.lists(action, min_size=5, max_size=25), min_size=10, max_size=10))
 def test_spark_checker_agrees_with_reference(spark, tmp_path_factory, histories):
     from checkers.history_io import load_history, pair_operations
     from checkers.queue import check_queue
