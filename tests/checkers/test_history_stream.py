@@ -143,3 +143,28 @@ def test_streamed_errors_are_read_history_errors(tmp_path, name):
         assert str(streamed.value) == str(whole.value), size
     if error is HistoryError:
         assert f"{path}:" in str(whole.value)
+
+
+class _Cycle:
+    """Garbage only the cyclic collector frees (as PySpark objects are)."""
+
+    def __init__(self):
+        self.me = self
+
+
+def test_a_read_does_not_freeze_the_garbage_before_it_for_good(tmp_path):
+    """read_history freezes what is alive when it ends (its events); garbage
+    cycles made after one read must not be frozen by the next, or a process
+    checking history after history keeps every earlier check's PySpark
+    objects, and the JVM their plans."""
+    import gc
+    import weakref
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(line + "\n" for line in GOOD))
+    read_history(path, "queue")
+    garbage = _Cycle()
+    gone = weakref.ref(garbage)
+    del garbage
+    read_history(path, "queue")
+    gc.collect()
+    assert gone() is None
