@@ -76,7 +76,7 @@ def observed_states(mops: list[KeyMop], with_failed: bool = False) -> list[list]
     for _, op, otype, _, f, value, _ in mops:
         if f == "r" and otype == "ok" and value:
             state = tuple(value)
-            if op < first_reader.get(state, op + 1):
+            if state not in first_reader or op < first_reader[state]:
                 first_reader[state] = op
     return [list(s) for s in sorted(first_reader, key=lambda s: (len(s), first_reader[s]))]
 
