@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -38,8 +37,7 @@ import pandas as pd
 import pyarrow as pa
 
 from checkers.collector import without_cyclic_gc
-from checkers.companion_write import (OPS_SCHEMA, RECORDS_SCHEMA, CompanionWriteError, OpCounts, _json_text, _Parts,
-                                      _ProvenSends)
+from checkers.companion_write import OPS_SCHEMA, RECORDS_SCHEMA, Child, OpCounts, _json_text, _Parts, _ProvenSends
 from checkers.history_lines import byte_blocks
 from checkers.history_read import _error_parts, _producer
 from checkers.mop_rules import rules
@@ -627,17 +625,16 @@ def write_second_half(history: Path, out: Path, start: int, block_bytes: int, pa
 
 class _SecondHalf:
     """The child process writing the second half (none below SPLIT_MIN_BYTES).
-    It hands its Half over in a pickle file; errors go to a file, not a pipe."""
+    It hands its Half over in a pickle file."""
 
     def __init__(self, history: Path, out: Path, start: int | None, block_bytes: int) -> None:
         self.child = None
         if start is None:
             return
-        self.result_file = tempfile.NamedTemporaryFile(suffix=".pickle", delete=False)
-        self.errors = tempfile.TemporaryFile("w+")
-        self.child = subprocess.Popen(
-            [sys.executable, "-m", __name__, str(history), str(out), str(start), str(block_bytes),
-             self.result_file.name, str(os.getpid())], stdout=subprocess.DEVNULL, stderr=self.errors)
+        with tempfile.NamedTemporaryFile(suffix=".pickle", delete=False) as f:
+            self.result_file = f.name
+        self.child = Child(__name__, [str(history), str(out), str(start), str(block_bytes), self.result_file],
+                           "writing the second half of the companion")
 
     def __enter__(self) -> _SecondHalf:
         return self
@@ -647,10 +644,8 @@ class _SecondHalf:
         if code == REFUSED:
             raise NotColumnar("the second half")
         if code != 0:
-            self.errors.seek(0)
-            raise CompanionWriteError(f"writing the second half of the companion failed (exit {code}): "
-                                      f"{self.errors.read().strip()[-2000:]}")
-        with open(self.result_file.name, "rb") as f:
+            raise self.child.failure()
+        with open(self.result_file, "rb") as f:
             half = pickle.load(f)
         for batch in (half.heads, half.pending):
             if batch is not None:
@@ -660,11 +655,9 @@ class _SecondHalf:
     def __exit__(self, *exc) -> None:
         if self.child is None:
             return
-        if self.child.poll() is None:
-            self.child.kill()
-        self.child.wait()
-        self.errors.close()
-        os.unlink(self.result_file.name)
+        self.child.stop()
+        self.child.close()
+        os.unlink(self.result_file)
 
 
 def _blocks(history: Path, block_bytes: int, start: int, end: int | None) -> Iterator[Batch]:

@@ -112,36 +112,56 @@ class CompanionWriteError(RuntimeError):
     """The process writing the records failed on a history that validated."""
 
 
+class Child:
+    """A second writing process, `python -m module *args` and this process's
+    pid (the child stops once its parent is gone). Its errors go to a file,
+    not a pipe: a full pipe would stall it while this process is busy."""
+
+    def __init__(self, module: str, args: list[str], what: str) -> None:
+        self.what = what
+        self.errors = tempfile.TemporaryFile("w+")
+        self.process = subprocess.Popen([sys.executable, "-m", module, *args, str(os.getpid())],
+                                        stdout=subprocess.DEVNULL, stderr=self.errors)
+
+    def wait(self) -> int:
+        return self.process.wait()
+
+    def failure(self) -> CompanionWriteError:
+        """What went wrong, once it exited with an error."""
+        self.errors.seek(0)
+        return CompanionWriteError(f"{self.what} failed (exit {self.process.returncode}): "
+                                   f"{self.errors.read().strip()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+    def close(self) -> None:
+        self.errors.close()
+
+
 class _RecordsWriter:
-    """The child process that writes queue-mops/ (nothing for other
-    workloads). Its errors go to a file, not a pipe: a full pipe would
-    stall it while this process is busy validating."""
+    """The child process that writes queue-mops/ (nothing for other workloads)."""
 
     def __init__(self, history: Path, workload: str, out: Path, block_bytes: int) -> None:
-        self.child, self.errors = None, None
-        if workload == "queue":
-            self.errors = tempfile.TemporaryFile("w+")
-            self.child = subprocess.Popen([sys.executable, "-m", __name__, str(history), str(out), str(block_bytes),
-                                           str(os.getpid())], stdout=subprocess.DEVNULL, stderr=self.errors)
+        self.child = Child(__name__, [str(history), str(out), str(block_bytes)],
+                           "writing the queue's micro-op records") if workload == "queue" else None
 
     def __enter__(self) -> _RecordsWriter:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.errors is not None:
-            self.errors.close()
+        if self.child is not None:
+            self.child.close()
 
     def wait(self) -> None:
         if self.child is not None and self.child.wait() != 0:
-            self.errors.seek(0)
-            raise CompanionWriteError(f"writing the queue's micro-op records failed "
-                                      f"(exit {self.child.returncode}): {self.errors.read().strip()[-2000:]}")
+            raise self.child.failure()
 
     def stop(self) -> None:
         if self.child is not None:
-            if self.child.poll() is None:
-                self.child.kill()
-            self.child.wait()
+            self.child.stop()
 
 
 def _write_operations(history: Path, workload: str, out: Path, block_bytes: int) -> OpCounts:

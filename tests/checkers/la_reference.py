@@ -114,8 +114,8 @@ def sorted_values(ops) -> dict:
     for op in ops:
         for f, k, v in op["mops"]:
             if f == "r" and op["type"] == "ok" and v:
-                seen = first_reader.setdefault(k, {})
-                seen[tuple(v)] = min(seen.get(tuple(v), op["id"]), op["id"])
+                seen, state = first_reader.setdefault(k, {}), tuple(v)
+                seen[state] = min(seen.get(state, op["id"]), op["id"])
             elif f == "append":
                 appends[k].append(v)
     for k, vs in appends.items():
