@@ -8,14 +8,10 @@ import os
 import time
 from pathlib import Path
 
-WORKLOADS = ("queue", "list-append")
+from checkers.options import CheckOptionError, CheckOptions
+from checkers.registry import checker_for
+
 ENGINES = ("auto", "local", "spark")
-# Up to this size a history is checked in-process (no JVM: about a second for
-# 10^4 operations); beyond it, or with --spark-master, on Spark. List-append
-# goes further in-process: its cycle search needs the whole graph on the driver
-# anyway, and 10^6 operations (458 MB) took 66 s and 4 GB in-process against
-# 598 s on local Spark (README, Measured).
-LOCAL_MAX_BYTES = {"queue": 64 << 20, "list-append": 512 << 20}
 # Up to this size a history bound for Spark is validated in-process first, so
 # bad input is reported before the JVM starts; above it, in Spark's parsing pass.
 VALIDATE_FIRST_MAX_BYTES = 64 << 20
@@ -24,25 +20,10 @@ log = logging.getLogger(__name__)
 JVM_LOG = "spark.log"
 
 
-class CheckOptionError(ValueError):
-    """A bad option to check_history (unknown workload, ...)."""
-
-
-def _run_local(history_path: Path, workload: str, allow, forbid, consistency_model: str,
-               realtime_cycles: bool) -> tuple[dict, dict]:
+def _run_local(history_path: Path, workload: str, options: CheckOptions) -> tuple[dict, dict]:
     from checkers.history_read import read_history
     parsed = read_history(history_path, workload)
-    if workload == "queue":
-        from checkers.producer_errors import ProducerChecks
-        from checkers.queue_local import check_queue_local
-        results = check_queue_local(parsed.ops, allow=allow, forbid=forbid, realtime=realtime_cycles,
-                                    producer=ProducerChecks())
-    else:
-        from checkers.list_append import check_list_append, check_rows
-        rows = parsed.rows_by_index()   # as a rule: then no DataFrame, no pandas
-        results = check_rows(rows, consistency_model, allow, forbid) if rows is not None \
-            else check_list_append(parsed.ops, consistency_model, allow, forbid)
-    return results, {"engine": "local", "parquet_companion": False}
+    return checker_for(workload).check_local(parsed, options), {"engine": "local", "parquet_companion": False}
 
 
 def _json_lines_file(path: Path) -> bool:
@@ -87,8 +68,8 @@ def companion_first(history_path: Path, workload: str, out: Path) -> Path:
         return history_path
 
 
-def _run_spark(history_path: Path, out: Path, spark_master, workload: str, allow, forbid,
-               consistency_model: str, realtime_cycles: bool) -> tuple[dict, dict]:
+def _run_spark(history_path: Path, out: Path, spark_master, workload: str,
+               options: CheckOptions) -> tuple[dict, dict]:
     from checkers.history_parquet import load
     from checkers.spark import get_spark, tune_for_input
     validated = validate_first(history_path, workload)
@@ -96,14 +77,14 @@ def _run_spark(history_path: Path, out: Path, spark_master, workload: str, allow
     spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
     with load(spark, source, workload, validated=validated) as loaded:
         tune_for_input(spark, loaded.source_bytes)
-        results = _run_checker(spark, loaded, workload, allow, forbid, consistency_model, realtime_cycles)
+        results = checker_for(workload).check_spark(spark, loaded, options)
     return results, {"engine": "spark", "parquet_companion": loaded.from_companion,
                      "spark_master": spark.sparkContext.master}
 
 
 def choose_engine(history_path: Path, engine: str, spark_master, workload: str = "queue") -> str:
     """auto: in-process for a JSON Lines history up to the workload's
-    LOCAL_MAX_BYTES with no Spark master named; Spark otherwise. A Parquet
+    local_max_bytes with no Spark master named; Spark otherwise. A Parquet
     companion beside a small history changes nothing: reading the JSON in
     process beats starting a JVM to read the Parquet (10^5 queue operations:
     2 s against 12 s)."""
@@ -113,20 +94,7 @@ def choose_engine(history_path: Path, engine: str, spark_master, workload: str =
         return engine
     if spark_master is not None or not history_path.is_file() or history_path.suffix == ".parquet":
         return "spark"
-    return "local" if history_path.stat().st_size <= LOCAL_MAX_BYTES[workload] else "spark"
-
-
-def _run_checker(spark, loaded, workload: str, allow, forbid, consistency_model: str,
-                 realtime_cycles: bool) -> dict:
-    if workload == "queue":
-        from checkers.producer_errors import ProducerChecks
-        from checkers.queue import check_queue
-        return check_queue(spark, loaded.ops, allow=allow, forbid=forbid, realtime=realtime_cycles,
-                           producer=ProducerChecks(), micro=loaded.queue_records, op_counts=loaded.op_counts)
-    if workload == "list-append":
-        from checkers.list_append_spark import check_list_append_spark
-        return check_list_append_spark(spark, loaded.ops, consistency_model, allow, forbid)
-    raise CheckOptionError(f"unknown workload {workload!r}: expected one of {', '.join(WORKLOADS)}")
+    return "local" if history_path.stat().st_size <= checker_for(workload).local_max_bytes else "spark"
 
 
 def write_results(results: dict, out_dir: Path) -> Path:
@@ -140,32 +108,28 @@ def write_results(results: dict, out_dir: Path) -> Path:
 
 
 def check_history(history_path, workload: str = "queue", out_dir=None, spark_master=None,
-                  allow=(), forbid=(), consistency_model: str = "strict-serializable",
-                  realtime_cycles: bool = False, engine: str = "auto") -> dict:
+                  engine: str = "auto", options: CheckOptions = CheckOptions()) -> dict:
     """Check the history at `history_path` (history.jsonl, its Parquet
     companion, or events in Parquet) with
     the `workload`'s checker on Spark (`spark_master`, embedded local mode
     when None), write results.json into `out_dir` (default: beside the
-    history) and return the results. `realtime_cycles` (queue) adds process
-    and realtime edges to the cycle search (-process/-realtime variants). Raises history_io.HistoryError on bad
-    input, CheckOptionError on a bad option."""
-    if workload not in WORKLOADS:
-        raise CheckOptionError(f"unknown workload {workload!r}: expected one of {', '.join(WORKLOADS)}")
+    history) and return the results; `options` says what to check for
+    (checkers/options.py). Raises HistoryError on bad input, CheckOptionError
+    on a bad option."""
+    checker = checker_for(workload)
     history_path = Path(history_path)
     out = Path(out_dir) if out_dir is not None else history_path.parent
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     if choose_engine(history_path, engine, spark_master, workload) == "local":
-        results, how = _run_local(history_path, workload, tuple(allow), tuple(forbid), consistency_model,
-                                  realtime_cycles)
+        results, how = _run_local(history_path, workload, options)
     else:
-        results, how = _run_spark(history_path, out, spark_master, workload, tuple(allow), tuple(forbid),
-                                  consistency_model, realtime_cycles)
+        results, how = _run_spark(history_path, out, spark_master, workload, options)
     results["workload"] = workload
     results["checker"] = {"history": str(history_path), **how,
                           "seconds": round(time.monotonic() - started, 3),
-                          "allow": sorted(allow), "forbid": sorted(forbid)}
-    if workload == "list-append":
-        results["checker"]["consistency_model"] = consistency_model
+                          "allow": sorted(options.allow), "forbid": sorted(options.forbid)}
+    if checker.uses_model:
+        results["checker"]["consistency_model"] = options.consistency_model
     write_results(results, out)
     return results

@@ -65,13 +65,14 @@ def dump(partial: Path) -> int:
     """In the child: checks both tiny histories on Spark with a JVM that dumps
     its classes to `partial` at exit; prints the JVM's pid."""
     from checkers.api import check_history
+    from checkers.options import CheckOptions
     from checkers.spark import _quiet_jvm_option, get_spark
     spark = get_spark(extra={"spark.driver.extraJavaOptions":
                              f"{_quiet_jvm_option()} {jvm_archive.dump_option(partial)}"})
     with tempfile.TemporaryDirectory(prefix="logtrial-archive-") as work:
         folder = Path(work)
         check_history(_write(folder / "queue.jsonl", _queue_events()), "queue", out_dir=folder / "q",
-                      engine="spark", realtime_cycles=True)
+                      engine="spark", options=CheckOptions(realtime_cycles=True))
         check_history(_write(folder / "la.jsonl", _list_append_events()), "list-append", out_dir=folder / "la",
                       engine="spark")
     print(spark.sparkContext._gateway.proc.pid, flush=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from checkers.registry import WORKLOAD_NAMES
 from harness import exit_codes
 
 HISTORY_FILE = "history.jsonl"
@@ -52,7 +53,7 @@ def summary(results: dict, path: Path) -> str:
 
 @click.command()
 @click.argument("target", metavar="RUN_DIR_OR_HISTORY", type=click.Path(exists=True, path_type=Path))
-@click.option("--workload", type=click.Choice(["queue", "list-append"]), default=None,
+@click.option("--workload", type=click.Choice(WORKLOAD_NAMES), default=None,
               help="Default: from the run's test.json, else queue.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where results.json goes (default: beside the history).")
@@ -69,15 +70,17 @@ def summary(results: dict, path: Path) -> str:
 def check(target: Path, workload, out_dir, spark_master, allow, forbid, consistency_model, engine,
           realtime_cycles) -> None:
     """Check a history for anomalies. Exit 0 valid, 1 invalid, 2 unknown, 3 bad input."""
-    from checkers.api import CheckOptionError, check_history
+    from checkers.api import check_history
     from checkers.history_errors import HistoryError
+    from checkers.options import CheckOptionError, CheckOptions
 
     try:
         history, detected = resolve_history(target)
         workload = workload or detected or "queue"
+        options = CheckOptions(consistency_model=consistency_model, allow=allow, forbid=forbid,
+                               realtime_cycles=realtime_cycles)
         results = check_history(history, workload=workload, out_dir=out_dir, spark_master=spark_master,
-                                allow=allow, forbid=forbid, consistency_model=consistency_model,
-                                realtime_cycles=realtime_cycles, engine=engine)
+                                engine=engine, options=options)
     except (HistoryError, click.BadParameter, CheckOptionError) as e:
         click.echo(f"logtrial check: {e}", err=True)
         sys.exit(exit_codes.BAD_INPUT)

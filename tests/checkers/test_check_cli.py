@@ -66,9 +66,10 @@ def test_auto_engine_keeps_list_append_in_process_longer_than_the_queue(tmp_path
     """auto picks by size and workload (sparse files: only their size is read)."""
     import os
 
-    from checkers.api import LOCAL_MAX_BYTES, choose_engine
+    from checkers.api import choose_engine
+    from checkers.registry import CHECKERS
     picks = {}
-    for size in (LOCAL_MAX_BYTES["queue"] + 1, LOCAL_MAX_BYTES["list-append"] + 1):
+    for size in (CHECKERS["queue"].local_max_bytes + 1, CHECKERS["list-append"].local_max_bytes + 1):
         path = tmp_path / f"{size}.jsonl"
         path.touch()
         os.truncate(path, size)

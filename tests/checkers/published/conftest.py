@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from checkers.api import check_history
+from checkers.options import CheckOptions
 
 SPARK_SHARE = 6     # one case in SPARK_SHARE also runs on Spark
 
@@ -38,10 +39,12 @@ def check(request, tmp_path):
         with open(path, "w") as out:
             for i, event in enumerate(events):
                 out.write(json.dumps({"index": i, "time": (i + 1) * 1000, **event}) + "\n")
-        local = check_history(path, workload=workload, engine="local", out_dir=tmp_path / "local", **options)
+        local = check_history(path, workload=workload, engine="local", out_dir=tmp_path / "local",
+                              options=CheckOptions(**options))
         if on_spark_too(request.node.nodeid):
             request.getfixturevalue("spark")     # the shared session, started once
-            spark = check_history(path, workload=workload, engine="spark", out_dir=tmp_path / "spark", **options)
+            spark = check_history(path, workload=workload, engine="spark", out_dir=tmp_path / "spark",
+                                  options=CheckOptions(**options))
             assert comparable(spark) == comparable(local), f"engines disagree on {request.node.nodeid}"
         return local
     return run

@@ -1,0 +1,46 @@
+"""What a check is asked to do, besides which history and where: one validated
+value that travels from the CLI (`check`, `test`, `test-all`) through the runner
+to either engine, and is recorded in test.json and results.json."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from checkers.consistency import MODELS
+
+DEFAULT_MODEL = "strict-serializable"
+DEFAULT_EXAMPLES = 20
+
+
+class CheckOptionError(ValueError):
+    """A bad option to a check (unknown workload, model, engine, ...)."""
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    consistency_model: str = DEFAULT_MODEL   # list-append: the model checked against
+    allow: tuple[str, ...] = ()              # anomaly types that do not make a run invalid
+    forbid: tuple[str, ...] = ()             # anomaly types that do
+    realtime_cycles: bool = False            # queue: also -process/-realtime cycles
+    examples: int = DEFAULT_EXAMPLES         # examples kept per anomaly type
+
+    def __post_init__(self) -> None:
+        # click hands over lists or tuples; a frozen value wants tuples
+        object.__setattr__(self, "allow", tuple(self.allow))
+        object.__setattr__(self, "forbid", tuple(self.forbid))
+        if self.consistency_model not in MODELS:
+            raise CheckOptionError(f"unknown consistency model {self.consistency_model!r}; "
+                                   f"known: {', '.join(MODELS)}")
+        if self.examples < 1:
+            raise CheckOptionError(f"examples must be at least 1, not {self.examples}")
+
+    def record(self) -> dict:
+        """As recorded in test.json and results.json."""
+        found = asdict(self)
+        found["allow"], found["forbid"] = sorted(self.allow), sorted(self.forbid)
+        return found
+
+    @classmethod
+    def from_record(cls, record: dict | None) -> "CheckOptions":
+        """From a recorded dict (test.json); fields it lacks keep their defaults."""
+        known = {k: v for k, v in (record or {}).items() if k in cls.__dataclass_fields__}
+        return cls(**known)

@@ -1,0 +1,82 @@
+"""Every workload the checkers know, one object each: what a history of it
+may hold, how big a history is checked in-process, and its checker on each
+engine. `check_history`, the CLI's choices and the history readers look a
+workload up here instead of branching on its name; a new workload is a new
+entry (and its own modules), not edits across the tree.
+
+The checkers are imported when called: the in-process path must not load
+pyspark, and neither should listing the workloads."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from checkers.options import CheckOptionError, CheckOptions
+
+MB = 1 << 20
+
+
+@dataclass(frozen=True)
+class WorkloadChecker:
+    name: str
+    # Up to this size a JSON Lines history is checked in-process (no JVM).
+    local_max_bytes: int
+    # f of the operations that carry micro-ops, and whether the Parquet
+    # companion keeps them as records of their own
+    micro_op_records: bool
+    # whether results.json records the consistency model (the queue has none)
+    uses_model: bool
+    check_local: Callable[[Any, CheckOptions], dict]          # (ParsedHistory, options)
+    check_spark: Callable[[Any, Any, CheckOptions], dict]     # (SparkSession, loaded history, options)
+
+
+def _queue_local(parsed, options: CheckOptions) -> dict:
+    from checkers.producer_errors import ProducerChecks
+    from checkers.queue_local import check_queue_local
+    return check_queue_local(parsed.ops, allow=options.allow, forbid=options.forbid,
+                             realtime=options.realtime_cycles, limit=options.examples,
+                             producer=ProducerChecks())
+
+
+def _queue_spark(spark, loaded, options: CheckOptions) -> dict:
+    from checkers.producer_errors import ProducerChecks
+    from checkers.queue import check_queue
+    return check_queue(spark, loaded.ops, allow=options.allow, forbid=options.forbid,
+                       realtime=options.realtime_cycles, limit=options.examples, producer=ProducerChecks(),
+                       micro=loaded.queue_records, op_counts=loaded.op_counts)
+
+
+def _list_append_local(parsed, options: CheckOptions) -> dict:
+    from checkers.list_append import check_list_append, check_rows
+    rows = parsed.rows_by_index()   # as a rule: then no DataFrame, no pandas
+    args = (options.consistency_model, options.allow, options.forbid)
+    if rows is not None:
+        return check_rows(rows, *args, examples=options.examples)
+    return check_list_append(parsed.ops, *args, examples=options.examples)
+
+
+def _list_append_spark(spark, loaded, options: CheckOptions) -> dict:
+    from checkers.list_append_spark import check_list_append_spark
+    return check_list_append_spark(spark, loaded.ops, options.consistency_model, options.allow,
+                                   options.forbid, examples=options.examples)
+
+
+# List-append goes further in-process than the queue: its cycle search needs
+# the whole graph on the driver anyway, and 10^6 operations (458 MB) took 66 s
+# and 4 GB in-process against 598 s on local Spark (docs/benchmarks.md).
+CHECKERS: dict[str, WorkloadChecker] = {
+    "queue": WorkloadChecker("queue", 64 * MB, micro_op_records=True, uses_model=False,
+                             check_local=_queue_local, check_spark=_queue_spark),
+    "list-append": WorkloadChecker("list-append", 512 * MB, micro_op_records=False, uses_model=True,
+                                   check_local=_list_append_local, check_spark=_list_append_spark),
+}
+WORKLOAD_NAMES: tuple[str, ...] = tuple(CHECKERS)
+
+
+def checker_for(workload: str) -> WorkloadChecker:
+    """The workload's checker; CheckOptionError names the known ones."""
+    try:
+        return CHECKERS[workload]
+    except KeyError:
+        raise CheckOptionError(f"unknown workload {workload!r}: expected one of "
+                               f"{', '.join(WORKLOAD_NAMES)}") from None
