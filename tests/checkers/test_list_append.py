@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from checkers.history_read import read_history
-from checkers.list_append import check_list_append
+from checkers.history.read import read_history
+from checkers.list_append.checker import check_list_append
 from tests.checkers.la_histories import T, a, concurrent, history, keys, r, sequential
 
 # Readable names for the int keys, one group per scenario.

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from benchmarks.gen_list_append import simulate
 from checkers.api import check_history
-from checkers.history_read import read_history
-from checkers.list_append import check_list_append, txns, txns_from_rows
+from checkers.history.read import read_history
+from checkers.list_append.checker import check_list_append, txns, txns_from_rows
 from tests.checkers import la_reference as ref
 from tests.checkers.la_histories import history
 

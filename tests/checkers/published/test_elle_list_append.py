@@ -77,8 +77,8 @@ from __future__ import annotations
 
 import pytest
 
-from checkers.consistency import proscribed
-from checkers.history_errors import HistoryError
+from checkers.verdict.consistency import proscribed
+from checkers.history.errors import HistoryError
 from tests.checkers.published import elle_cases as c
 from tests.checkers.published.elle_cases import (
     A, R, R0, T, U, X, Y, Z, History, Op, build, seq)
