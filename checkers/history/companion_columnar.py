@@ -500,7 +500,7 @@ def _joined(texts: list) -> tuple[bytes, np.ndarray]:
 SPLIT_MIN_BYTES = 128 << 20
 # The first part's share of the bytes: the child starts later (its imports)
 # and hands its results over at the end; at 2*10^7 events (2.4 GB) this
-# share has both finish together (README, Measured).
+# share has both finish together (docs/benchmarks.md).
 FIRST_SHARE = 0.55
 REFUSED = 3       # the child's exit code when it raises NotColumnar
 

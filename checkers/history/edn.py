@@ -1,5 +1,5 @@
-"""Jepsen/Elle EDN histories -> logtrial's history.jsonl (docs/history.md,
-"Importing a Jepsen history").
+"""Jepsen/Elle EDN histories -> logtrial's history.jsonl (docs/history-format.md,
+"Importing Jepsen and Elle histories").
 
 Jepsen's store writes history.edn with `prn`, one operation per line: a
 `#jepsen.history.Op{:index 0, :time 12, :type :invoke, ...}` record (older

@@ -1,5 +1,5 @@
 """What a well-formed operation value looks like, per workload
-(shared/history-format.md), checked one event at a time.
+(docs/history-format.md), checked one event at a time.
 
 `rules(workload)` gives two checks: one of an invoke's micro-ops, which
 records the values it writes in `written` (value -> line) to catch a value

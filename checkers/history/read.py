@@ -1,7 +1,7 @@
 """Reading and validating a history in one streaming pass, with no JVM.
 
 `read_history(path, workload)` parses history.jsonl line by line, checks it
-against the contract (shared/history-format.md) and pairs each invoke with
+against the contract (docs/history-format.md) and pairs each invoke with
 its completion. A broken history raises HistoryError naming the file, the
 line(s) and what is wrong, before any checker runs:
 

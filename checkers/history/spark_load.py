@@ -13,7 +13,7 @@ parsed once and checked many times at Parquet speed.
                   interrupted conversion) is ignored, and so is one whose
                   history has changed since.
 
-history.jsonl stays the contract (shared/history-format.md); the companion
+history.jsonl stays the contract (docs/history-format.md); the companion
 is a cache of it that `logtrial check` writes for a large history it checks
 on Spark, and `logtrial to-parquet` on demand, both in-process
 (checkers/history/companion_write.py). `load` reads a history's

@@ -1,4 +1,4 @@
-"""Reading a history (shared/history-format.md) into Spark, entirely in Spark.
+"""Reading a history (docs/history-format.md) into Spark, entirely in Spark.
 
 `load_history` gives one row per event with a fixed schema:
 

@@ -1,4 +1,4 @@
-"""Structural checks of a history against the contract (docs/history.md):
+"""Structural checks of a history against the contract (docs/history-format.md):
 not anomalies in Kafka, but mistakes in how the history was written.
 
 Each problem is a string naming the line (index) and what is wrong."""

@@ -1,6 +1,6 @@
 """Streaming writer (and tolerant reader) for history.jsonl.
 
-The format is the contract in docs/history.md (shared/history-format.md):
+The format is the contract in docs/history-format.md:
 one JSON object per line with `index` and `time` (ns since the test started,
 monotonic) filled in here, so callers only say what happened.
 

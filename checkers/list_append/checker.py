@@ -172,7 +172,7 @@ def analyze(all_txns: list[Txn]) -> tuple[list[Finding], list[tuple]]:
 
 def check_list_append(ops: pd.DataFrame, consistency_model: str = "strict-serializable",
                       allow=(), forbid=(), examples: int = DEFAULT_EXAMPLES) -> dict:
-    """Results (shared/history-format.md) plus Elle's `not` / `also_not`."""
+    """Results (docs/history-format.md) plus Elle's `not` / `also_not`."""
     return _check_made(lambda: txns(ops), consistency_model, allow, forbid, examples)
 
 

@@ -84,7 +84,7 @@ def anomalies(counts: dict[str, int], firsts: list[tuple[str, str]]) -> dict[str
 
 def results(gathered: Gathered, allow=(), forbid=(), cycles: bool = True,
             producer: ProducerChecks | None = None) -> dict:
-    """The results (shared/history-format.md) from what an engine gathered:
+    """The results (docs/history-format.md) from what an engine gathered:
     the one assembly both engines share."""
     stats = dict(gathered.op_stats)
     found = anomalies(*gathered.anomaly_rows())
@@ -124,7 +124,7 @@ def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
                 limit: int = DEFAULT_EXAMPLES, cycles: bool = True, realtime: bool = False,
                 producer: ProducerChecks | None = None, micro: DataFrame | None = None,
                 driver_gather_max_ops: int | None = None, op_counts: list[tuple] | None = None) -> dict:
-    """Results (shared/history-format.md) for the queue operations in `ops`,
+    """Results (docs/history-format.md) for the queue operations in `ops`,
     on Spark. `cycles` off skips G0/G1c; `realtime` adds process/realtime
     edges (the -process/-realtime variants; costly on big histories, off by
     default). With `producer` (checkers/producer_errors.ProducerChecks), the

@@ -4,7 +4,7 @@ Built once per Java and PySpark installation by checking a tiny queue history
 and a tiny list-append history on Spark in a child process whose JVM dumps the
 classes it loaded when it exits. checkers/spark/session.py then starts every local
 driver JVM with it: about 40 % less CPU to start a session and run its first
-jobs (README, Measured).
+jobs (docs/benchmarks.md).
 
 Usage: python -m checkers.spark.archive   (make install)
 """

@@ -27,7 +27,7 @@ def _driver_memory() -> str:
     JVM is also the only executor, so it holds every shuffle buffer. 5 GiB
     checks 10^7 queue operations (from JSON Lines too) and keeps the whole
     check, Python workers included, near 8 GB; a bigger heap only let the
-    JVM grow (README, Measured)."""
+    JVM grow (docs/benchmarks.md)."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
