@@ -1,7 +1,7 @@
 """Queue micro-operations: the sends and poll results inside each operation.
 
 Parses the raw JSON `invoke_value`/`complete_value` of paired operations
-(checkers/history_io.pair_operations) with from_json only, no Python UDFs:
+(checkers/history/spark_read.pair_operations) with from_json only, no Python UDFs:
 a micro-op is read as array<string>, whose string elements keep nested JSON
 as text (`[41,17]`, `{"3": [[40,16]]}`), parsed again with typed schemas.
 

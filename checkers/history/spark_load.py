@@ -5,7 +5,7 @@ parsed once and checked many times at Parquet speed.
 `history.parquet/` beside `history.jsonl`:
 
     ops/          one row per operation: history_io.OP_COLUMNS
-    queue-mops/   the queue's micro-op records (checkers/queue_bucket.records)
+    queue-mops/   the queue's micro-op records (checkers/queue/bucket.records)
     op_counts.json  [[f, type, operations, last time], ...]: what counting the
                   operations in Spark would give (a scan of all of them)
     _SOURCE.json  {"history", "bytes", "mtime_ns", "format"}: what it was made

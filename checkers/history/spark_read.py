@@ -186,7 +186,7 @@ def load_history(spark: SparkSession, path: str | Path, validate: bool = True,
     """The history at `path` (JSON Lines, or Parquet file/directory) as a
     DataFrame of HISTORY_COLUMNS (+ `producer`, `_file`, `_pos`, `_path`).
     Raises HistoryError on bad rows when `validate`; `value_check` adds the
-    workload's own check of `value` (e.g. checkers/queue_mops.value_check)."""
+    workload's own check of `value` (e.g. checkers/history/queue_mops_spark.value_check)."""
     return _events(_checked(spark, path, validate, value_check, None))
 
 

@@ -2,7 +2,7 @@
 
     check_list_append(ops, consistency_model, allow, forbid) -> results dict
 
-`ops` is one row per operation (checkers/history_read.ParsedHistory.ops, or
+`ops` is one row per operation (checkers/history/read.ParsedHistory.ops, or
 the same columns from Spark); in-process, `check_rows` takes the read
 history's rows instead and makes the same txns from them with no pandas
 (`txns_from_rows`). The work splits the way it scales:

@@ -4,7 +4,7 @@ Every queue anomaly is a property of one key (its log, its readers, the
 order in which each process saw it), so the micro-operations are shuffled
 ONCE, by a hash of their key into `buckets` groups, and each group is
 analysed in an executor with vectorised pandas/numpy code
-(checkers/queue_versions, queue_writes, queue_order, queue_edges,
+(checkers/queue/versions, queue_writes, queue_order, queue_edges,
 queue_series). assign/subscribe operations, which reset a process's polls
 on every key, are few; each bucket gets a copy.
 
@@ -18,7 +18,7 @@ A bucket returns rows of one schema (OUT_SCHEMA), told apart by `rec`:
   Spark);
 - "unseen":  (key, count = peak, example = JSON counts) a series candidate;
 - "txn_send", "txn_read", "txn_range": what the partial-txn-read finder
-  needs of the bucket (checkers/queue_txn_reads.BUCKET_ROWS says which
+  needs of the bucket (checkers/queue/txn_reads.BUCKET_ROWS says which
   column carries what);
 - "stat":    (type = name, count), summed over buckets, and "max":
   (type = name, count) maximised (last_ack: the last completion of a send
@@ -103,8 +103,8 @@ def _also_as_ok(parse, ops: DataFrame, outcomes: tuple[str, ...], **kw) -> DataF
 
 def records(ops: DataFrame) -> DataFrame:
     """Sends and poll results of `ops` as micro-op records (the columns of
-    checkers/queue_frame.COLUMNS; which rows: its docstring). The Parquet
-    companion stores these. (checkers/queue_local.records_frame builds the
+    checkers/queue/frame.COLUMNS; which rows: its docstring). The Parquet
+    companion stores these. (checkers/queue/local.records_frame builds the
     same rows in pandas.)"""
     from pyspark.sql import functions as F
 

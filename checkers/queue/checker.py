@@ -3,7 +3,7 @@
     check_queue(spark, ops, allow=(), forbid=()) -> results dict        on Spark
     queue_local.check_queue_local(ops, allow=(), forbid=()) -> the same  in-process
 
-Both run the per-key analysis of checkers/queue_bucket.analyze_bucket over
+Both run the per-key analysis of checkers/queue/bucket.analyze_bucket over
 the history's micro-op records, in buckets of keys, and gather from its
 output rows the same things (the `Gathered` protocol): exact counts and the
 first `limit` examples per anomaly type, the buckets' stats, the unseen
@@ -127,7 +127,7 @@ def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
     """Results (docs/history-format.md) for the queue operations in `ops`,
     on Spark. `cycles` off skips G0/G1c; `realtime` adds process/realtime
     edges (the -process/-realtime variants; costly on big histories, off by
-    default). With `producer` (checkers/producer_errors.ProducerChecks), the
+    default). With `producer` (checkers/queue/producer_errors.ProducerChecks), the
     producer checks are added too. `micro`: the micro-op records of `ops`
     when the Parquet companion has them (checkers/history/spark_load.py), and
     `op_counts` its counts of operations (queue_spark.stats_from_counts).

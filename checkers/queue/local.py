@@ -3,10 +3,10 @@
     check_queue_local(ops, allow=(), forbid=()) -> results dict
 
 `ops`: one row per operation, the columns of history_io.pair_operations with
-the values parsed (checkers/history_read.ParsedHistory.ops; JSON text is
+the values parsed (checkers/history/read.ParsedHistory.ops; JSON text is
 parsed here too). The analysis is the Spark checker's (checkers/queue/checker.py):
 `records_frame` builds the micro-op records exactly as queue_bucket.records
-and .bucketed do in Spark, checkers/queue_bucket.analyze_bucket runs over the
+and .bucketed do in Spark, checkers/queue/bucket.analyze_bucket runs over the
 whole history as one bucket (every per-key analysis is independent of the
 other keys, so one bucket finds what many do), and `LocalPass` gathers from
 its rows what SparkPass gathers in Spark, for the same queue.results().
@@ -83,7 +83,7 @@ def _key_text(k) -> str | None:
 
 
 def records_frame(ops: pd.DataFrame) -> pd.DataFrame:
-    """The micro-op records of `ops` (checkers/queue_frame.COLUMNS, int64),
+    """The micro-op records of `ops` (checkers/queue/frame.COLUMNS, int64),
     as Spark builds them: queue_bucket.records (every send micro-op of a
     send/txn operation, whatever its outcome, with the offset of an ok or
     info completion; every (offset, value) a poll of a completed poll/txn

@@ -1,5 +1,5 @@
 """Order anomalies of one process on one key, in the key's dense offset order
-(`idx` from checkers/queue_versions.observations), for one bucket.
+(`idx` from checkers/queue/versions.observations), for one bucket.
 
 Between two consecutive reads of a key by one process, the next read should
 start right after where the last one ended: delta = idx(first of next) -

@@ -1,6 +1,6 @@
 """The queue checker's gathering on Spark (checkers/queue/checker.py assembles).
 
-One shuffle by key bucket (checkers/queue_bucket.run) runs every per-key
+One shuffle by key bucket (checkers/queue/bucket.run) runs every per-key
 analysis in executors; its output rows stay in Spark (persisted while the
 check runs) and only counts, at most `limit` examples per anomaly type, the
 TOP_KEYS unseen series and the part of the dependency graph that can hold a

@@ -12,7 +12,7 @@ suspected in Kafka (its "G1b-like" partial transaction visibility) and never
 confirmed. Reading past ob from below is required so that a consumer which
 started B beyond ob (a seek, a reset) is never blamed.
 
-Pure pandas over the queue's micro-op records (checkers/queue_frame
+Pure pandas over the queue's micro-op records (checkers/queue/frame
 COLUMNS), so both engines run the same code in two steps: in the bucket
 pass, `bucket_rows` gives each bucket of keys' committed transaction sends
 and `summarize`s its ok polls (the reads of those sends, and each (process,

@@ -4,7 +4,7 @@ The one place that decides, for every workload, from the declarations in
 checkers/verdict/taxonomy.py:
 
 - list-append: a type is bad when the consistency model checked for forbids
-  it (checkers/consistency.proscribed);
+  it (checkers/verdict/consistency.proscribed);
 - queue: a type is bad when its declaration says so; poll-skip and
   nonmonotonic-poll are excused once a consumer subscribed (rebalances move
   partitions); a G1c cycle is bad only when some G1c cycle uses no ww edge

@@ -1,5 +1,5 @@
 """A straightforward single-process list-append checker (plain Python and
-networkx) to compare checkers/list_append.check_list_append against.
+networkx) to compare checkers/list_append/checker.check_list_append against.
 
 It re-derives everything from Elle's definitions (jepsen-io/elle,
 src/elle/list_append.clj and txn.clj), written the plain way, over whole

@@ -137,7 +137,7 @@ def test_explanation_queue_wording():
     assert text["uses_ww"] is False
 
 
-# ------------------------------------------------ checkers/cycle_search (list-append)
+# ------------------------------------------------ checkers/graph/search (list-append)
 
 from checkers.graph import search as cycle_search  # noqa: E402
 

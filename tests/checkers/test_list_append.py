@@ -1,8 +1,8 @@
 """The list-append checker on hand-written histories: every anomaly type at
 an exact place, and clean look-alikes that must report nothing. Scenarios are
 batched into one history (each with its own keys and processes), checked
-in-process (checkers/list_append.check_list_append on the validated history
-of checkers/history_read)."""
+in-process (checkers/list_append/checker.check_list_append on the validated history
+of checkers/history/read)."""
 
 import json
 

@@ -1,5 +1,5 @@
 """Property test: random list-append histories from a simulated faulty
-database, checked by the checker (checkers/list_append.check_list_append,
+database, checked by the checker (checkers/list_append/checker.check_list_append,
 in-process) and by the plain-Python reference (tests/checkers/la_reference.py);
 anomaly types and counts must agree on every history. Many histories run
 in-process; one batch of several (each in its own block of keys, processes

@@ -1,7 +1,7 @@
 """Pure parts of the list-append checker: one txn on its own
-(checkers/la_txn.txn_findings), one key's reads (checkers/la_keys), the
+(checkers/list_append/txn.txn_findings), one key's reads (checkers/list_append/keys), the
 consistency-model lattice, the verdict (checkers/verdict) and the plain words
-of each non-cycle finding (checkers/list_append_explain)."""
+of each non-cycle finding (checkers/list_append/explain)."""
 
 import pytest
 

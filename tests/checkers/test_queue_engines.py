@@ -1,5 +1,5 @@
 """The queue checker's two engines agree: in-process (checkers/queue/local.py,
-from history_read.read_history) and Spark (checkers/queue.check_queue, from
+from checkers/history/read.read_history) and Spark (checkers/queue/checker.check_queue, from
 history_io), on the planted, clean and cycle histories of the other queue
 tests, producer-error and non-ok-completion histories, and a batch of random
 simulated-Kafka histories (test_queue_property.py checks many more of those

@@ -1,4 +1,4 @@
-"""The one verdict for every workload (checkers/verdict.verdict, from the
+"""The one verdict for every workload (checkers/verdict/verdict.verdict, from the
 declarations in checkers/verdict/taxonomy.py): pure functions, no Spark."""
 from __future__ import annotations
 
