@@ -40,8 +40,8 @@ def _queue_local(parsed, options: CheckOptions) -> dict:
 
 def _queue_spark(spark, loaded, options: CheckOptions) -> dict:
     from checkers.queue.producer_errors import ProducerChecks
-    from checkers.queue.checker import check_queue
-    return check_queue(spark, loaded.ops, allow=options.allow, forbid=options.forbid,
+    from checkers.queue.spark import check_queue_spark
+    return check_queue_spark(spark, loaded.ops, allow=options.allow, forbid=options.forbid,
                        realtime=options.realtime_cycles, limit=options.examples, producer=ProducerChecks(),
                        micro=loaded.queue_records, op_counts=loaded.op_counts)
 

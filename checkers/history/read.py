@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from checkers.history.errors import MAX_REPORTED, TYPES, HistoryError, Problem, malformed_json
 from checkers.history.lines import BLOCK_BYTES, Lines, line_blocks, read_lines
 from checkers.history.mop_rules import MopProblem, rules
+from checkers.history.op_row import ROW_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -192,10 +193,7 @@ def _unchecked(*_) -> list:
     return []
 
 
-# one operation's row: history_io.pair_operations' columns and the events' lines
-OP_COLUMNS = ("process", "f", "invoke_index", "invoke_time", "complete_index", "complete_time", "type",
-              "invoke_value", "complete_value", "error_name", "error_message", "idempotent",
-              "transactional", "invoke_line", "complete_line")
+OP_COLUMNS = ROW_COLUMNS   # one operation's row (checkers/history/op_row.py)
 _INVOKE_INDEX = OP_COLUMNS.index("invoke_index")
 
 

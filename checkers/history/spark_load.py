@@ -4,7 +4,7 @@ parsed once and checked many times at Parquet speed.
 
 `history.parquet/` beside `history.jsonl`:
 
-    ops/          one row per operation: history_io.OP_COLUMNS
+    ops/          one row per operation: op_row.OP_COLUMNS
     queue-mops/   the queue's micro-op records (checkers/queue/bucket.records)
     op_counts.json  [[f, type, operations, last time], ...]: what counting the
                   operations in Spark would give (a scan of all of them)
@@ -46,7 +46,7 @@ def value_check(workload: str) -> ValueCheck | None:
 class Loaded:
     """What a checker reads: operations, and what the companion adds."""
 
-    ops: DataFrame                          # history_io.OP_COLUMNS
+    ops: DataFrame                          # op_row.OP_COLUMNS
     queue_records: DataFrame | None = None  # queue micro-op records, when the companion has them
     op_counts: list[tuple] | None = None    # (f, type, operations, last time), when the companion has them
     source_bytes: int = 0
