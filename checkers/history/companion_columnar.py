@@ -40,7 +40,7 @@ from checkers.history.collector import without_cyclic_gc
 from checkers.history.companion_parts import OPS_SCHEMA, RECORDS_SCHEMA, Child, OpCounts, Parts, ProvenSends, json_text
 from checkers.history.lines import byte_blocks
 from checkers.history.read import _error_parts, _producer
-from checkers.history.mop_rules import rules
+from checkers.history.formats import format_for
 from checkers.history.queue_records import (COLUMNS, FS, IDEMPOTENT, NULL, OK, POLL, SEND, SINGLE_KEY_WRITER,
                                             record_rows, records_table, truthy)
 
@@ -398,7 +398,8 @@ class Operations:
         few, so the careful path's own rules and record builder, per operation."""
         if not len(rows):
             return
-        check_invoke, check_completion = rules("queue")
+        queue = format_for("queue")
+        check_invoke, check_completion = queue.check_invoke, queue.check_completion
         invoked = _decode_each(self.invoke.value[rows])
         completed = _decode_each(self.done.value[rows]) if self.done is not None else [None] * len(rows)
         inv, done, made, sent = self.invoke, self.done, [], []

@@ -39,6 +39,7 @@ from checkers.history.companion_columnar import NotColumnar, write_columnar
 from checkers.history.companion_parts import (OPS_SCHEMA, RECORDS_SCHEMA, Child, OpCounts, Parts, ProvenSends,
                                               json_text)
 from checkers.history.errors import HistoryError, Problem
+from checkers.history.formats import format_for
 from checkers.history.lines import BLOCK_BYTES
 from checkers.history.read import OP_COLUMNS, stream_history
 from checkers.history.queue_records import NULL
@@ -79,7 +80,7 @@ def _write_columnar(history: Path, workload: str, out: Path, block_bytes: int) -
     """The companion of a queue history in the common shape, written by
     checkers/history/companion_columnar.py (several times faster); None, with `out`
     emptied again, where the careful path below must write it."""
-    if workload != "queue":
+    if not format_for(workload).micro_records:     # the fast path writes only the queue's shape
         return None
     try:
         return write_columnar(history, out, block_bytes)
@@ -98,7 +99,7 @@ class _RecordsWriter:
 
     def __init__(self, history: Path, workload: str, out: Path, block_bytes: int) -> None:
         self.child = Child(__name__, [str(history), str(out), str(block_bytes)],
-                           "writing the queue's micro-op records") if workload == "queue" else None
+                           "writing the queue's micro-op records") if format_for(workload).micro_records else None
 
     def __enter__(self) -> _RecordsWriter:
         return self

@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING
 
 from checkers.history.errors import MAX_REPORTED, TYPES, HistoryError, Problem, malformed_json
 from checkers.history.lines import BLOCK_BYTES, Lines, line_blocks, read_lines
-from checkers.history.mop_rules import MopProblem, rules
+from checkers.history.formats import format_for
+from checkers.history.mop_rules import MopProblem
 from checkers.history.op_row import ROW_COLUMNS
 
 if TYPE_CHECKING:
@@ -124,7 +125,9 @@ class _Pairing:
 
     def __init__(self, workload: str, problems: _Problems, checked: bool = True) -> None:
         self.problems = problems
-        self.check_invoke, self.check_completion = rules(workload) if checked else (_unchecked, _unchecked)
+        form = format_for(workload)
+        self.check_invoke, self.check_completion = ((form.check_invoke, form.check_completion) if checked
+                                                    else (_unchecked, _unchecked))
         self.pending: dict[int, tuple[dict, int, int]] = {}
         self.last_index: dict[int, int] = {}
         self.written: dict = {}

@@ -31,15 +31,14 @@ from pyspark.sql import DataFrame, SparkSession
 
 from checkers.history.companion import (FORMAT, OP_COUNTS, SOURCE, fingerprint,  # noqa: F401
                                 companion_for, companion_path, is_companion)
+from checkers.history.formats import format_for
 from checkers.history.spark_read import ValueCheck, cached_history, load_history, pair_operations
 
 
 def value_check(workload: str) -> ValueCheck | None:
-    """The workload's check of each event's `value` (history_io.load_history)."""
-    if workload == "queue":
-        from checkers.history.queue_mops_spark import value_check as queue_value_check
-        return queue_value_check()
-    return None
+    """The workload's check of each event's `value` (spark_read.load_history)."""
+    make = format_for(workload).spark_value_check
+    return make() if make is not None else None
 
 
 @dataclass

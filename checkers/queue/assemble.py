@@ -100,7 +100,7 @@ def results(gathered: Gathered, allow=(), forbid=(), cycles: bool = True,
     evidence = Evidence(used_subscribe=used_subscribe, any_ok=_any_data_ok(stats),
                         final_reads=last_ack is None or gathered.polled_after(last_ack),
                         wr_only_g1c=cycle_stats.get("wr_only", {}))
-    valid, bad = verdict(list(found), "queue", evidence, allow=allow, forbid=forbid)
+    valid, bad = verdict(list(found), evidence, allow=allow, forbid=forbid)
     stats.update({"sends": bucket_stats.get("sends", 0), "polled_values": bucket_stats.get("polled_values", 0),
                   "keys": bucket_stats.get("keys", 0), "used_subscribe": used_subscribe,
                   "final_reads": evidence.final_reads, "cycles": cycle_stats})

@@ -107,9 +107,9 @@ def test_verdict_idempotent_duplicate_is_bad_spurious_error_allowed_unless_forbi
     # the queue's types found in the same history, plus the producer's (checkers/verdict/taxonomy.py decides)
     found = ["duplicate", "lost-write", *checked["anomalies"]]
     assert sorted(checked["anomalies"]) == [IDEMPOTENT_DUPLICATE, SPURIOUS_OOS]
-    assert verdict(found, "queue") == (False, ["duplicate", IDEMPOTENT_DUPLICATE, "lost-write"])
-    assert SPURIOUS_OOS in verdict(found, "queue", forbid=[SPURIOUS_OOS])[1]
-    assert verdict([SPURIOUS_OOS], "queue") == (True, [])
+    assert verdict(found) == (False, ["duplicate", IDEMPOTENT_DUPLICATE, "lost-write"])
+    assert SPURIOUS_OOS in verdict(found, forbid=[SPURIOUS_OOS])[1]
+    assert verdict([SPURIOUS_OOS]) == (True, [])
     assert checked["stats"]["producer_errors"][OOS] == 4
 
 
