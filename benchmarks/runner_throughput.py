@@ -10,7 +10,7 @@ import tempfile
 
 from collections import Counter
 
-from checkers.history.writer import read_history
+from checkers.history.stream import raw_events
 from harness.runner import TestOptions, run_test
 from results.store import read_test_json
 
@@ -24,7 +24,7 @@ def measure(cluster: dict, workload: str, seconds: float, rate: float, concurren
                           **cluster, **settings)
     result = run_test(options)
     first_final = read_test_json(result.run_dir)["final"]["first_index"]
-    main_ops = Counter(e["type"] for e in read_history(result.run_dir / "history.jsonl")
+    main_ops = Counter(e["type"] for e in raw_events(result.run_dir / "history.jsonl")
                        if e["index"] < first_final and e["type"] != "invoke" and e["process"] != "nemesis")
     return {"ops_per_s": sum(main_ops.values()) / seconds, "counts": dict(main_ops)}
 

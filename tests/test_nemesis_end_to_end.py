@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from checkers.history.writer import read_history
+from checkers.history.stream import raw_events
 from harness.runner import TestOptions, run_test
 from checkers.history.wellformed import wellformedness_problems
 from nemesis.registry import F_NAMES
@@ -29,7 +29,7 @@ def test_forty_seconds_of_all_faults_end_healed_and_checkable(cluster, tmp_path)
                           recovery_time=5, final_time_limit=60, check=True, report=False)
     result = run_test(options)
     assert result.status == "complete"
-    events = list(read_history(result.run_dir / "history.jsonl"))
+    events = list(raw_events(result.run_dir / "history.jsonl"))
     assert wellformedness_problems(events, "queue") == []
     struck = {F_NAMES[e["f"]][0] for e in events if e["process"] == "nemesis"
               and e["f"] in F_NAMES}

@@ -5,7 +5,7 @@ import os
 
 from benchmarks.runner_overhead import NoopRun
 from harness import exit_codes
-from checkers.history.writer import read_history
+from checkers.history.stream import raw_events
 from harness import runner
 from harness.runner import TestOptions
 from checkers.history.wellformed import wellformedness_problems
@@ -39,7 +39,7 @@ def test_a_run_records_options_status_and_a_well_formed_history(tmp_path):
     result = NoopRun(options).execute()
     assert result.status == "complete"
     assert result.exit_code == exit_codes.UNKNOWN  # not checked (--no-check)
-    events = list(read_history(result.run_dir / "history.jsonl"))
+    events = list(raw_events(result.run_dir / "history.jsonl"))
     assert len(events) > 10 and wellformedness_problems(events, "queue") == []
     test_json = json.loads((result.run_dir / "test.json").read_text())
     assert test_json["status"] == "complete" and test_json["seed"] == 7

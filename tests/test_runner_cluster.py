@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness import exit_codes
-from checkers.history.writer import read_history
+from checkers.history.stream import raw_events
 from harness.runner import TestOptions, run_test
 from checkers.history.wellformed import wellformedness_problems
 
@@ -28,7 +28,7 @@ def run(cluster, tmp_path, **overrides):
                           leave_db_running=True, recovery_time=2, final_time_limit=30, rate=100,
                           concurrency=5, check=False, report=False, **overrides)
     result = run_test(options)
-    events = list(read_history(result.run_dir / "history.jsonl"))
+    events = list(raw_events(result.run_dir / "history.jsonl"))
     test_json = json.loads((result.run_dir / "test.json").read_text())
     return result, events, test_json
 
@@ -113,7 +113,7 @@ def test_ctrl_c_leaves_partial_history_incomplete_status_and_healed_cluster(clus
         deadline = time.monotonic() + 180  # setup alone can take a minute on a loaded machine
         while time.monotonic() < deadline:
             runs = list(store.glob("*/*/history.jsonl"))
-            events = list(read_history(runs[0])) if runs else []
+            events = list(raw_events(runs[0])) if runs else []
             struck = any(e["process"] == "nemesis" for e in events)
             if len(events) > 50 and (struck or not faults):  # interrupt with a fault in force
                 history = runs[0]
@@ -127,7 +127,7 @@ def test_ctrl_c_leaves_partial_history_incomplete_status_and_healed_cluster(clus
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == exit_codes.INTERRUPTED, output
-    events = list(read_history(history))
+    events = list(raw_events(history))
     assert len(events) > 50
     assert wellformedness_problems(events, "queue") == []
     test_json = json.loads((history.parent / "test.json").read_text())
