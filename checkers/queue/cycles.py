@@ -1,7 +1,7 @@
 """G0 / G1c (and -process / -realtime) for the queue: the dependency graph
 between committed operations (ww/wr edges: checkers/queue/edges.py, per key
 bucket; process/realtime edges), cut down to the part that can hold a
-cycle, searched and explained on the driver (checkers/graph/cycles.py).
+cycle, searched (checkers/graph/search.cycles_per_spec) and explained (checkers/graph/cycles.py) on the driver.
 
 Two ways to gather the graph, one search:
 - Spark (`find_cycles_queue`): edges stay in Spark, are shrunk there
@@ -27,15 +27,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from checkers.graph.cycles import DEFAULT_SPECS, Cycle, QueuePhrasing, Step, components, explain_cycle, find_cycles
+from checkers.graph.cycles import Cycle, QueuePhrasing, Step, components, explain_cycle
 from checkers.graph.order_local import process_edges as local_process_edges
 from checkers.graph.order_local import realtime_edges as local_realtime_edges
+from checkers.graph.search import TIERED_SPECS, cycles_per_spec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-G1C_SPECS = tuple(s for s in DEFAULT_SPECS if s.name.startswith("G1c"))
-QUEUE_SPECS = tuple(s for s in DEFAULT_SPECS if s.name.startswith(("G0", "G1c")))
+G1C_SPECS = tuple(s for s in TIERED_SPECS if s.name.startswith("G1c"))
+QUEUE_SPECS = tuple(s for s in TIERED_SPECS if s.name.startswith(("G0", "G1c")))
 DATA_FS = ("send", "poll", "txn")
 COLLECT_LIMIT = 40_000
 ORDER_ROUNDS = 12        # graph_shrink rounds when order edges are in (they defeat the buckets' shrinking)
@@ -71,8 +72,8 @@ def search(steps: list[Step], truncated: bool, graph_stats: dict, limit: int,
     ({type: {count, examples}}, stats). G1c examples list wr-only cycles
     first; stats["wr_only"] counts them. `op_details(ids)` describes the
     operations the examples show ({id: op}, anomalies.op_struct's fields)."""
-    every = _by_type(find_cycles(steps, QUEUE_SPECS))
-    wr_only = _by_type(find_cycles([s for s in steps if s.kind != "ww"], G1C_SPECS))
+    every = _by_type(cycles_per_spec(steps, QUEUE_SPECS))
+    wr_only = _by_type(cycles_per_spec([s for s in steps if s.kind != "ww"], G1C_SPECS))
     for kind, pure in wr_only.items():
         every[kind] = pure + [c for c in every.get(kind, []) if c.uses_ww]
     shown = [c for cs in every.values() for c in cs[:limit]]
@@ -211,7 +212,7 @@ def local_graph(edges: pd.DataFrame, collect_limit: int = COLLECT_LIMIT, rounds:
     only drop or merge edges on no cycle) before its SCC step: here the SCC
     cut does that at once, so there the stats differ ("rounds" stays empty).
     The steps passed on are always only those inside strongly connected
-    components: all that cycles.find_cycles looks at (it searches each
+    components: all that search.cycles_per_spec looks at (it searches each
     component of each kind-subgraph, and those lie inside the whole graph's
     components), so the cycles are the same."""
     stats: dict = {"edges": len(edges), "rounds": []}
