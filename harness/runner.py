@@ -16,7 +16,7 @@ import random
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,130 +25,15 @@ from clusters.pinning import ClientPins, local_cluster_of
 from harness import exit_codes
 from harness.history import HistoryWriter
 from harness.progress import Progress
+from harness.test_options import TestOptions, test_name
 from results import store
 from workloads.base import Client, Completion, Op, Workload
-from workloads.producer_knobs import check_max_in_flight, invoke_extra, with_idle
-from workloads.settings import WorkloadSettings
+from workloads.producer_knobs import invoke_extra, with_idle
 
 log = logging.getLogger(__name__)
 
-WORKLOADS = ("queue", "list-append")
 # the cluster --local brings up (and reuses when left running)
 LOCAL_CLUSTER = DEFAULT_NAME
-
-
-@dataclass
-class TestOptions:
-    __test__ = False  # not a pytest test class
-    workload: str = "queue"
-    # where the cluster is: an inventory, a local cluster to bring up, or bare bootstrap servers
-    nodes_file: str | None = None
-    local: int | None = None
-    bootstrap_servers: str | None = None   # an external Kafka without SSH: no faults, no node logs
-    insecure_host_keys: bool = False
-    store: str = "store"
-    test_name: str | None = None
-    time_limit: float = 60.0
-    rate: float = 100.0
-    concurrency: int = 10
-    nemesis: tuple[str, ...] = ()
-    nemesis_interval: float = 10.0
-    nemesis_options: dict = field(default_factory=dict)  # the nemesis helper's extra options
-    seed: int | None = None
-    recovery_time: float = 10.0
-    final_time_limit: float = 60.0
-    leave_db_running: bool = False
-    check: bool = True
-    report: bool = True
-    progress: bool = False
-    # workload settings (WorkloadSettings)
-    acks: str = "all"
-    idempotence: bool = True
-    retries: int | None = None
-    isolation_level: str = "read_committed"
-    auto_offset_reset: str = "earliest"
-    enable_auto_commit: bool = False
-    sub_via: str = "assign"
-    txn: bool = False
-    abort_p: float = 0.0
-    crash_clients: bool = False
-    key_count: int = 4
-    max_writes_per_key: int = 1024
-    replication_factor: int = 3
-    min_insync_replicas: int = 2
-    op_timeout: float = 10.0
-    poll_timeout: float = 0.1
-    # producer knobs and settings presets (harness/presets.py, docs/producer-state.md)
-    max_in_flight: int | None = None
-    idle_p: float = 0.0
-    idle_ms: int = 0
-    preset: str | None = None
-    db_settings: dict = field(default_factory=dict)  # broker settings (--preset, --set)
-    # which Kafka (clusters/kafka_versions.py); None: the inventory's, else the default
-    kafka_version: str | None = None
-    kafka_mode: str | None = None
-    dynamic_quorum: bool = False  # a KIP-853 controller quorum (--dynamic-quorum)
-    # each process's clients reach one node only, round-robin (docs/pinned-clients.md)
-    pin_clients: bool = False
-
-    def workload_settings(self, brokers: int) -> WorkloadSettings:
-        names = {f.name for f in dataclasses.fields(WorkloadSettings)}
-        values = {k: v for k, v in dataclasses.asdict(self).items() if k in names}
-        values["replication_factor"] = min(self.replication_factor, brokers)
-        values["min_insync_replicas"] = min(self.min_insync_replicas, values["replication_factor"])
-        return WorkloadSettings(**values)
-
-    def validate(self) -> None:
-        """Raises ValueError naming the first bad option (before anything is created)."""
-        if self.workload not in WORKLOADS:
-            raise ValueError(f"--workload must be one of {', '.join(WORKLOADS)}, not {self.workload!r}")
-        sources = [n for n in ("nodes_file", "local", "bootstrap_servers") if getattr(self, n)]
-        if len(sources) != 1:
-            raise ValueError("give exactly one of --nodes-file, --local N or --bootstrap-servers")
-        if self.nemesis_kinds and self.bootstrap_servers:
-            raise ValueError("faults need a cluster reached over SSH (--nodes-file or --local), "
-                             "not --bootstrap-servers")
-        for name in ("time_limit", "rate", "op_timeout"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be positive")
-        if self.concurrency < 1:
-            raise ValueError("--concurrency must be at least 1")
-        if self.idempotence and self.acks != "all":  # librdkafka refuses the combination
-            raise ValueError(f"--idempotence needs --acks all (got --acks {self.acks}); add --no-idempotence")
-        if self.idempotence and self.retries == 0:
-            raise ValueError("--idempotence needs --retries > 0; add --no-idempotence")
-        if self.txn and not self.idempotence:
-            raise ValueError("--txn needs idempotence (transactions imply it); drop --no-idempotence")
-        check_max_in_flight(self.max_in_flight, self.idempotence or self.txn)
-        if self.pin_clients and self.bootstrap_servers:
-            raise ValueError("--pin-clients needs a local cluster (--local or --nodes-file of one), "
-                             "not --bootstrap-servers")
-        if self.pin_clients and self.nodes_file:
-            local_cluster_of(self.nodes_file)  # PinningError: real machines have no client namespaces
-        if self.bootstrap_servers and (self.kafka_version or self.kafka_mode):
-            raise ValueError("--kafka-version/--kafka-mode choose what logtrial installs; an "
-                             "existing Kafka at --bootstrap-servers runs what it runs")
-        if self.bootstrap_servers and self.dynamic_quorum:
-            raise ValueError("--dynamic-quorum chooses how logtrial formats its cluster; an "
-                             "existing Kafka at --bootstrap-servers runs what it runs")
-        if self.kafka_version or self.kafka_mode or self.dynamic_quorum:
-            from clusters.kafka import check_dynamic_quorum
-            from clusters.kafka_versions import resolve
-            release = resolve(self.kafka_version, self.kafka_mode)  # KafkaVersionError names the version
-            if self.dynamic_quorum:
-                check_dynamic_quorum(release)
-
-    @property
-    def release_settings(self) -> dict[str, str]:
-        from clusters.kafka import release_settings
-        return release_settings(self.kafka_version, self.kafka_mode, self.dynamic_quorum)
-
-    @property
-    def nemesis_kinds(self) -> list[str]:
-        kinds = [k for k in self.nemesis if k and k != "none"]
-        if not kinds and self.nemesis_options.get("nemesis_schedule"):
-            kinds = ["replay"]  # the schedule file says which faults
-        return kinds
 
 
 @dataclass
@@ -159,30 +44,6 @@ class RunResult:
     exit_code: int
     counts: dict
     error: str | None = None
-
-
-def test_name(options: TestOptions) -> str:
-    """Readable: workload, faults and the settings that matter."""
-    parts = [options.workload, ",".join(options.nemesis_kinds) or "no-faults", f"acks={options.acks}"]
-    if options.txn:
-        parts.append("txn")
-    if not options.idempotence:
-        parts.append("no-idem")
-    if options.isolation_level != "read_committed":
-        parts.append("read-uncommitted")
-    if options.sub_via != "assign":
-        parts.append(options.sub_via)
-    if options.enable_auto_commit:
-        parts.append("auto-commit")
-    if options.crash_clients:
-        parts.append("crash")
-    if options.pin_clients:
-        parts.append("pinned")
-    if options.dynamic_quorum:
-        parts.append("dynamic-quorum")
-    if options.kafka_version or options.kafka_mode:
-        parts.append("-".join(["kafka", options.kafka_version or "default", options.kafka_mode or ""]).rstrip("-"))
-    return store.safe_name("-".join(parts))
 
 
 def run_test(options: TestOptions) -> RunResult:
@@ -226,7 +87,7 @@ class Run:
             self._enter("heal")
             self._heal()
             self._enter("recover")
-            self._sleep(self.options.recovery_time)
+            self._sleep(self.options.timing.recovery_time)
             self._final_phase()
             status = "complete"
         except KeyboardInterrupt:
@@ -259,19 +120,19 @@ class Run:
         bootstrap = self._open_cluster()
         brokers = broker_count(bootstrap)
         log.info("kafka at %s: %d brokers", bootstrap, brokers)
-        settings = self.options.workload_settings(brokers)
+        settings = self.options.workload.settings_for(brokers)
         self.test_json["workload_settings"] = dataclasses.asdict(settings)
         self.test_json["bootstrap_servers"] = bootstrap
-        self.workload = _make_workload(self.options.workload, bootstrap, settings, self.run_id, self.seed)
+        self.workload = self.options.workload.kind.make(bootstrap, settings, self.run_id, self.seed)
         self.workload.setup()
-        if self.options.pin_clients:
-            self.pins = ClientPins(self.local_cluster or local_cluster_of(self.options.nodes_file))
+        if self.options.cluster.pin_clients:
+            self.pins = ClientPins(self.local_cluster or local_cluster_of(self.options.cluster.nodes_file))
             self.test_json["pinned_clients"] = self.pins.addresses()
             log.info("clients pinned to nodes: %s", self.test_json["pinned_clients"])
         log.info("topics for the first keys created: %s", self.workload.topic_names())
 
     def _open_cluster(self) -> str:
-        opts = self.options
+        opts = self.options.cluster
         if opts.bootstrap_servers:
             return opts.bootstrap_servers
         from clusters.cluster import Cluster
@@ -304,7 +165,7 @@ class Run:
         from clusters.local import LocalCluster
         local = LocalCluster(LOCAL_CLUSTER)
         self._record_cluster({"local": local.name, "state_root": str(local.root)})
-        wanted = self.options.release_settings
+        wanted = self.options.cluster.release_settings
         if local.exists():
             left = load_inventory(local.inventory_path)
             if len(left.nodes) != nodes or _release_of(left.settings) != _release_of(wanted):
@@ -321,17 +182,17 @@ class Run:
         self._enter("main")
         generator = with_idle(self.workload.generator(), getattr(self.workload, "settings", None), self.seed)
         nemesis_thread = self._start_nemesis()
-        interval = self.options.concurrency / self.options.rate
-        for slot in range(self.options.concurrency):
+        interval = self.options.timing.concurrency / self.options.timing.rate
+        for slot in range(self.options.timing.concurrency):
             worker = threading.Thread(target=self._worker, args=(slot, generator, interval),
                                       name=f"worker-{slot}", daemon=True)
             worker.start()
             self.workers.append(worker)
-        self._sleep(self.options.time_limit)
+        self._sleep(self.options.timing.time_limit)
         self.stop.set()
         self._join_workers()
         if nemesis_thread is not None:
-            nemesis_thread.join(timeout=self.options.nemesis_interval + 30)
+            nemesis_thread.join(timeout=self.options.nemesis.interval + 30)
 
     def _worker(self, slot: int, generator, interval: float) -> None:
         rng = random.Random(self.seed + slot)
@@ -383,7 +244,7 @@ class Run:
             return next(self._processes)
 
     def _join_workers(self) -> None:
-        deadline = time.monotonic() + self.options.op_timeout * 2 + 5
+        deadline = time.monotonic() + self.options.workload.settings.op_timeout * 2 + 5
         for worker in self.workers:
             worker.join(timeout=max(0.0, deadline - time.monotonic()))
         stuck = [w.name for w in self.workers if w.is_alive()]
@@ -391,15 +252,15 @@ class Run:
             log.warning("workers still inside an op after the deadline (their ops stay open): %s", stuck)
 
     def _start_nemesis(self) -> threading.Thread | None:
-        kinds = self.options.nemesis_kinds
+        kinds = self.options.nemesis.active_kinds
         if not kinds:
             return None
         if self.cluster is None:
             raise ValueError("faults need a cluster reached over SSH (--nodes-file or --local)")
         from nemesis.runner import NemesisRunner
         self.faults = ActiveFaults(self.history)
-        self.nemesis = NemesisRunner(self.cluster, self.faults, kinds, self.options.nemesis_interval, self.seed,
-                                     topics=self.workload.topic_names(), **_nemesis_kwargs(self.options))
+        self.nemesis = NemesisRunner(self.cluster, self.faults, kinds, self.options.nemesis.interval, self.seed,
+                                     topics=self.workload.topic_names(), **self.options.nemesis.runner_kwargs())
         thread = threading.Thread(target=self.nemesis.run, args=(self.stop,), name="nemesis", daemon=True)
         thread.start()
         return thread
@@ -412,7 +273,7 @@ class Run:
 
     def _final_phase(self) -> None:
         self._enter("final")
-        deadline = time.monotonic() + self.options.final_time_limit
+        deadline = time.monotonic() + self.options.timing.final_time_limit
         first_index = self.history.event_count
         final = self.workload.final_reads(self.new_process(), self.record, deadline, self.new_process)
         final["first_index"] = first_index  # the final reads are the history's events from here on
@@ -452,11 +313,11 @@ class Run:
 
     def _teardown_cluster(self) -> None:
         if self.cluster is not None:
-            if not self.options.leave_db_running and self.options.nodes_file:
+            if not self.options.cluster.leave_db_running and self.options.cluster.nodes_file:
                 for node in self.cluster.inventory.nodes:
                     self.cluster.db.stop(node.name)
             self.cluster.close()
-        if self.local_cluster is not None and not self.options.leave_db_running:
+        if self.local_cluster is not None and not self.options.cluster.leave_db_running:
             self.local_cluster.down()
 
     # -- check and report -------------------------------------------------------------------
@@ -470,14 +331,16 @@ class Run:
         return valid, code
 
     def _check(self) -> dict:
-        if not self.options.check:
+        check = self.options.check
+        if not check.enabled:
             return _not_checked(self.run_dir, "checking disabled (--no-check)")
         try:
             from checkers.api import check_history
         except ImportError as e:
             return _not_checked(self.run_dir, f"no checker available ({e})")
         try:
-            return check_history(self.run_dir / store.HISTORY, workload=self.options.workload, out_dir=self.run_dir)
+            return check_history(self.run_dir / store.HISTORY, workload=self.options.workload.name, out_dir=self.run_dir,
+                                 spark_master=check.spark_master, engine=check.engine, options=check.options)
         except Exception as e:
             log.error("checker failed:\n%s", traceback.format_exc())
             return _not_checked(self.run_dir, f"checker failed: {type(e).__name__}: {e}")
@@ -547,11 +410,12 @@ def _release_of(settings: dict) -> tuple[str, str, str]:
 def _initial_test_json(run: Run) -> dict:
     return {
         "name": run.name,
-        "workload": run.options.workload,
-        "nemesis": run.options.nemesis_kinds,
+        "workload": run.options.workload.name,
+        "nemesis": run.options.nemesis.active_kinds,
         "seed": run.seed,
         "run_id": run.run_id,
-        "options": dataclasses.asdict(run.options),
+        "options": run.options.record(),
+        "check": run.options.check.record(),
         "versions": versions(),
         "status": "running",
         "start_time": _now_iso(),
@@ -592,24 +456,6 @@ class ActiveFaults:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.history, name)
-
-
-# `logtrial test` option name -> NemesisRunner keyword
-_NEMESIS_KWARGS = {"db_targets": "targets", "partition_clients": "partition_clients",
-                   "nemesis_schedule": "schedule_file"}
-
-
-def _nemesis_kwargs(options: TestOptions) -> dict:
-    extra = options.nemesis_options
-    return {_NEMESIS_KWARGS.get(k, k): v for k, v in extra.items() if v is not None}
-
-
-def _make_workload(name: str, bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int) -> Workload:
-    if name == "queue":
-        from workloads.queue import QueueWorkload
-        return QueueWorkload(bootstrap, settings, run_id, seed)
-    from workloads.list_append import ListAppendWorkload
-    return ListAppendWorkload(bootstrap, settings, run_id, seed)
 
 
 def _not_checked(run_dir: Path, reason: str) -> dict:

@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(cluster, tmp_path, **overrides):
-    options = TestOptions(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
-                          leave_db_running=True, recovery_time=2, final_time_limit=30, rate=100,
-                          concurrency=5, check=False, report=False, **overrides)
+    options = TestOptions.from_flat(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
+                                    leave_db_running=True, recovery_time=2, final_time_limit=30, rate=100,
+                                    concurrency=5, check=False, report=False, **overrides)
     result = run_test(options)
     events = list(read_history(result.run_dir / "history.jsonl"))
     test_json = json.loads((result.run_dir / "test.json").read_text())
