@@ -38,7 +38,7 @@ class ClusterSpec:
     kafka_version: str | None = None
     kafka_mode: str | None = None
     dynamic_quorum: bool = False  # a KIP-853 controller quorum (--dynamic-quorum)
-    db_settings: dict = field(default_factory=dict, metadata=flat(cli=False))  # from --preset and --set
+    db_settings: dict = field(default_factory=dict)  # broker settings: --set and --preset
     # each process's clients reach one node only, round-robin (docs/pinned-clients.md)
     pin_clients: bool = False
     leave_db_running: bool = False
