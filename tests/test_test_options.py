@@ -4,7 +4,6 @@ the checkers', and the check's options through `test`, `test-all` and `check`
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 import pytest
