@@ -21,7 +21,7 @@ from typing import Any
 
 from clusters.pinning import ClientPins
 from harness import exit_codes
-from harness.history import HistoryWriter
+from checkers.history.writer import HistoryWriter
 from harness.progress import Progress
 from harness.run_cluster import ClusterSession
 from harness.test_options import TestOptions, test_name

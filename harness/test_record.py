@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.history import HistoryWriter
+from checkers.history.writer import HistoryWriter
 from harness.test_options import TestOptions
 from results import store
 

@@ -11,8 +11,8 @@ import threading
 import time
 import traceback
 
+from checkers.history.writer import HistoryWriter
 from clusters.pinning import ClientPins
-from harness.history import HistoryWriter
 from workloads.base import Client, Completion, Generator, Op, Workload
 from workloads.producer_knobs import invoke_extra
 

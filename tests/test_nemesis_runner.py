@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from harness.history import HistoryWriter
+from checkers.history.writer import HistoryWriter
 from nemesis.registry import F_NAMES
 from nemesis.runner import NemesisRunner
 from nemesis.schedule import START, load_schedule

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from checkers.history_parquet import load
-from checkers.producer_errors import IDEMPOTENT_DUPLICATE, OOS_WINDOW_S, SPURIOUS_OOS, ProducerChecks
-from checkers.verdict import verdict
-from checkers.queue import check_queue
+from checkers.history.spark_load import load
+from checkers.queue.producer_errors import IDEMPOTENT_DUPLICATE, OOS_WINDOW_S, SPURIOUS_OOS, ProducerChecks
+from checkers.verdict.verdict import verdict
+from checkers.queue.checker import check_queue
 from tests.checkers.histories import write_history
 
 S = 1_000_000_000  # ns per second
@@ -104,7 +104,7 @@ def test_duplicates_on_keys_only_idempotent_producers_wrote(checked):
 
 
 def test_verdict_idempotent_duplicate_is_bad_spurious_error_allowed_unless_forbidden(checked):
-    # the queue's types found in the same history, plus the producer's (checkers/taxonomy.py decides)
+    # the queue's types found in the same history, plus the producer's (checkers/verdict/taxonomy.py decides)
     found = ["duplicate", "lost-write", *checked["anomalies"]]
     assert sorted(checked["anomalies"]) == [IDEMPOTENT_DUPLICATE, SPURIOUS_OOS]
     assert verdict(found, "queue") == (False, ["duplicate", IDEMPOTENT_DUPLICATE, "lost-write"])

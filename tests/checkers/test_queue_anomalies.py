@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from checkers.history_io import load_history, pair_operations
-from checkers.queue import check_queue
+from checkers.history.spark_read import load_history, pair_operations
+from checkers.queue.checker import check_queue
 from tests.checkers.histories import Builder
 
 PLANTED: dict[str, list[tuple]] = {}  # type -> [(key, offsets, values, op indices), ...]

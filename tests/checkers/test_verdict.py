@@ -1,11 +1,11 @@
-"""The one verdict for every workload (checkers/verdict.verdict, from the
-declarations in checkers/taxonomy.py): pure functions, no Spark."""
+"""The one verdict for every workload (checkers/verdict/verdict.verdict, from the
+declarations in checkers/verdict/taxonomy.py): pure functions, no Spark."""
 from __future__ import annotations
 
 import pytest
 
-from checkers.taxonomy import TYPES, of_workload
-from checkers.verdict import Evidence, verdict
+from checkers.verdict.taxonomy import TYPES, of_workload
+from checkers.verdict.verdict import Evidence, verdict
 
 
 def queue(found, evidence=None, **kw):
