@@ -4,6 +4,7 @@ the checkers', and the check's options through `test`, `test-all` and `check`
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 import pytest
@@ -76,3 +77,21 @@ def test_check_takes_the_recorded_options_unless_given():
     assert CheckOptions.from_record(values) == CheckOptions("serializable", allow=("G1c",), forbid=("G0",))
     assert values["engine"] == "local"
     assert recorded_check({}, {}) == {}   # a run from before test.json had "check"
+
+
+def test_checking_a_run_again_takes_its_recorded_allow_and_forbid(tmp_path):
+    """A stored run whose test.json allows lost writes: `check` on it leaves them
+    out of the bad types, unless the command line says otherwise."""
+    oracle = Path(__file__).resolve().parent / "fixtures" / "oracle" / "queue-unsafe-kill-partition.jsonl"
+    (tmp_path / "history.jsonl").write_bytes(oracle.read_bytes())
+    recorded = {**CheckOptions(allow=("lost-write",)).record(), "engine": "local", "spark_master": None}
+    (tmp_path / "test.json").write_text(json.dumps({"workload": "queue", "check": recorded}))
+
+    def bad_types(*args: str) -> list[str]:
+        result = CliRunner().invoke(main, ["check", str(tmp_path), *args])
+        assert result.exit_code == exit_codes.INVALID, result.output
+        results = json.loads((tmp_path / "results.json").read_text())
+        assert "lost-write" in results["anomaly_types"] and results["checker"]["engine"] == "local"
+        return results["bad_anomaly_types"]
+    assert "lost-write" not in bad_types()
+    assert "lost-write" in bad_types("--allow", "unseen")
