@@ -55,7 +55,8 @@ def companion_first(history_path: Path, workload: str, out: Path) -> Path:
     from checkers.history.companion import companion_for, companion_path
     if companion_for(history_path) is not None:
         return history_path
-    from checkers.history.companion_write import CompanionWriteError, write_companion
+    from checkers.history.companion_parts import CompanionWriteError
+    from checkers.history.companion_write import write_companion
     try:
         try:
             return write_companion(history_path, workload)

@@ -37,12 +37,12 @@ import pandas as pd
 import pyarrow as pa
 
 from checkers.history.collector import without_cyclic_gc
-from checkers.history.companion_write import OPS_SCHEMA, RECORDS_SCHEMA, Child, OpCounts, _json_text, _Parts, _ProvenSends
+from checkers.history.companion_parts import OPS_SCHEMA, RECORDS_SCHEMA, Child, OpCounts, Parts, ProvenSends, json_text
 from checkers.history.lines import byte_blocks
 from checkers.history.read import _error_parts, _producer
-from checkers.history.mop_rules import rules
-from checkers.queue.frame import COLUMNS, FS, IDEMPOTENT, NULL, OK, POLL, SEND, SINGLE_KEY_WRITER
-from checkers.queue.local import _flag, record_rows, records_table
+from checkers.history.formats import format_for
+from checkers.history.queue_records import (COLUMNS, FS, IDEMPOTENT, NULL, OK, POLL, SEND, SINGLE_KEY_WRITER,
+                                            record_rows, records_table, truthy)
 
 
 class NotColumnar(Exception):
@@ -358,7 +358,7 @@ class Operations:
         at = np.repeat(rows, counts)
         nth = np.arange(len(at), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
         flags = np.where(self._single_key(keys, lengths), SINGLE_KEY_WRITER, 0) \
-            | np.where([_flag(self.idempotent[r]) for r in rows], IDEMPOTENT, 0)
+            | np.where([truthy(self.idempotent[r]) for r in rows], IDEMPOTENT, 0)
         self.records.add(_columns({
             **self._of_operations(at), "key": keys, "offset": offsets, "value": values, "kind": SEND, "otype": OK,
             "fcode": F_SEND, "pos": nth << 31, "flags": np.repeat(flags, lengths)}, len(keys)))
@@ -398,7 +398,8 @@ class Operations:
         few, so the careful path's own rules and record builder, per operation."""
         if not len(rows):
             return
-        check_invoke, check_completion = rules("queue")
+        queue = format_for("queue")
+        check_invoke, check_completion = queue.check_invoke, queue.check_completion
         invoked = _decode_each(self.invoke.value[rows])
         completed = _decode_each(self.done.value[rows]) if self.done is not None else [None] * len(rows)
         inv, done, made, sent = self.invoke, self.done, [], []
@@ -456,7 +457,7 @@ def value_texts(raws: np.ndarray) -> pa.Array:
     heads = np.frombuffer(data, dtype=np.uint8)[offsets[:-1][valid]] if data else []
     redo.update(np.flatnonzero(valid)[np.isin(heads, _NOT_AS_IS)].tolist())
     if redo:
-        redone = {i: _json_text(_decode_each([texts[i]])[0]) for i in redo}
+        redone = {i: json_text(_decode_each([texts[i]])[0]) for i in redo}
         if any(text is not None for text in redone.values()):
             for i, text in redone.items():
                 texts[i] = None if text is None else text.encode()
@@ -512,9 +513,9 @@ class _Writer:
 
     def __init__(self, out: Path, part: int) -> None:
         name = f"part-{part:05d}.parquet"
-        self.ops = _Parts(out / "ops", OPS_SCHEMA, name)
-        self.records = _Parts(out / "queue-mops", RECORDS_SCHEMA, name)
-        self.counts, self.proven, self.sent = OpCounts(), _ProvenSends(), []
+        self.ops = Parts(out / "ops", OPS_SCHEMA, name)
+        self.records = Parts(out / "queue-mops", RECORDS_SCHEMA, name)
+        self.counts, self.proven, self.sent = OpCounts(), ProvenSends(), []
         self.checked: list[np.ndarray] = []
 
     def write(self, invoke: Batch, done: Batch | None) -> None:
@@ -566,7 +567,7 @@ class Half:
     heads: Batch | None
     pending: Batch | None
     counts: OpCounts
-    proven: _ProvenSends
+    proven: ProvenSends
     sent: np.ndarray       # sorted, each value once
 
 

@@ -1,7 +1,7 @@
 """What a well-formed operation value looks like, per workload
 (docs/history-format.md), checked one event at a time.
 
-`rules(workload)` gives two checks: one of an invoke's micro-ops, which
+Each workload has two checks (checkers/history/formats.py names them): one of an invoke's micro-ops, which
 records the values it writes in `written` (value -> line) to catch a value
 written twice, and one that checks that an ok completion's micro-ops match its
 invoke's. Both return MopProblems (empty when fine). Operations with an `f`
@@ -52,7 +52,7 @@ def _mops(value) -> list | None:
 QUEUE_MOPS = {"send": ("send",), "poll": ("poll",), "txn": ("send", "poll")}
 
 
-def _queue_invoke(e: dict, line: int, written: dict) -> list[MopProblem]:
+def queue_invoke(e: dict, line: int, written: dict) -> list[MopProblem]:
     f = e["f"]
     if f in ("assign", "subscribe"):
         ok = isinstance(e.get("value"), list) and all(_int(k) for k in e["value"])
@@ -99,7 +99,7 @@ def _poll_result_problem(result) -> str | None:
     return None
 
 
-def _queue_completion(invoke: dict, done: dict) -> list[MopProblem]:
+def queue_completion(invoke: dict, done: dict) -> list[MopProblem]:
     if done["type"] != "ok" or invoke["f"] not in QUEUE_MOPS:
         return []
     sent, got = _mops(invoke.get("value")) or [], _mops(done.get("value"))
@@ -125,7 +125,7 @@ def _queue_completion(invoke: dict, done: dict) -> list[MopProblem]:
 
 # ---------------------------------------------------------------- list-append
 
-def _la_invoke(e: dict, line: int, written: dict) -> list[MopProblem]:
+def list_append_invoke(e: dict, line: int, written: dict) -> list[MopProblem]:
     if e["f"] != "txn":
         return []
     mops = _mops(e.get("value"))
@@ -150,7 +150,7 @@ def _la_invoke(e: dict, line: int, written: dict) -> list[MopProblem]:
     return problems
 
 
-def _la_completion(invoke: dict, done: dict) -> list[MopProblem]:
+def list_append_completion(invoke: dict, done: dict) -> list[MopProblem]:
     if done["type"] != "ok" or invoke["f"] != "txn":
         return []
     sent, got = _mops(invoke.get("value")) or [], _mops(done.get("value"))
@@ -166,14 +166,5 @@ def _la_completion(invoke: dict, done: dict) -> list[MopProblem]:
     return []
 
 
-_RULES = {"queue": (_queue_invoke, _queue_completion), "list-append": (_la_invoke, _la_completion)}
-
-
 InvokeRule = Callable[[dict, int, dict], list[MopProblem]]
 CompletionRule = Callable[[dict, dict], list[MopProblem]]
-
-
-def rules(workload: str) -> tuple[InvokeRule, CompletionRule]:
-    """The workload's (check of an invoke, check of a completion against its
-    invoke): `check(e, line, written)` and `check(invoke, done)`."""
-    return _RULES[workload]

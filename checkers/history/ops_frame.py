@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from checkers.history.read import OP_COLUMNS
+from checkers.history.op_row import ROW_COLUMNS as OP_COLUMNS
 
 _INT = frozenset(("process", "invoke_index", "invoke_time", "invoke_line"))
 _NULLABLE_INT = ("complete_index", "complete_time", "complete_line")

@@ -33,7 +33,9 @@ from typing import TYPE_CHECKING
 
 from checkers.history.errors import MAX_REPORTED, TYPES, HistoryError, Problem, malformed_json
 from checkers.history.lines import BLOCK_BYTES, Lines, line_blocks, read_lines
-from checkers.history.mop_rules import MopProblem, rules
+from checkers.history.formats import format_for
+from checkers.history.mop_rules import MopProblem
+from checkers.history.op_row import ROW_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -123,7 +125,9 @@ class _Pairing:
 
     def __init__(self, workload: str, problems: _Problems, checked: bool = True) -> None:
         self.problems = problems
-        self.check_invoke, self.check_completion = rules(workload) if checked else (_unchecked, _unchecked)
+        form = format_for(workload)
+        self.check_invoke, self.check_completion = ((form.check_invoke, form.check_completion) if checked
+                                                    else (_unchecked, _unchecked))
         self.pending: dict[int, tuple[dict, int, int]] = {}
         self.last_index: dict[int, int] = {}
         self.written: dict = {}
@@ -192,10 +196,7 @@ def _unchecked(*_) -> list:
     return []
 
 
-# one operation's row: history_io.pair_operations' columns and the events' lines
-OP_COLUMNS = ("process", "f", "invoke_index", "invoke_time", "complete_index", "complete_time", "type",
-              "invoke_value", "complete_value", "error_name", "error_message", "idempotent",
-              "transactional", "invoke_line", "complete_line")
+OP_COLUMNS = ROW_COLUMNS   # one operation's row (checkers/history/op_row.py)
 _INVOKE_INDEX = OP_COLUMNS.index("invoke_index")
 
 

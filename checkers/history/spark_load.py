@@ -4,7 +4,7 @@ parsed once and checked many times at Parquet speed.
 
 `history.parquet/` beside `history.jsonl`:
 
-    ops/          one row per operation: history_io.OP_COLUMNS
+    ops/          one row per operation: op_row.OP_COLUMNS
     queue-mops/   the queue's micro-op records (checkers/queue/bucket.records)
     op_counts.json  [[f, type, operations, last time], ...]: what counting the
                   operations in Spark would give (a scan of all of them)
@@ -31,22 +31,21 @@ from pyspark.sql import DataFrame, SparkSession
 
 from checkers.history.companion import (FORMAT, OP_COUNTS, SOURCE, fingerprint,  # noqa: F401
                                 companion_for, companion_path, is_companion)
+from checkers.history.formats import format_for
 from checkers.history.spark_read import ValueCheck, cached_history, load_history, pair_operations
 
 
 def value_check(workload: str) -> ValueCheck | None:
-    """The workload's check of each event's `value` (history_io.load_history)."""
-    if workload == "queue":
-        from checkers.history.queue_mops_spark import value_check as queue_value_check
-        return queue_value_check()
-    return None
+    """The workload's check of each event's `value` (spark_read.load_history)."""
+    make = format_for(workload).spark_value_check
+    return make() if make is not None else None
 
 
 @dataclass
 class Loaded:
     """What a checker reads: operations, and what the companion adds."""
 
-    ops: DataFrame                          # history_io.OP_COLUMNS
+    ops: DataFrame                          # op_row.OP_COLUMNS
     queue_records: DataFrame | None = None  # queue micro-op records, when the companion has them
     op_counts: list[tuple] | None = None    # (f, type, operations, last time), when the companion has them
     source_bytes: int = 0

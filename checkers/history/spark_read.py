@@ -271,9 +271,6 @@ def raise_with_lines(spark: SparkSession, all_rows: DataFrame, bad: DataFrame, p
 
 # ---------------------------------------------------------------- pairing
 
-OP_COLUMNS = ("process", "f", "invoke_index", "invoke_time", "complete_index", "complete_time",
-              "type", "invoke_value", "complete_value", "error_name", "error_message",
-              "idempotent", "transactional")
 
 
 def pair_operations(df: DataFrame, validate: bool = True) -> DataFrame:

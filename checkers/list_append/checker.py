@@ -232,7 +232,7 @@ def assemble(findings: Iterable[Finding], edges: list[Step], op_info, counts: di
             entry["examples"].append(explain_cycle(cycle, ops, ListAppendPhrasing()))
     types = sorted(anomalies)
     evidence = Evidence(any_ok=bool(counts.get("ok")), empty_graph=graph_edges == 0)
-    valid, bad = verdict(types, "list-append", evidence, model, allow, forbid)
+    valid, bad = verdict(types, evidence, model, allow, forbid)
     not_, also_not = consistency.violated(types)
     return {"valid": valid, "anomaly_types": types, "bad_anomaly_types": bad,
             "anomalies": {k: anomalies[k] for k in types}, "not": not_, "also_not": also_not,

@@ -46,8 +46,9 @@ from checkers.queue import series as queue_series
 from checkers.queue import txn_reads as queue_txn_reads
 from checkers.queue import versions as queue_versions
 from checkers.queue import writes as queue_writes
-from checkers.queue.frame import (COLUMNS, FAIL, FS, IDEMPOTENT, INFO, NULL, OK, POLL, PROVEN, RESET, SEND,
-                                  SINGLE_KEY_WRITER, TYPES, Found, proven_sends)
+from checkers.history.queue_records import (COLUMNS, FAIL, FS, IDEMPOTENT, INFO, NULL, OK, POLL, PROVEN, RESET,
+                                            SEND, SINGLE_KEY_WRITER, TYPES)
+from checkers.queue.frame import Found, proven_sends
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession

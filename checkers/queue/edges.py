@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from checkers.queue.frame import F_POLL, FAIL, POLL, SEND, SINGLE_KEY_WRITER, previous, sort_rows
+from checkers.history.queue_records import F_POLL, FAIL, POLL, SEND, SINGLE_KEY_WRITER
+from checkers.queue.frame import previous, sort_rows
 from checkers.queue.writes import readers
 
 EDGE_COLUMNS = ("src", "dst", "kind", "key", "value", "offset", "prev")

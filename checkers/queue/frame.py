@@ -1,33 +1,8 @@
 """One bucket of queue micro-operations as a pandas frame, and the helpers
 the per-bucket analyses share (checkers/queue/bucket.py runs them).
 
-A bucket holds every micro-op row of a set of keys (keys never straddle two
-buckets). Columns, all int64 so Arrow hands them over without copies or
-float conversions (a missing value is NULL):
-
-    key, offset, value    the record (offset NULL: a send with no known offset)
-    op                    the operation's invoke index (its id)
-    process               the operation's process
-    kind                  SEND, POLL, or RESET (an assign/subscribe, copied
-                          into every bucket: it resets its process's polls)
-    otype, fcode          the operation's outcome and f, as codes
-    pos                   order inside the operation: mop_pos << 31 | poll_pos
-    itime, ctime, cindex  invoke time, completion time and index (NULL: none)
-    flags                 SINGLE_KEY_WRITER: a `send` op whose sends all go to
-                          one key (so all its dependencies live in this bucket);
-                          IDEMPOTENT: sent by an idempotent producer;
-                          PROVEN: a send of an indefinite (info) op some of
-                          whose sent values an ok poll returned, on any key
-                          (so it happened; set where all keys are seen)
-
-Which rows the record builders give (queue_bucket.records, queue_local):
-a SEND row for every send micro-op whatever its outcome, its offset from an
-ok or info completion (NULL for a fail, or when unknown); a POLL row for
-every (offset, value) a poll micro-op of any completed operation returned
-(an aborted or indefinite op's polls still show what the log held, as in
-Jepsen's version orders). The analyses decide what counts: polls of ok
-operations are the reads (lost-write, unseen, G1a, the order baselines); an
-info send's offset counts only when the op is proven (`proven_sends`).
+The rows are the queue's micro-op records, whose columns and codes are
+declared with the history (checkers/history/queue_records.py).
 """
 from __future__ import annotations
 
@@ -38,17 +13,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-NULL = np.iinfo(np.int64).min
-SEND, POLL, RESET = 0, 1, 2
-OK, FAIL, INFO = 0, 1, 2
-TYPES = ("ok", "fail", "info")
-FS = ("send", "poll", "txn", "assign", "subscribe", "crash")
-F_POLL = FS.index("poll")
-SINGLE_KEY_WRITER = 1
-IDEMPOTENT = 2
-PROVEN = 4
-COLUMNS = ("key", "offset", "value", "op", "process", "kind", "otype", "fcode", "pos",
-           "itime", "ctime", "cindex", "flags")
+from checkers.history.queue_records import FS, INFO, NULL, OK, POLL, PROVEN, SEND, TYPES, proven_ops
+
 OPS_PER_EXAMPLE = 10
 
 
@@ -106,30 +72,6 @@ def first_ops(ops: list[dict], n: int = OPS_PER_EXAMPLE) -> list[dict]:
     """The first n distinct ops, by history index (then the other fields)."""
     distinct = {json.dumps(op, sort_keys=False): op for op in ops}
     return sorted(distinct.values(), key=_op_key)[:n]
-
-
-def proven_ops(info: pd.DataFrame, read: pd.DataFrame) -> np.ndarray:
-    """The ops of the `info` sends (key, value, op) whose (key, value) is
-    among `read`'s (ok polls)."""
-    at = rows_of_same_record(info, read)
-    if at is None:
-        read = read[read["value"].isin(info["value"].unique())].drop_duplicates()
-        return info[["key", "value", "op"]].merge(read, on=["key", "value"])["op"].unique()
-    return pd.unique(info["op"].to_numpy()[at[at >= 0]])
-
-
-def rows_of_same_record(written: pd.DataFrame, read: pd.DataFrame) -> np.ndarray | None:
-    """For each row of `read`: the position of the row of `written` with the
-    same key and value, or -1; None when `written`'s values repeat. A hash
-    lookup by value (values are unique in a validated history), several
-    times faster than a merge on (key, value) over millions of rows."""
-    index = pd.Index(written["value"].to_numpy())
-    if not index.is_unique:
-        return None
-    at = index.get_indexer(read["value"].to_numpy())
-    hit = at >= 0
-    hit[hit] = written["key"].to_numpy()[at[hit]] == read["key"].to_numpy()[hit]
-    return np.where(hit, at, -1)
 
 
 def run_starts(arrays: list[np.ndarray]) -> np.ndarray:

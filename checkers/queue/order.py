@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from checkers.queue.frame import (FAIL, NULL, OK, POLL, RESET, SEND, Found, at_lowest_offset, op_struct, previous,
-                                  run_starts, sort_rows)
+from checkers.history.queue_records import FAIL, NULL, OK, POLL, RESET, SEND
+from checkers.queue.frame import Found, at_lowest_offset, op_struct, previous, run_starts, sort_rows
 from checkers.queue.writes import OP_COLUMNS
 
 

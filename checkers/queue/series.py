@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from checkers.queue.frame import OK, POLL, SEND
+from checkers.history.queue_records import OK, POLL, SEND
 
 MAX_BUCKETS = 200
 TOP_KEYS = 20

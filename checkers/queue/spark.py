@@ -1,4 +1,4 @@
-"""The queue checker's gathering on Spark (checkers/queue/checker.py assembles).
+"""The queue checker on Spark: its gathering, assembled by checkers/queue/assemble.py.
 
 One shuffle by key bucket (checkers/queue/bucket.run) runs every per-key
 analysis in executors; its output rows stay in Spark (persisted while the
@@ -20,11 +20,11 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from checkers.queue import producer_errors
-from checkers.queue import checker as queue
+from checkers.queue import assemble as queue
 from checkers.queue import bucket as queue_bucket
 from checkers.queue import cycles as queue_cycles
 from checkers.queue import txn_reads as queue_txn_reads
-from checkers.queue.checker import QUEUE_OPS
+from checkers.queue.assemble import QUEUE_OPS
 from checkers.queue.local import LocalPass
 from checkers.queue.series import TOP_KEYS
 
@@ -191,3 +191,21 @@ def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
         narrow.unpersist()
         if parsed_here:
             values.unpersist()
+
+
+def check_queue_spark(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
+                      limit: int = queue.DEFAULT_EXAMPLES, cycles: bool = True, realtime: bool = False,
+                      producer: producer_errors.ProducerChecks | None = None, micro: DataFrame | None = None,
+                      driver_gather_max_ops: int | None = None, op_counts: list[tuple] | None = None) -> dict:
+    """Results (docs/history-format.md) for the queue operations in `ops`,
+    on Spark. `cycles` off skips G0/G1c; `realtime` adds process/realtime
+    edges (the -process/-realtime variants; costly on big histories, off by
+    default). With `producer` (checkers/queue/producer_errors.ProducerChecks), the
+    producer checks are added too. `micro`: the micro-op records of `ops`
+    when the Parquet companion has them (checkers/history/spark_load.py), and
+    `op_counts` its counts of operations (stats_from_counts).
+    `driver_gather_max_ops`: see DRIVER_GATHER_MAX_OPS (0: always
+    gather in Spark)."""
+    up_to = DRIVER_GATHER_MAX_OPS if driver_gather_max_ops is None else driver_gather_max_ops
+    with spark_pass(spark, ops, limit, realtime, micro, up_to, op_counts) as gathered:
+        return queue.results(gathered, allow, forbid, cycles, producer)

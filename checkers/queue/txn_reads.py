@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from checkers.queue.frame import FS, NULL, OK, POLL, RESET, SEND, rows_of_same_record
+from checkers.history.queue_records import FS, NULL, OK, POLL, RESET, SEND, rows_of_same_record
 
 NAME = "partial-txn-read"
 F_TXN = FS.index("txn")

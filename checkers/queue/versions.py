@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from checkers.queue.frame import NULL, POLL, Found, first_ops, op_struct, run_starts
+from checkers.history.queue_records import NULL, POLL
+from checkers.queue.frame import Found, first_ops, op_struct, run_starts
 
 
 def observations(bucket: pd.DataFrame, proven: pd.Series) -> pd.DataFrame:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from checkers.queue.frame import (FAIL, NULL, OK, POLL, SEND, Found, at_lowest_offset, nullable, op_struct,
-                                  rows_of_same_record)
+from checkers.history.queue_records import FAIL, NULL, OK, POLL, SEND, rows_of_same_record
+from checkers.queue.frame import Found, at_lowest_offset, nullable, op_struct
 
 OP_COLUMNS = ["op", "process", "otype", "fcode", "itime", "ctime", "cindex"]
 

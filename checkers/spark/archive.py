@@ -1,27 +1,14 @@
-"""The class-data-sharing archive of the local Spark driver (clusters/jvm_archive.py).
-
-Built once per Java and PySpark installation by checking a tiny queue history
-and a tiny list-append history on Spark in a child process whose JVM dumps the
-classes it loaded when it exits. checkers/spark/session.py then starts every local
-driver JVM with it: about 40 % less CPU to start a session and run its first
-jobs (docs/benchmarks.md).
-
-Usage: python -m checkers.spark.archive   (make install)
-"""
+"""Where the class-data-sharing archive of the local Spark driver lives
+(clusters/jvm_archive.py). checkers/spark/session.py starts every local driver
+JVM with it; checkers/spark_archive_build.py builds it."""
 from __future__ import annotations
 
 import functools
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from clusters import jvm_archive
 from clusters.kafka_versions import cache_root
-
-BUILD_TIMEOUT_S = 900
-EXIT_TIMEOUT_S = 300
-
 
 @functools.lru_cache(maxsize=None)
 def archive_file() -> Path:
@@ -32,83 +19,3 @@ def archive_file() -> Path:
     jars = Path(pyspark.__file__).parent / "jars"
     folder = Path(sys.prefix) / "share" / "logtrial" if sys.prefix != sys.base_prefix else cache_root() / "spark"
     return folder / f"spark-classes-{jvm_archive.java_key(str(jars), pyspark.__version__)}.jsa"
-
-
-def _write(path: Path, events: list[dict]) -> Path:
-    """A history file of `events`, written by the harness's own writer."""
-    from checkers.history.writer import HistoryWriter
-    with HistoryWriter(path) as writer:
-        for event in events:
-            writer.append(event)
-    return path
-
-
-def _queue_events() -> list[dict]:
-    return [{"type": "invoke", "process": 0, "f": "send", "value": [["send", 1, 10]]},
-            {"type": "ok", "process": 0, "f": "send", "value": [["send", 1, [0, 10]]]},
-            {"type": "invoke", "process": 1, "f": "txn", "value": [["send", 2, 20], ["poll"]]},
-            {"type": "ok", "process": 1, "f": "txn", "value": [["send", 2, [0, 20]], ["poll", {"1": [[0, 10]]}]]},
-            {"type": "invoke", "process": 2, "f": "assign", "value": [1, 2]},
-            {"type": "ok", "process": 2, "f": "assign", "value": [1, 2]},
-            {"type": "invoke", "process": 2, "f": "poll", "value": [["poll"]]},
-            {"type": "ok", "process": 2, "f": "poll", "value": [["poll", {"1": [[0, 10]], "2": [[0, 20]]}]]}]
-
-
-def _list_append_events() -> list[dict]:
-    return [{"type": "invoke", "process": 0, "f": "txn", "value": [["append", 1, 1], ["r", 2, None]]},
-            {"type": "ok", "process": 0, "f": "txn", "value": [["append", 1, 1], ["r", 2, []]]},
-            {"type": "invoke", "process": 1, "f": "txn", "value": [["append", 2, 1], ["r", 1, None]]},
-            {"type": "ok", "process": 1, "f": "txn", "value": [["append", 2, 1], ["r", 1, [1]]]}]
-
-
-def dump(partial: Path) -> int:
-    """In the child: checks both tiny histories on Spark with a JVM that dumps
-    its classes to `partial` at exit; prints the JVM's pid."""
-    from checkers.api import check_history
-    from checkers.options import CheckOptions
-    from checkers.spark.session import _quiet_jvm_option, get_spark
-    spark = get_spark(extra={"spark.driver.extraJavaOptions":
-                             f"{_quiet_jvm_option()} {jvm_archive.dump_option(partial)}"})
-    with tempfile.TemporaryDirectory(prefix="logtrial-archive-") as work:
-        folder = Path(work)
-        check_history(_write(folder / "queue.jsonl", _queue_events()), "queue", out_dir=folder / "q",
-                      engine="spark", options=CheckOptions(realtime_cycles=True))
-        check_history(_write(folder / "la.jsonl", _list_append_events()), "list-append", out_dir=folder / "la",
-                      engine="spark")
-    print(spark.sparkContext._gateway.proc.pid, flush=True)
-    spark.stop()
-    return 0
-
-
-def ensure_archive(say=print) -> Path | None:
-    """The archive, built first if missing; None if it cannot be (Spark then
-    starts without one)."""
-    return jvm_archive.ensure(archive_file(), _build, "spark", say)
-
-
-def _build(partial: Path) -> str | None:
-    """Runs the dump in a child process and waits for its JVM to finish writing."""
-    try:
-        child = subprocess.run([sys.executable, "-m", "checkers.spark.archive", "--dump", str(partial)],
-                               capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return f"the checks took over {BUILD_TIMEOUT_S} s"
-    lines = child.stdout.split()
-    if child.returncode != 0 or not lines or not lines[-1].isdigit():
-        return f"the checks failed: {child.stderr.strip()[-300:]}"
-    if not jvm_archive.wait_gone(int(lines[-1]), EXIT_TIMEOUT_S):
-        return f"the JVM did not exit within {EXIT_TIMEOUT_S} s"
-    return None
-
-
-def main(argv: list[str]) -> int:
-    if argv[:1] == ["--dump"] and len(argv) == 2:
-        return dump(Path(argv[1]))
-    found = ensure_archive()
-    if found:
-        print(f"spark: class archive {found}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

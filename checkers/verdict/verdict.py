@@ -3,9 +3,9 @@
 The one place that decides, for every workload, from the declarations in
 checkers/verdict/taxonomy.py:
 
-- list-append: a type is bad when the consistency model checked for forbids
-  it (checkers/verdict/consistency.proscribed);
-- queue: a type is bad when its declaration says so; poll-skip and
+- checked against a consistency model (list-append): a type is bad when the
+  model forbids it (checkers/verdict/consistency.proscribed);
+- otherwise (queue): a type is bad when its declaration says so; poll-skip and
   nonmonotonic-poll are excused once a consumer subscribed (rebalances move
   partitions); a G1c cycle is bad only when some G1c cycle uses no ww edge
   (Kafka has no write locks, so ww-ordered cycles are expected, as G0 is);
@@ -39,12 +39,12 @@ class Evidence:
     empty_graph: bool = False      # list-append: no dependency at all (Elle's empty-transaction-graph)
 
 
-def is_bad(name: str, workload: str, model: str | None, evidence: Evidence) -> bool:
+def is_bad(name: str, model: str | None, evidence: Evidence) -> bool:
     declared = TYPES.get(name)
     if declared is None:
         return True
-    if workload == "list-append":
-        return name in consistency.proscribed(model or "strict-serializable")
+    if model is not None:
+        return name in consistency.proscribed(model)
     if declared.when_subscribed_ok and evidence.used_subscribe:
         return False
     if name in G1C_TYPES:
@@ -52,13 +52,14 @@ def is_bad(name: str, workload: str, model: str | None, evidence: Evidence) -> b
     return declared.bad
 
 
-def verdict(found: Iterable[str], workload: str, evidence: Evidence | None = None,
-            model: str | None = None, allow: Iterable[str] = (), forbid: Iterable[str] = ()
-            ) -> tuple[bool | str, list[str]]:
-    """(valid, sorted bad anomaly types)."""
+def verdict(found: Iterable[str], evidence: Evidence | None = None, model: str | None = None,
+            allow: Iterable[str] = (), forbid: Iterable[str] = ()) -> tuple[bool | str, list[str]]:
+    """(valid, sorted bad anomaly types). With a consistency `model`, a type is
+    bad when the model forbids it (list-append); without, when its declaration
+    says so (queue)."""
     evidence = evidence or Evidence()
     found = set(found)
-    bad = {t for t in found if is_bad(t, workload, model, evidence)}
+    bad = {t for t in found if is_bad(t, model, evidence)}
     bad = sorted((bad | (found & set(forbid))) - set(allow))
     if bad:
         if bad == ["unseen"] and not evidence.final_reads:

@@ -19,7 +19,7 @@ from checkers.api import check_history
 from checkers.history.companion_write import write_companion
 from checkers.history.spark_read import HistoryError
 from checkers.history.spark_load import OP_COUNTS, SOURCE, companion_for, companion_path
-from checkers.queue.frame import PROVEN
+from checkers.history.queue_records import PROVEN
 from harness.cli import main as cli
 from tests.checkers.test_queue_anomalies import PLANTED, planted_history
 from tests.checkers.test_queue_engines import HISTORIES, _write

@@ -147,11 +147,11 @@ def test_violated_models(found, weakest, also):
     (["G1c-realtime", "G0"], "strict-serializable", (), (), (False, ["G0", "G1c-realtime"])),
 ])
 def test_verdict(found, model, allow, forbid, expected):
-    assert verdict(found, "list-append", Evidence(), model, allow, forbid) == expected
+    assert verdict(found, Evidence(), model, allow, forbid) == expected
 
 
 def test_verdict_unknown_when_nothing_committed():
-    assert verdict([], "list-append", Evidence(any_ok=False), "serializable") == ("unknown", [])
+    assert verdict([], Evidence(any_ok=False), "serializable") == ("unknown", [])
 
 
 def test_every_non_cycle_type_has_plain_words():

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checkers.queue import txn_reads as tr
-from checkers.queue.frame import COLUMNS, NULL, OK, POLL, RESET, SEND
+from checkers.history.queue_records import COLUMNS, NULL, OK, POLL, RESET, SEND
 
 KEYS = (1, 2, 3)
 OFFSETS = 8

@@ -1,5 +1,5 @@
 """The queue checker's two engines agree: in-process (checkers/queue/local.py,
-from checkers/history/read.read_history) and Spark (checkers/queue/checker.check_queue, from
+from checkers/history/read.read_history) and Spark (checkers/queue/assemble.check_queue_spark, from
 history_io), on the planted, clean and cycle histories of the other queue
 tests, producer-error and non-ok-completion histories, and a batch of random
 simulated-Kafka histories (test_queue_property.py checks many more of those
@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from checkers.history.read import read_history
 from checkers.queue.producer_errors import OUT_OF_ORDER, ProducerChecks
-from checkers.queue.local import check_queue_local, records_frame
+from checkers.history.queue_records import records_frame
+from checkers.queue.local import check_queue_local
 from tests.checkers.test_queue_anomalies import clean_history, planted_history
 from tests.checkers.test_queue_cycles import cycles_history
 from tests.checkers.test_queue_property import action, simulate
@@ -134,8 +135,8 @@ def spark_check(spark, path: Path, **options) -> dict:
     """The Spark engine; a small history's rows are gathered on the driver
     (queue_spark.driver_pass) unless options has IN_SPARK."""
     from checkers.history.spark_read import load_history, pair_operations
-    from checkers.queue.checker import check_queue
-    return check_queue(spark, pair_operations(load_history(spark, path)), **options)
+    from checkers.queue.spark import check_queue_spark
+    return check_queue_spark(spark, pair_operations(load_history(spark, path)), **options)
 
 
 def local_check(path: Path, **options) -> dict:
@@ -237,7 +238,7 @@ def _spark_records(spark, path: Path) -> pd.DataFrame:
     from pyspark.sql import functions as F
 
     from checkers.history.spark_read import load_history, pair_operations
-    from checkers.queue.checker import QUEUE_OPS
+    from checkers.queue.assemble import QUEUE_OPS
     from checkers.queue.bucket import bucketed, records
     ops = pair_operations(load_history(spark, path)).filter(F.col("f").isin(*QUEUE_OPS))
     return bucketed(records(ops), ops, 1).drop("bucket").toPandas()
@@ -256,7 +257,7 @@ def test_records_are_spark_records(spark, written, name):
 
 def test_records_flags(written):
     """Spot checks of the encoding: single-key writers, idempotent sends, pos."""
-    from checkers.queue.frame import IDEMPOTENT, POLL, PROVEN, SEND, SINGLE_KEY_WRITER
+    from checkers.history.queue_records import IDEMPOTENT, POLL, PROVEN, SEND, SINGLE_KEY_WRITER
     rec = records_frame(read_history(written["producer"], "queue").ops)
     sends = rec[rec["kind"] == SEND]
     single = (sends["flags"] & SINGLE_KEY_WRITER) != 0

@@ -115,9 +115,9 @@ def local_results(path) -> dict:
 @given(st.lists(st.lists(action, min_size=5, max_size=25), min_size=10, max_size=10))
 def test_spark_checker_agrees_with_reference(spark, tmp_path_factory, histories):
     from checkers.history.spark_read import load_history, pair_operations
-    from checkers.queue.checker import check_queue
+    from checkers.queue.spark import check_queue_spark
     events, path = write_events(histories, tmp_path_factory.mktemp("prop"))
-    results = check_queue(spark, pair_operations(load_history(spark, path)), limit=10**6, cycles=False)
+    results = check_queue_spark(spark, pair_operations(load_history(spark, path)), limit=10**6, cycles=False)
     expected = queue_reference.check(events)
     assert spark_found(results) == expected
     assert spark_found(local_results(path)) == expected

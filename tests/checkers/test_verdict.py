@@ -9,11 +9,11 @@ from checkers.verdict.verdict import Evidence, verdict
 
 
 def queue(found, evidence=None, **kw):
-    return verdict(found, "queue", evidence or Evidence(), **kw)
+    return verdict(found, evidence or Evidence(), **kw)
 
 
 def la(found, model="strict-serializable", evidence=None, **kw):
-    return verdict(found, "list-append", evidence or Evidence(), model, **kw)
+    return verdict(found, evidence or Evidence(), model, **kw)
 
 
 # ---------------------------------------------------------------- queue
@@ -94,7 +94,7 @@ def test_types_implying_g1_are_read_committeds(name):
 
 
 def test_the_default_model_is_strict_serializable():
-    assert verdict(["G1c-realtime"], "list-append") == (False, ["G1c-realtime"])
+    assert verdict(["G1c-realtime"], model="strict-serializable") == (False, ["G1c-realtime"])
 
 
 def test_unknown_types_are_bad_for_every_workload():

@@ -1,7 +1,7 @@
-"""The queue checker: Jepsen's Kafka analysis, one analysis run two ways.
+"""The queue checker's results, assembled the same way for both engines.
 
-    check_queue(spark, ops, allow=(), forbid=()) -> results dict        on Spark
-    queue_local.check_queue_local(ops, allow=(), forbid=()) -> the same  in-process
+    spark.check_queue_spark(spark, ops, allow=(), forbid=()) -> results dict  on Spark
+    local.check_queue_local(ops, allow=(), forbid=()) -> the same             in-process
 
 Both run the per-key analysis of checkers/queue/bucket.analyze_bucket over
 the history's micro-op records, in buckets of keys, and gather from its
@@ -29,7 +29,6 @@ from checkers.queue.series import merge_series
 from checkers.verdict.verdict import Evidence, verdict
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
 
     from checkers.queue.producer_errors import ProducerChecks
 
@@ -101,7 +100,7 @@ def results(gathered: Gathered, allow=(), forbid=(), cycles: bool = True,
     evidence = Evidence(used_subscribe=used_subscribe, any_ok=_any_data_ok(stats),
                         final_reads=last_ack is None or gathered.polled_after(last_ack),
                         wr_only_g1c=cycle_stats.get("wr_only", {}))
-    valid, bad = verdict(list(found), "queue", evidence, allow=allow, forbid=forbid)
+    valid, bad = verdict(list(found), evidence, allow=allow, forbid=forbid)
     stats.update({"sends": bucket_stats.get("sends", 0), "polled_values": bucket_stats.get("polled_values", 0),
                   "keys": bucket_stats.get("keys", 0), "used_subscribe": used_subscribe,
                   "final_reads": evidence.final_reads, "cycles": cycle_stats})
@@ -118,22 +117,3 @@ def results(gathered: Gathered, allow=(), forbid=(), cycles: bool = True,
 def _any_data_ok(stats: dict) -> bool:
     """Did any send, poll or txn succeed? (An ok assign alone checks nothing.)"""
     return any(stats["by_f"].get(f, {}).get("ok", 0) for f in ("send", "poll", "txn"))
-
-
-def check_queue(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
-                limit: int = DEFAULT_EXAMPLES, cycles: bool = True, realtime: bool = False,
-                producer: ProducerChecks | None = None, micro: DataFrame | None = None,
-                driver_gather_max_ops: int | None = None, op_counts: list[tuple] | None = None) -> dict:
-    """Results (docs/history-format.md) for the queue operations in `ops`,
-    on Spark. `cycles` off skips G0/G1c; `realtime` adds process/realtime
-    edges (the -process/-realtime variants; costly on big histories, off by
-    default). With `producer` (checkers/queue/producer_errors.ProducerChecks), the
-    producer checks are added too. `micro`: the micro-op records of `ops`
-    when the Parquet companion has them (checkers/history/spark_load.py), and
-    `op_counts` its counts of operations (queue_spark.stats_from_counts).
-    `driver_gather_max_ops`: see queue_spark.DRIVER_GATHER_MAX_OPS (0: always
-    gather in Spark)."""
-    from checkers.queue.spark import DRIVER_GATHER_MAX_OPS, spark_pass
-    up_to = DRIVER_GATHER_MAX_OPS if driver_gather_max_ops is None else driver_gather_max_ops
-    with spark_pass(spark, ops, limit, realtime, micro, up_to, op_counts) as gathered:
-        return results(gathered, allow, forbid, cycles, producer)
