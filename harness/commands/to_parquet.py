@@ -24,13 +24,13 @@ def to_parquet(target: Path, workload, spark_master) -> None:
     stderr, nothing written)."""
     from checkers.history.companion_write import write_companion
     from checkers.history.errors import HistoryError
-    history, detected = resolve_history(target)
+    history, test = resolve_history(target)
     if history.suffix != ".jsonl":
         click.echo(f"logtrial to-parquet: {history} is not a JSON Lines history", err=True)
         sys.exit(exit_codes.BAD_INPUT)
     started = time.monotonic()
     try:
-        out = write_companion(history, workload or detected or "queue")
+        out = write_companion(history, workload or test.get("workload") or "queue")
     except HistoryError as e:
         click.echo(f"logtrial to-parquet: {e}", err=True)
         sys.exit(exit_codes.BAD_INPUT)
