@@ -9,8 +9,11 @@ import logging
 from pathlib import Path
 from typing import Callable
 
-from clusters.local import DEFAULT_NAME
+from clusters.inventory import load_inventory, write_inventory
+from clusters.kafka_versions import resolve
+from clusters.local import DEFAULT_NAME, LocalCluster
 from clusters.pinning import ClientPins, local_cluster_of
+from clusters.reconfigure import restart_if_reconfigured
 from harness.test_options import ClusterSpec
 from harness.test_record import TestRecord
 
@@ -33,7 +36,7 @@ class ClusterSession:
         spec = self.spec
         if spec.bootstrap_servers:
             return spec.bootstrap_servers
-        from clusters.cluster import Cluster
+        from clusters.cluster import Cluster  # loads confluent_kafka: only when needed
         inventory_path = self._bring_up_local(spec.local) if spec.local else spec.nodes_file
         if not spec.local:
             self._record_where({"inventory": str(Path(inventory_path).resolve())})
@@ -43,7 +46,6 @@ class ClusterSession:
         log.info("cluster %s open; %s running on every node", self.cluster.inventory.name, release.label)
         self.record["kafka"] = {"version": release.version, "mode": release.mode}
         self.record["versions"]["kafka"] = release.version
-        from clusters.reconfigure import restart_if_reconfigured
         for line in restart_if_reconfigured(self.cluster):
             self._say(line)
         self.record["nodes"] = [n.name for n in self.cluster.inventory.nodes]
@@ -57,8 +59,6 @@ class ClusterSession:
     def _bring_up_local(self, nodes: int) -> str:
         """Brings up the local cluster LOCAL_CLUSTER, or reuses it if one of the
         right size was left running (--leave-db-running); its inventory."""
-        from clusters.inventory import load_inventory, write_inventory
-        from clusters.local import LocalCluster
         local = LocalCluster(LOCAL_CLUSTER)
         self._record_where({"local": local.name, "state_root": str(local.root)})
         wanted = self.spec.release_settings
@@ -99,7 +99,6 @@ class ClusterSession:
 
 
 def _release_of(settings: dict) -> tuple[str, str, str]:
-    from clusters.kafka import MODE_KEY, QUORUM_KEY, VERSION_KEY
-    from clusters.kafka_versions import resolve
+    from clusters.kafka import MODE_KEY, QUORUM_KEY, VERSION_KEY  # loads paramiko: only when needed
     release = resolve(settings.get(VERSION_KEY), settings.get(MODE_KEY))
     return release.version, release.mode, settings.get(QUORUM_KEY, "static")

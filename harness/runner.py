@@ -9,6 +9,7 @@ kept and test.json says `incomplete`.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import random
@@ -19,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from checkers.api import check_history
+from checkers.history.writer import HistoryWriter
 from clusters.pinning import ClientPins
 from harness import exit_codes
-from checkers.history.writer import HistoryWriter
 from harness.progress import Progress
 from harness.run_cluster import ClusterSession
 from harness.test_options import TestOptions, test_name
@@ -114,7 +116,7 @@ class Run:
         return RunResult(self.run_dir, status, valid, exit_code, dict(self.history.counts), error)
 
     def _setup(self) -> None:
-        from workloads.kafka_common import broker_count
+        from workloads.kafka_common import broker_count  # loads confluent_kafka: only when needed
         bootstrap = self.session.open()
         brokers = broker_count(bootstrap)
         log.info("kafka at %s: %d brokers", bootstrap, brokers)
@@ -148,7 +150,7 @@ class Run:
             return None
         if self.session.cluster is None:
             raise ValueError("faults need a cluster reached over SSH (--nodes-file or --local)")
-        from nemesis.runner import NemesisRunner
+        from nemesis.runner import NemesisRunner  # loads confluent_kafka: only when needed
         self.faults = ActiveFaults(self.history)
         self.nemesis = NemesisRunner(self.session.cluster, self.faults, kinds, self.options.nemesis.interval,
                                      self.seed, topics=self.workload.topic_names(),
@@ -215,10 +217,6 @@ class Run:
         if not check.enabled:
             return _not_checked(self.run_dir, "checking disabled (--no-check)")
         try:
-            from checkers.api import check_history
-        except ImportError as e:
-            return _not_checked(self.run_dir, f"no checker available ({e})")
-        try:
             return check_history(self.run_dir / store.HISTORY, workload=self.options.workload.name,
                                  out_dir=self.run_dir, spark_master=check.spark_master, engine=check.engine,
                                  options=check.options)
@@ -230,7 +228,7 @@ class Run:
         if not self.options.report:
             return
         try:
-            from results.report import write_report
+            from results.report import write_report  # loads matplotlib: only when needed
         except ImportError:
             log.info("no report writer available")
             return
@@ -289,7 +287,6 @@ class ActiveFaults:
 
 
 def _not_checked(run_dir: Path, reason: str) -> dict:
-    import json
     results = {"valid": "unknown", "anomaly_types": [], "bad_anomaly_types": [], "anomalies": {},
                "stats": {}, "not_checked": reason}
     (run_dir / "results.json").write_text(json.dumps(results, indent=2) + "\n")

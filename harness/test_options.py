@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checkers.options import CheckOptions
+from clusters.kafka_versions import resolve
 from clusters.pinning import local_cluster_of
 from harness.flat import flat, flat_names, from_flat, replace_flat, to_flat
 from results import store
 from workloads.producer_knobs import check_max_in_flight
 from workloads.registry import WorkloadKind, workload_kind
 from workloads.settings import WorkloadSettings
-
 
 # settings of specs owned elsewhere that `logtrial test` leaves at their defaults
 NO_OPTION = {
@@ -59,15 +59,14 @@ class ClusterSpec:
             raise ValueError("--dynamic-quorum chooses how logtrial formats its cluster; an "
                              "existing Kafka at --bootstrap-servers runs what it runs")
         if self.kafka_version or self.kafka_mode or self.dynamic_quorum:
-            from clusters.kafka import check_dynamic_quorum
-            from clusters.kafka_versions import resolve
+            from clusters.kafka import check_dynamic_quorum  # loads paramiko: only when needed
             release = resolve(self.kafka_version, self.kafka_mode)  # KafkaVersionError names the version
             if self.dynamic_quorum:
                 check_dynamic_quorum(release)
 
     @property
     def release_settings(self) -> dict[str, str]:
-        from clusters.kafka import release_settings
+        from clusters.kafka import release_settings  # loads paramiko: only when needed
         return release_settings(self.kafka_version, self.kafka_mode, self.dynamic_quorum)
 
 

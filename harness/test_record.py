@@ -5,6 +5,7 @@ run that dies leaves a readable record (results/ reads it; docs/runner.md)."""
 from __future__ import annotations
 
 import time
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +66,8 @@ def start_record(name: str, options: TestOptions, seed: int, run_id: str, histor
 
 
 def versions() -> dict[str, str]:
-    import confluent_kafka
+    import confluent_kafka  # loads confluent_kafka: only when needed
     try:
-        from importlib.metadata import version
         logtrial = version("logtrial")
     except Exception:
         logtrial = "unknown"

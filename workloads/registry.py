@@ -39,12 +39,12 @@ class WorkloadKind:
 
 
 def _queue(bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int) -> Workload:
-    from workloads.queue import QueueWorkload
+    from workloads.queue import QueueWorkload  # loads confluent_kafka: only when needed
     return QueueWorkload(bootstrap, settings, run_id, seed)
 
 
 def _list_append(bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int) -> Workload:
-    from workloads.list_append import ListAppendWorkload
+    from workloads.list_append import ListAppendWorkload  # loads confluent_kafka: only when needed
     return ListAppendWorkload(bootstrap, settings, run_id, seed)
 
 

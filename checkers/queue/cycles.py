@@ -91,9 +91,9 @@ def search(steps: list[Step], truncated: bool, graph_stats: dict, limit: int,
 def order_edges(ops: DataFrame) -> DataFrame:
     """Process and realtime edges between non-failed data operations; only
     ok operations have a known completion for real-time order."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
 
-    from checkers.graph.order_spark import process_edges, realtime_edges
+    from checkers.graph.order_spark import process_edges, realtime_edges  # loads pyspark: only when needed
     ordered = (ops.filter(F.col("f").isin(*DATA_FS) & (F.col("type") != "fail"))
                .select(F.col("invoke_index").alias("id"), "process", "invoke_index",
                        F.when(F.col("type") == "ok", F.col("complete_index")).alias("complete_index")))
@@ -102,8 +102,10 @@ def order_edges(ops: DataFrame) -> DataFrame:
 
 def _spark_op_details(ops: DataFrame) -> OpDetails:
     def details(ids: list[int]) -> dict[int, dict]:
-        from checkers.queue.anomalies_spark import op_struct
-        from pyspark.sql import functions as F
+        from pyspark.sql import functions as F  # loads pyspark: only when needed
+
+        from checkers.queue.anomalies_spark import op_struct  # loads pyspark: only when needed
+
         # a filter, not a join: no shuffle of the operations, and Parquet skips
         # the row groups outside the ids' range (ops are in invoke order)
         rows = (ops.filter(F.col("invoke_index").isin(ids)).select("invoke_index", op_struct().alias("op"))
@@ -116,7 +118,7 @@ def find_cycles_in(spark: SparkSession, edges: DataFrame, ops: DataFrame, limit:
                    collect_limit: int = COLLECT_LIMIT, max_rounds: int = ORDER_ROUNDS
                    ) -> tuple[dict[str, dict], dict]:
     """Shrink `edges` in Spark, then `search`."""
-    from checkers.graph.shrink_spark import shrink
+    from checkers.graph.shrink_spark import shrink  # loads pyspark: only when needed
     graph = shrink(edges, collect_limit=collect_limit, max_rounds=max_rounds)
     return search(graph.steps, graph.truncated, graph.stats, limit, _spark_op_details(ops))
 
@@ -131,7 +133,7 @@ def find_cycles_queue(spark: SparkSession, edges: DataFrame, ops: DataFrame, lim
     have already dropped pure polls and contracted single-key chains, so
     what is left goes straight to the strongly-connected-components step
     (no trim/contract rounds)."""
-    from checkers.graph.shrink_spark import conform_edges
+    from checkers.graph.shrink_spark import conform_edges  # loads pyspark: only when needed
     edges = conform_edges(edges)
     if realtime:
         return find_cycles_in(spark, edges.unionByName(order_edges(ops)), ops, limit)

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import click
 
+from checkers.api import check_history
+from checkers.history.errors import HistoryError
+from checkers.options import CheckOptionError, CheckOptions
 from checkers.registry import WORKLOAD_NAMES
 from harness import exit_codes
 from harness.check_cli import check_options, given_on_command_line
@@ -71,9 +74,6 @@ def summary(results: dict, path: Path) -> str:
 @check_options
 def check(target: Path, workload, out_dir, **check_values) -> None:
     """Check a history for anomalies. Exit 0 valid, 1 invalid, 2 unknown, 3 bad input."""
-    from checkers.api import check_history
-    from checkers.history.errors import HistoryError
-    from checkers.options import CheckOptionError, CheckOptions
 
     try:
         history, test = resolve_history(target)

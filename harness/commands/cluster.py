@@ -194,8 +194,8 @@ def _status(target: Target, insecure_host_keys: bool) -> bool:
         inventory = load_inventory(path)
     except (InventoryError, KafkaVersionError) as e:
         fail(str(e), exit_codes.BAD_INPUT)
-    from clusters.kafka import KafkaDB
-    from harness.ssh import SSHPool
+    from clusters.kafka import KafkaDB  # loads paramiko: only when needed
+    from harness.ssh import SSHPool  # loads paramiko: only when needed
     ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys, connect_timeout=5)
     try:
         db = KafkaDB(inventory, ssh)

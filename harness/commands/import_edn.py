@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from checkers.history.edn_convert import import_edn as convert
+from checkers.history.edn_read import EdnImportError
 from harness import exit_codes
 
 
@@ -27,8 +29,6 @@ def import_edn(src: Path, out: Path | None, workload: str | None) -> None:
     of maps) to logtrial's history.jsonl. Keys that are not ints get ints in
     first-seen order, written to OUT.keys.json. Exit 0 written, 3 bad input
     (file:line on stderr, nothing written)."""
-    from checkers.history.edn_convert import import_edn as convert
-    from checkers.history.edn_read import EdnImportError
 
     out = out or default_out(src)
     if out.resolve() == src.resolve():

@@ -22,7 +22,7 @@ _SEVERITY = [exit_codes.VALID, exit_codes.UNKNOWN, exit_codes.INVALID, exit_code
 def nemesis_options(f):
     """The nemesis helper's option decorator when it is there, else --nemesis none only."""
     try:
-        from nemesis.options import nemesis_options as real
+        from nemesis.options import nemesis_options as real  # loads confluent_kafka: only when needed
     except ImportError:
         f = click.option("--nemesis-interval", type=float, default=10.0, show_default=True,
                          help="Seconds between fault changes.")(f)

@@ -15,6 +15,9 @@ import click
 from harness import exit_codes
 from harness.check_cli import check_options
 from harness.kafka_options import kafka_versions_option
+from results.index import write_static_index
+from results.matrix_report import MatrixRun, exit_code, summary_table, write_junit
+from results.runs import read_run
 from workloads.registry import workload_kind
 
 T = TypeVar("T")
@@ -71,8 +74,7 @@ def quorum_label(cell: Cell) -> str | None:
 
 def run_cell(base, cell: Cell, store: Path):
     """Run one cell; a crash of the harness becomes an error row, not the end of the matrix."""
-    from harness.runner import run_test
-    from results.runs import read_run
+    from harness.runner import run_test  # loads confluent_kafka: only when needed
 
     try:
         result = run_test(options_for(base, cell))
@@ -86,7 +88,6 @@ def run_cell(base, cell: Cell, store: Path):
 
 def matrix_run(cell: Cell, summary, code: int, error: str | None):
     """The summary row of one cell."""
-    from results.matrix_report import MatrixRun
     return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, summary, code, error,
                      cell.kafka_version, quorum_label(cell))
 
@@ -121,9 +122,7 @@ def matrix_run(cell: Cell, summary, code: int, error: str | None):
 def test_all(workloads: str, nemeses: str, txn: str, test_count: int, store: Path, junit: Path | None,
              kafka_versions: str | None, quorums: str, **settings) -> None:
     """Run a matrix of tests and summarise them (table, JUnit XML, static index)."""
-    from harness.test_options import TestOptions
-    from results.index import write_static_index
-    from results.matrix_report import exit_code, summary_table, write_junit
+    from harness.test_options import TestOptions  # loads confluent_kafka: only when needed
 
     base = bad_input_exits(lambda: TestOptions.from_flat(store=str(store), **settings))
     versions = split_list(kafka_versions or "")
