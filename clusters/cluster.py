@@ -12,8 +12,8 @@ from pathlib import Path
 from clusters.db import DatabaseError
 from clusters.inventory import Inventory, load_inventory
 from clusters.kafka import CLIENT_PORT, KafkaDB
+from clusters.ssh import NodeSession, SSHError, SSHPool
 from nemesis import membership_undo, partition
-from harness.ssh import NodeSession, SSHError, SSHPool
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,8 @@ from clusters.kafka_install import ensure_installed
 from clusters.kafka_versions import (DEFAULT_VERSION, KRAFT, MODES, RELEASE_PATTERN, ZK, KafkaRelease,
                                      KafkaVersionError, resolve)
 from clusters.node_process import NodeProcess
+from clusters.ssh import SSHPool
 from clusters.zookeeper import ZooKeeper
-from harness.ssh import SSHPool
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clusters import exit_codes
 from clusters.local import DEFAULT_NAME
 from clusters.pinning import ClientPins, local_cluster_of
-from harness import exit_codes
 from harness.history import HistoryWriter
 from harness.progress import Progress
 from results import store

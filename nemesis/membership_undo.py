@@ -24,7 +24,7 @@ from typing import Iterable
 
 from clusters import kafka_admin as kadmin
 from clusters.db import DatabaseError
-from harness.ssh import SSHError
+from clusters.ssh import SSHError
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness import exit_codes
+from clusters import exit_codes
 from harness.cli import main
 from harness.edn_history import (EMap, ESet, EdnImportError, Keyword, Symbol, Tagged, Vector, error_pair,
                                  read_forms)

@@ -12,13 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 from clusters import kafka_versions
+from clusters import exit_codes
 from clusters.cluster import Cluster
 from clusters.db import DatabaseError
 from clusters.inventory import Inventory, Node, write_inventory
 from clusters.kafka import KafkaDB, java_major, release_settings
 from clusters.kafka_install import render_pom
 from clusters.kafka_versions import KafkaRelease, KafkaVersionError, parse_metadata, resolve
-from harness import exit_codes
 from harness.cli import main as cli
 from harness.commands.test_all import matrix
 from harness.runner import TestOptions, run_test

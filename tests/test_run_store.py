@@ -4,9 +4,9 @@ import json
 import os
 
 from benchmarks.runner_overhead import NoopRun
-from harness import exit_codes
-from harness.history import read_history
+from clusters import exit_codes
 from harness import runner
+from harness.history import read_history
 from harness.runner import TestOptions
 from harness.wellformed import wellformedness_problems
 from results import store

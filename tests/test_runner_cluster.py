@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import exit_codes
+from clusters import exit_codes
 from harness.history import read_history
 from harness.runner import TestOptions, run_test
 from harness.wellformed import wellformedness_problems

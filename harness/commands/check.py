@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from checkers.registry import WORKLOAD_NAMES
-from harness import exit_codes
+from clusters import exit_codes
 
 HISTORY_FILE = "history.jsonl"
 

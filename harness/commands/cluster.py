@@ -11,15 +11,15 @@ from pathlib import Path
 
 import click
 
+from clusters import exit_codes
 from clusters.cluster import Cluster, ClusterNotHealed, adopt_recorded_release
 from clusters.db import DatabaseError
 from clusters.inventory import InventoryError, load_inventory, write_inventory
 from clusters.kafka import check_dynamic_quorum, parse_settings, release_settings
 from clusters.kafka_versions import KafkaVersionError, resolve
 from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
-from harness import exit_codes
+from clusters.ssh import SSHError
 from harness.kafka_options import kafka_release_options
-from harness.ssh import SSHError
 
 FAILURES = (LocalClusterError, SSHError, DatabaseError, ClusterNotHealed)
 
@@ -195,7 +195,7 @@ def _status(target: Target, insecure_host_keys: bool) -> bool:
     except (InventoryError, KafkaVersionError) as e:
         fail(str(e), exit_codes.BAD_INPUT)
     from clusters.kafka import KafkaDB
-    from harness.ssh import SSHPool
+    from clusters.ssh import SSHPool
     ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys, connect_timeout=5)
     try:
         db = KafkaDB(inventory, ssh)

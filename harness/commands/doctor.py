@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import click
 
+from clusters import exit_codes
 from clusters.faketime import LIBRARY as FAKETIME_LIB
 from clusters.faketime import faketime_env
 from clusters.kafka import KAFKA_VERSION, kafka_cache_dir
-from harness import exit_codes
 
 # command -> Debian package that provides it
 SYSTEM_TOOLS = {

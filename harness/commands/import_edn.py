@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from harness import exit_codes
+from clusters import exit_codes
 
 
 def default_out(src: Path) -> Path:

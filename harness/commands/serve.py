@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from harness import exit_codes
+from clusters import exit_codes
 
 store_option = click.option("--store", "store", type=click.Path(path_type=Path), default=Path("store"),
                             show_default=True, help="the store directory holding the runs")

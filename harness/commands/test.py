@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from harness import exit_codes
+from clusters import exit_codes
 from harness.kafka_options import kafka_release_options
 from harness.presets import preset_options
 from harness.runner import WORKLOADS, TestOptions, run_test

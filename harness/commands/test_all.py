@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from harness import exit_codes
+from clusters import exit_codes
 from harness.kafka_options import kafka_versions_option
 
 TXN_CHOICES = {"both": (False, True), "on": (True,), "off": (False,)}

@@ -184,7 +184,7 @@ def test_remote_install_uploads_only_jars_whose_checksum_differs(cluster, tmp_pa
 
     from clusters.inventory import Inventory
     from clusters.kafka import KafkaDB, kafka_cache_dir
-    from harness.ssh import SSHPool
+    from clusters.ssh import SSHPool
 
     small = sorted((kafka_cache_dir() / "libs").glob("*.jar"), key=lambda p: p.stat().st_size)
     stand_in = tmp_path / kafka_cache_dir().name / "libs"
