@@ -11,7 +11,8 @@ from pathlib import Path
 
 from clusters.db import DatabaseError
 from clusters.inventory import Inventory, load_inventory
-from clusters.kafka import CLIENT_PORT, KafkaDB
+from clusters.kafka import KafkaDB
+from clusters.kafka_paths import CLIENT_PORT
 from clusters.ssh import NodeSession, SSHError, SSHPool
 from nemesis import membership_undo, partition
 

@@ -132,7 +132,7 @@ class TestOptions:
             raise ValueError("--dynamic-quorum chooses how logtrial formats its cluster; an "
                              "existing Kafka at --bootstrap-servers runs what it runs")
         if self.kafka_version or self.kafka_mode or self.dynamic_quorum:
-            from clusters.kafka import check_dynamic_quorum
+            from clusters.kafka_config import check_dynamic_quorum
             from clusters.kafka_versions import resolve
             release = resolve(self.kafka_version, self.kafka_mode)  # KafkaVersionError names the version
             if self.dynamic_quorum:
@@ -140,7 +140,7 @@ class TestOptions:
 
     @property
     def release_settings(self) -> dict[str, str]:
-        from clusters.kafka import release_settings
+        from clusters.kafka_config import release_settings
         return release_settings(self.kafka_version, self.kafka_mode, self.dynamic_quorum)
 
     @property
@@ -538,7 +538,7 @@ class Run:
 
 
 def _release_of(settings: dict) -> tuple[str, str, str]:
-    from clusters.kafka import MODE_KEY, QUORUM_KEY, VERSION_KEY
+    from clusters.kafka_config import MODE_KEY, QUORUM_KEY, VERSION_KEY
     from clusters.kafka_versions import resolve
     release = resolve(settings.get(VERSION_KEY), settings.get(MODE_KEY))
     return release.version, release.mode, settings.get(QUORUM_KEY, "static")

@@ -32,7 +32,7 @@ from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    ConfigSource, OffsetSpec)
 
-from clusters.kafka import PRODUCER_STATE_SETTINGS
+from clusters.kafka_config import PRODUCER_STATE_SETTINGS
 from nemesis.fault import Fault, with_errors
 from nemesis.topics import fault_topics, topic_prefixes
 

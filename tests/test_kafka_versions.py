@@ -16,8 +16,10 @@ from clusters import exit_codes
 from clusters.cluster import Cluster
 from clusters.db import DatabaseError
 from clusters.inventory import Inventory, Node, write_inventory
-from clusters.kafka import KafkaDB, java_major, release_settings
+from clusters.kafka import KafkaDB
+from clusters.kafka_config import release_settings
 from clusters.kafka_install import render_pom
+from clusters.kafka_jars import java_major
 from clusters.kafka_versions import KafkaRelease, KafkaVersionError, parse_metadata, resolve
 from harness.cli import main as cli
 from harness.commands.test_all import matrix

@@ -14,12 +14,14 @@ from confluent_kafka.admin import AdminClient
 
 from clusters import kafka_admin
 from clusters.cluster import Cluster, ClusterNotHealed
-from clusters.kafka import KafkaDB, directory_id, release_settings
+from clusters.kafka import KafkaDB
+from clusters.kafka_config import release_settings
+from clusters.kafka_paths import directory_id
 from clusters.kafka_versions import KafkaVersionError
-from nemesis.roles import RoleResolver
 from nemesis import membership_undo
 from nemesis.membership import IDLE_STOP_F, START_F, STOP_F, MembershipFault, new_replicas
 from nemesis.registry import F_NAMES, parse_kinds
+from nemesis.roles import RoleResolver
 from nemesis.schedule import START, STOP, Step, build_schedule, load_schedule
 
 NODES = ["n1", "n2", "n3"]
@@ -110,7 +112,7 @@ def eventually(observe: Callable[[], object], expected: object, timeout: float =
 def new_topic(cluster, partitions: int = 2) -> str:
     """A new topic every broker knows (describe_topics may reach one that has not heard)."""
     topic = f"membership_{time.time_ns()}"  # no '-': the fault widens "a-1" to every "a-*"
-    cluster.db.create_topic(topic, partitions=partitions)
+    kafka_admin.create_topic(cluster, topic, partitions=partitions)
     brokers = [f"{node.host}:9092" for node in cluster.inventory.nodes]
     deadline = time.monotonic() + 30
     while not all(topic in AdminClient({"bootstrap.servers": b}).list_topics(timeout=10).topics
@@ -219,7 +221,7 @@ def test_a_dynamic_quorum_needs_kraft_on_3_9_and_is_formatted_with_every_voter(t
     props = db.properties("n2")
     assert "controller.quorum.voters" not in props
     assert props["controller.quorum.bootstrap.servers"] == "10.0.0.1:9093,10.0.0.2:9093,10.0.0.3:9093"
-    assert db.initial_voters().split(",")[1] == f"2@10.0.0.2:9093:{directory_id('dq', 2)}"
+    assert db.paths.initial_voters().split(",")[1] == f"2@10.0.0.2:9093:{directory_id('dq', 2)}"
     assert len(directory_id("dq", 2)) == 22 and directory_id("dq", 2) != directory_id("dq", 1)
 
 

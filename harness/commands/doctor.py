@@ -15,7 +15,7 @@ import click
 from clusters import exit_codes
 from clusters.faketime import LIBRARY as FAKETIME_LIB
 from clusters.faketime import faketime_env
-from clusters.kafka import KAFKA_VERSION, kafka_cache_dir
+from clusters.kafka_config import KAFKA_VERSION, kafka_cache_dir
 
 # command -> Debian package that provides it
 SYSTEM_TOOLS = {
@@ -98,7 +98,7 @@ def check_other_versions() -> Check:
 def check_class_archives() -> list[Check]:
     """The JVMs' class-data-sharing archives: optional, they only make start-up cheaper."""
     from checkers.spark_archive import archive_file as spark_archive
-    from clusters.kafka import DEFAULT_JVM_OPTS
+    from clusters.kafka_config import DEFAULT_JVM_OPTS
     from clusters.kafka_archive import archive_file as kafka_archive
     from clusters.kafka_versions import resolve
     found = [("class archive: brokers", kafka_archive(resolve(), DEFAULT_JVM_OPTS))]

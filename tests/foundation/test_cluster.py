@@ -11,7 +11,8 @@ import pytest
 
 from clusters.cluster import ClusterNotHealed
 from clusters.faketime import leftover_files
-from clusters.kafka import CLIENT_PORT
+from clusters.kafka_admin import create_topic
+from clusters.kafka_paths import CLIENT_PORT
 from clusters.smoke import consume_all, produce, roundtrip
 from nemesis import partition
 
@@ -23,7 +24,7 @@ def new_topic(cluster, **kwargs) -> str:
     UNKNOWN_TOPIC_OR_PART from the first request right after creation)."""
     from confluent_kafka.admin import AdminClient
     name = f"t-{uuid.uuid4().hex[:8]}"
-    cluster.db.create_topic(name, partitions=1, **kwargs)
+    create_topic(cluster, name, partitions=1, **kwargs)
     partition_leader(AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers()}), name)
     return name
 
@@ -183,7 +184,8 @@ def test_remote_install_uploads_only_jars_whose_checksum_differs(cluster, tmp_pa
     import shutil
 
     from clusters.inventory import Inventory
-    from clusters.kafka import KafkaDB, kafka_cache_dir
+    from clusters.kafka import KafkaDB
+    from clusters.kafka_config import kafka_cache_dir
     from clusters.ssh import SSHPool
 
     small = sorted((kafka_cache_dir() / "libs").glob("*.jar"), key=lambda p: p.stat().st_size)
@@ -198,11 +200,11 @@ def test_remote_install_uploads_only_jars_whose_checksum_differs(cluster, tmp_pa
     db = KafkaDB(Inventory("remote", (remote,)), pool)
     jars = sorted(p.name for p in (kafka_cache_dir() / "libs").glob("*.jar"))
     try:
-        assert sorted(db.sync_jars("n1")) == jars
-        assert db.sync_jars("n1") == []  # nothing changed, nothing sent
-        libs = db.libs_dir("n1")
+        assert sorted(db.jars.sync("n1")) == jars
+        assert db.jars.sync("n1") == []  # nothing changed, nothing sent
+        libs = db.paths.libs_dir("n1")
         pool["n1"].exec(f"echo corrupt >> {libs}/{jars[0]} && touch {libs}/stray.jar")
-        assert db.sync_jars("n1") == [jars[0]]
+        assert db.jars.sync("n1") == [jars[0]]
         listing = pool["n1"].exec(f"ls {libs}").stdout.split()
         assert "stray.jar" not in listing and len(listing) == len(jars) + 1  # + SHA256SUMS
     finally:
