@@ -9,10 +9,11 @@ from datetime import datetime
 
 import pytest
 
-from clusters.cluster import ClusterNotHealed, clock_strobe_pid_file
 from clusters.kafka_admin import create_topic
 from nemesis import partition as partitioning
+from nemesis.clock import clock_strobe_pid_file
 from nemesis.clock import ClockFault, observed_skew_ms
+from nemesis.heal import ClusterNotHealed, heal, verify_healed
 from nemesis.kill import KillFault
 from nemesis.partition import PartitionFault
 from nemesis.pause import PauseFault
@@ -206,11 +207,11 @@ def test_heal_undoes_every_fault_at_once(healed):
                                                 "delta_ms": 5.0, "period_ms": 1000,
                                                 "duration_s": 60})
     with pytest.raises(ClusterNotHealed, match="not healed"):
-        healed.verify_healed()
-    actions = healed.heal()
+        verify_healed(healed)
+    actions = heal(healed)
     for expected in ("n1: resumed paused broker", "n2: stopped clock strobe", "n3: reset clock offset"):
         assert expected in actions
     assert any(a.startswith("n2: removed logtrial's iptables chain (") for a in actions)
-    healed.verify_healed()
+    verify_healed(healed)
     assert state(healed, "n1") in ("R", "S")
     assert tcp_open(healed, "n1", "n2")

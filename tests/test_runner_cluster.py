@@ -17,6 +17,7 @@ from clusters import exit_codes
 from harness.history import read_history
 from harness.runner import TestOptions, run_test
 from harness.wellformed import wellformedness_problems
+from nemesis.heal import verify_healed
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -133,7 +134,7 @@ def test_ctrl_c_leaves_partial_history_incomplete_status_and_healed_cluster(clus
     test_json = json.loads((history.parent / "test.json").read_text())
     assert test_json["status"] == "incomplete"
     assert test_json["error"] == "interrupted"
-    cluster.verify_healed()
+    verify_healed(cluster)
 
 
 def nemesis_args() -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from clusters import exit_codes
-from clusters.cluster import Cluster, ClusterNotHealed, adopt_recorded_release
+from clusters.cluster import Cluster, adopt_recorded_release
 from clusters.db import DatabaseError
 from clusters.inventory import InventoryError, load_inventory, write_inventory
 from clusters.kafka_config import check_dynamic_quorum, parse_settings, release_settings
@@ -20,6 +20,7 @@ from clusters.kafka_versions import KafkaVersionError, resolve
 from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
 from clusters.ssh import SSHError
 from harness.kafka_options import kafka_release_options
+from nemesis.heal import ClusterNotHealed, heal as heal_cluster, verify_healed
 
 FAILURES = (LocalClusterError, SSHError, DatabaseError, ClusterNotHealed)
 
@@ -241,12 +242,12 @@ def _heal_verified(c: Cluster) -> list[str]:
     """Heal, then verify. A run killed mid-fault can leave a command running on a node
     (a partition's iptables rules, sent just before it died) that lands after the heal:
     one more heal then clears it, and the verification after that is final."""
-    actions = c.heal()
+    actions = heal_cluster(c)
     try:
-        c.verify_healed()
+        verify_healed(c)
     except ClusterNotHealed:
-        actions += c.heal()
-        c.verify_healed()
+        actions += heal_cluster(c)
+        verify_healed(c)
     return actions
 
 
