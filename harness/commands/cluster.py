@@ -15,10 +15,11 @@ from clusters import exit_codes
 from clusters.cluster import Cluster, adopt_recorded_release
 from clusters.db import DatabaseError
 from clusters.inventory import InventoryError, load_inventory, write_inventory
+from clusters.kafka import KafkaDB
 from clusters.kafka_config import check_dynamic_quorum, parse_settings, release_settings
 from clusters.kafka_versions import KafkaVersionError, resolve
 from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
-from clusters.ssh import SSHError
+from clusters.ssh import SSHError, SSHPool
 from harness.kafka_options import kafka_release_options
 from nemesis.heal import ClusterNotHealed, heal as heal_cluster, verify_healed
 
@@ -195,8 +196,6 @@ def _status(target: Target, insecure_host_keys: bool) -> bool:
         inventory = load_inventory(path)
     except (InventoryError, KafkaVersionError) as e:
         fail(str(e), exit_codes.BAD_INPUT)
-    from clusters.kafka import KafkaDB
-    from clusters.ssh import SSHPool
     ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys, connect_timeout=5)
     try:
         db = KafkaDB(inventory, ssh)
