@@ -24,7 +24,7 @@ $(VENV)/.installed: pyproject.toml
 # then every JVM starts on less CPU (clusters/jvm_archive.py)
 archives: kafka venv
 	@$(BIN)/python -m clusters.kafka_archive
-	@$(BIN)/python -m checkers.spark_archive
+	@$(BIN)/python -m checkers.spark_archive_build
 
 demo: install
 	@bash scripts/demo.sh

@@ -14,7 +14,7 @@ process, wall clock start-up included:
   realtime order: what a first checker would be).
 
 - with --previous REV: the same `logtrial check` of an earlier commit (a
-  git worktree of REV), the other reference the README asks for.
+  git worktree of REV), the other reference docs/benchmarks.md reports.
 
 Prints a Markdown table with the load average before and after each row.
 """

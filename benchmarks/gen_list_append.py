@@ -1,5 +1,5 @@
 """Synthetic list-append histories from a simulated database with optional
-faults, streamed to history.jsonl (shared/history-format.md).
+faults, streamed to history.jsonl (docs/history-format.md).
 
     python -m benchmarks.gen_list_append OUT.jsonl --ops 100000 --processes 8 \
         --keys 16 --fault-rate 0.001 --seed 1

@@ -1,4 +1,4 @@
-"""`make bench`: every benchmark once, at the sizes the README's figures come from.
+"""`make bench`: every benchmark once, at the sizes the figures in docs/benchmarks.md come from.
 
 Each benchmark is its own module with its own options; this only runs them in
 turn, so one can also be run alone (see its docstring).
@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-# (module, arguments): the README's tables were made with these
+# (module, arguments): docs/benchmarks.md's tables were made with these
 BENCHMARKS: list[tuple[str, list[str]]] = [
     ("benchmarks.runner_overhead", ["--seconds", "5", "--concurrency", "10"]),
     ("benchmarks.runner_throughput", ["--local", "3"]),

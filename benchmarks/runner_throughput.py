@@ -10,7 +10,7 @@ import tempfile
 
 from collections import Counter
 
-from harness.history import read_history
+from checkers.history.writer import read_history
 from harness.runner import TestOptions, run_test
 from results.store import read_test_json
 

@@ -21,7 +21,7 @@ JVM_LOG = "spark.log"
 
 
 def _run_local(history_path: Path, workload: str, options: CheckOptions) -> tuple[dict, dict]:
-    from checkers.history_read import read_history
+    from checkers.history.read import read_history
     parsed = read_history(history_path, workload)
     return checker_for(workload).check_local(parsed, options), {"engine": "local", "parquet_companion": False}
 
@@ -37,7 +37,7 @@ def validate_first(history_path: Path, workload: str) -> bool:
     starts; True if it did (Spark need not validate it again)."""
     small = _json_lines_file(history_path) and history_path.stat().st_size <= VALIDATE_FIRST_MAX_BYTES
     if small:
-        from checkers.history_read import read_history
+        from checkers.history.read import read_history
         read_history(history_path, workload)
     return small
 
@@ -45,17 +45,18 @@ def validate_first(history_path: Path, workload: str) -> bool:
 def companion_first(history_path: Path, workload: str, out: Path) -> Path:
     """What Spark should read for `history_path`. A JSON Lines history larger
     than VALIDATE_FIRST_MAX_BYTES gets its Parquet companion first, written
-    in-process (checkers/companion_write.py) in one pass that also validates
+    in-process (checkers/history/companion_write.py) in one pass that also validates
     it, before the JVM starts: Spark then reads Parquet instead of parsing
     JSON. The companion goes beside the history (later checks reuse it), or
     into `out` where the history's folder cannot be written. Anything else,
     or a history with an up-to-date companion, is read as it is."""
     if not _json_lines_file(history_path) or history_path.stat().st_size <= VALIDATE_FIRST_MAX_BYTES:
         return history_path
-    from checkers.companion import companion_for, companion_path
+    from checkers.history.companion import companion_for, companion_path
     if companion_for(history_path) is not None:
         return history_path
-    from checkers.companion_write import CompanionWriteError, write_companion
+    from checkers.history.companion_parts import CompanionWriteError
+    from checkers.history.companion_write import write_companion
     try:
         try:
             return write_companion(history_path, workload)
@@ -70,8 +71,8 @@ def companion_first(history_path: Path, workload: str, out: Path) -> Path:
 
 def _run_spark(history_path: Path, out: Path, spark_master, workload: str,
                options: CheckOptions) -> tuple[dict, dict]:
-    from checkers.history_parquet import load
-    from checkers.spark import get_spark, tune_for_input
+    from checkers.history.spark_load import load
+    from checkers.spark.session import get_spark, tune_for_input
     validated = validate_first(history_path, workload)
     source = companion_first(history_path, workload, out)
     spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from checkers.consistency import MODELS
+from checkers.verdict.consistency import MODELS
 
 DEFAULT_MODEL = "strict-serializable"
 DEFAULT_EXAMPLES = 20

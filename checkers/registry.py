@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from checkers.history.formats import FORMATS, HistoryFormat
 from checkers.options import CheckOptionError, CheckOptions
 
 MB = 1 << 20
@@ -21,9 +22,8 @@ class WorkloadChecker:
     name: str
     # Up to this size a JSON Lines history is checked in-process (no JVM).
     local_max_bytes: int
-    # f of the operations that carry micro-ops, and whether the Parquet
-    # companion keeps them as records of their own
-    micro_op_records: bool
+    # what its history may hold (micro-op rules, what the companion keeps)
+    history: HistoryFormat
     # whether results.json records the consistency model (the queue has none)
     uses_model: bool
     check_local: Callable[[Any, CheckOptions], dict]          # (ParsedHistory, options)
@@ -31,23 +31,23 @@ class WorkloadChecker:
 
 
 def _queue_local(parsed, options: CheckOptions) -> dict:
-    from checkers.producer_errors import ProducerChecks
-    from checkers.queue_local import check_queue_local
+    from checkers.queue.producer_errors import ProducerChecks
+    from checkers.queue.local import check_queue_local
     return check_queue_local(parsed.ops, allow=options.allow, forbid=options.forbid,
                              realtime=options.realtime_cycles, limit=options.examples,
                              producer=ProducerChecks())
 
 
 def _queue_spark(spark, loaded, options: CheckOptions) -> dict:
-    from checkers.producer_errors import ProducerChecks
-    from checkers.queue import check_queue
-    return check_queue(spark, loaded.ops, allow=options.allow, forbid=options.forbid,
+    from checkers.queue.producer_errors import ProducerChecks
+    from checkers.queue.spark import check_queue_spark
+    return check_queue_spark(spark, loaded.ops, allow=options.allow, forbid=options.forbid,
                        realtime=options.realtime_cycles, limit=options.examples, producer=ProducerChecks(),
                        micro=loaded.queue_records, op_counts=loaded.op_counts)
 
 
 def _list_append_local(parsed, options: CheckOptions) -> dict:
-    from checkers.list_append import check_list_append, check_rows
+    from checkers.list_append.checker import check_list_append, check_rows
     rows = parsed.rows_by_index()   # as a rule: then no DataFrame, no pandas
     args = (options.consistency_model, options.allow, options.forbid)
     if rows is not None:
@@ -56,7 +56,7 @@ def _list_append_local(parsed, options: CheckOptions) -> dict:
 
 
 def _list_append_spark(spark, loaded, options: CheckOptions) -> dict:
-    from checkers.list_append_spark import check_list_append_spark
+    from checkers.list_append.spark import check_list_append_spark
     return check_list_append_spark(spark, loaded.ops, options.consistency_model, options.allow,
                                    options.forbid, examples=options.examples)
 
@@ -65,9 +65,9 @@ def _list_append_spark(spark, loaded, options: CheckOptions) -> dict:
 # the whole graph on the driver anyway, and 10^6 operations (458 MB) took 66 s
 # and 4 GB in-process against 598 s on local Spark (docs/benchmarks.md).
 CHECKERS: dict[str, WorkloadChecker] = {
-    "queue": WorkloadChecker("queue", 64 * MB, micro_op_records=True, uses_model=False,
+    "queue": WorkloadChecker("queue", 64 * MB, FORMATS["queue"], uses_model=False,
                              check_local=_queue_local, check_spark=_queue_spark),
-    "list-append": WorkloadChecker("list-append", 512 * MB, micro_op_records=False, uses_model=True,
+    "list-append": WorkloadChecker("list-append", 512 * MB, FORMATS["list-append"], uses_model=True,
                                    check_local=_list_append_local, check_spark=_list_append_spark),
 }
 WORKLOAD_NAMES: tuple[str, ...] = tuple(CHECKERS)

@@ -1,7 +1,7 @@
 """Class-data-sharing (CDS) archives: a JVM's loaded classes dumped once, then
 mapped by every later JVM with the same Java and class path instead of being
 read, parsed and verified again. A Kafka broker started in 1.2 s on 1.5 CPU-s
-with one, against 2.5 s on 3.0 CPU-s without (README, Measured); the Spark
+with one, against 2.5 s on 3.0 CPU-s without (docs/benchmarks.md, "Cluster"); the Spark
 driver's start-up CPU fell by about 40 %.
 
 An archive is an optimisation only: a JVM given one that does not match its

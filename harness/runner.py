@@ -23,7 +23,7 @@ from typing import Any
 from clusters import exit_codes
 from clusters.local import DEFAULT_NAME
 from clusters.pinning import ClientPins, local_cluster_of
-from harness.history import HistoryWriter
+from checkers.history.writer import HistoryWriter
 from harness.progress import Progress
 from results import store
 from workloads.base import Client, Completion, Op, Workload

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from results.history_stream import Line, event_index
+from checkers.history.stream import Line, event_index
 
 CONTEXT_LINES = 5
 MAX_REFERENCES = 300

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from results.history_stream import Line, event_index
+from checkers.history.stream import Line, event_index
 from results.html import esc
 
 MARGIN_OFFSETS = 3

@@ -12,10 +12,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from checkers.taxonomy import words_for
+from checkers.verdict.taxonomy import words_for
 from results.cycle_svg import cycle_svg
 from results.excerpts import MAX_REFERENCES, ExcerptCollector
-from results.history_stream import events
+from checkers.history.stream import events
 from results.html import badge, esc, fmt_seconds, generic, href, page, table, tags
 from results.offsets import OffsetCollector, diagram_svg, focus_windows
 from results.plots import PhaseSpan, all_plots, phase_spans

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from results.faults import FaultWindows
-from results.history_stream import BadLines, Line, event_time, events
+from checkers.history.stream import BadLines, Line, event_time, events
 
 NS = 1e9
 RESERVOIR_SIZE = 20_000
@@ -97,7 +97,7 @@ def record_sends_and_lags(value: Any, time_s: float, start_s: float, frontier: S
 
 
 class TimelineBuilder:
-    """Fed every history line in order (see results/history_stream.py)."""
+    """Fed every history line in order (see checkers/history/stream.py)."""
 
     def __init__(self, reservoir_size: int = RESERVOIR_SIZE, seed: int = 0):
         rng = random.Random(seed)

@@ -1,5 +1,5 @@
 """`logtrial import-edn`: Jepsen/Elle EDN histories -> history.jsonl
-(harness/edn_history.py), through the real CLI entry point."""
+(checkers/history/edn.py), through the real CLI entry point."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from clusters import exit_codes
 from harness.cli import main
-from harness.edn_history import (EMap, ESet, EdnImportError, Keyword, Symbol, Tagged, Vector, error_pair,
+from checkers.history.edn import (EMap, ESet, EdnImportError, Keyword, Symbol, Tagged, Vector, error_pair,
                                  read_forms)
 
 

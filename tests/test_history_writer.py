@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from harness.history import HistoryWriter, read_history
-from harness.wellformed import wellformedness_problems
+from checkers.history.writer import HistoryWriter, read_history
+from checkers.history.wellformed import wellformedness_problems
 
 
 def test_events_get_consecutive_indexes_and_monotonic_times(tmp_path):

@@ -5,7 +5,7 @@ nothing: `logtrial cluster heal`, then `logtrial cluster down`.
 The cluster lives in a state root of its own (LOGTRIAL_STATE_DIR), so "every
 local cluster" means this one only, and no other cluster on the machine is
 touched. The interrupt points come from a seeded RNG; each run is printed
-(pytest -s) and the counts are in the README's Measured section.
+(pytest -s) and the counts are in docs/benchmarks.md, "Interrupted runs".
 """
 from __future__ import annotations
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from harness.history import read_history
+from checkers.history.writer import read_history
 from harness.runner import TestOptions, run_test
-from harness.wellformed import wellformedness_problems
+from checkers.history.wellformed import wellformedness_problems
 from nemesis.heal import verify_healed
 from nemesis.registry import F_NAMES
 

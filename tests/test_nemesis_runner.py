@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from harness.history import HistoryWriter
+from checkers.history.writer import HistoryWriter
 from nemesis.heal import verify_healed
 from nemesis.registry import F_NAMES
 from nemesis.runner import NemesisRunner

@@ -5,10 +5,10 @@ import os
 
 from benchmarks.runner_overhead import NoopRun
 from clusters import exit_codes
+from checkers.history.writer import read_history
 from harness import runner
-from harness.history import read_history
 from harness.runner import TestOptions
-from harness.wellformed import wellformedness_problems
+from checkers.history.wellformed import wellformedness_problems
 from results import store
 from results.runs import list_runs
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from clusters import exit_codes
-from harness.history import read_history
+from checkers.history.writer import read_history
 from harness.runner import TestOptions, run_test
-from harness.wellformed import wellformedness_problems
+from checkers.history.wellformed import wellformedness_problems
 from nemesis.heal import verify_healed
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]

@@ -9,7 +9,7 @@
   the brokers (see nemesis/producer_state.py, mode `expire`).
 - Every send/txn invoke carries the optional history field
   `"producer": {"idempotent": bool, "transactional": bool}`, which the
-  checker uses to tell idempotent duplicates apart (checkers/producer_errors.py).
+  checker uses to tell idempotent duplicates apart (checkers/queue/producer_errors.py).
 
 Producers are long-lived already: a process keeps its producer across faults
 and only gets a new one after an `info` completion or a client crash.

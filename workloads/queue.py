@@ -1,7 +1,7 @@
 """Queue workload (Jepsen's kafka queue test): sends and polls on keys, each key
 one topic-partition, optionally inside Kafka transactions.
 
-Ops (values as in docs/history.md):
+Ops (values as in docs/history-format.md):
   send       [["send", k, v]]            -> [["send", k, [offset, v]]]
   poll       [["poll"]]                  -> [["poll", {"k": [[offset, v], ...]}]]
   txn        1-4 mixed sends/polls in one Kafka transaction (--txn)

@@ -71,7 +71,7 @@ def check(target: Path, workload, out_dir, spark_master, allow, forbid, consiste
           realtime_cycles) -> None:
     """Check a history for anomalies. Exit 0 valid, 1 invalid, 2 unknown, 3 bad input."""
     from checkers.api import check_history
-    from checkers.history_errors import HistoryError
+    from checkers.history.errors import HistoryError
     from checkers.options import CheckOptionError, CheckOptions
 
     try:

@@ -97,7 +97,7 @@ def check_other_versions() -> Check:
 
 def check_class_archives() -> list[Check]:
     """The JVMs' class-data-sharing archives: optional, they only make start-up cheaper."""
-    from checkers.spark_archive import archive_file as spark_archive
+    from checkers.spark.archive import archive_file as spark_archive
     from clusters.kafka_config import DEFAULT_JVM_OPTS
     from clusters.kafka_archive import archive_file as kafka_archive
     from clusters.kafka_versions import resolve

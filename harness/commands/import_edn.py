@@ -1,5 +1,5 @@
 """`logtrial import-edn`: turn a Jepsen/Elle history.edn into a history.jsonl
-(harness/edn_history.py), so `logtrial check` can check it and its results
+(checkers/history/edn.py), so `logtrial check` can check it and its results
 can be compared with Jepsen's."""
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def import_edn(src: Path, out: Path | None, workload: str | None) -> None:
     of maps) to logtrial's history.jsonl. Keys that are not ints get ints in
     first-seen order, written to OUT.keys.json. Exit 0 written, 3 bad input
     (file:line on stderr, nothing written)."""
-    from harness.edn_history import EdnImportError, import_edn as convert
+    from checkers.history.edn import EdnImportError, import_edn as convert
 
     out = out or default_out(src)
     if out.resolve() == src.resolve():

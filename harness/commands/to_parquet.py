@@ -1,5 +1,5 @@
 """`logtrial to-parquet`: write a history's Parquet companion
-(checkers/companion_write.py), so later checks skip parsing the JSON."""
+(checkers/history/companion_write.py), so later checks skip parsing the JSON."""
 from __future__ import annotations
 
 import sys
@@ -22,8 +22,8 @@ def to_parquet(target: Path, workload, spark_master) -> None:
     """Validate a history.jsonl and write history.parquet/ beside it, in one
     pass and in-process (no JVM). Exit 0 written, 3 bad input (file:line on
     stderr, nothing written)."""
-    from checkers.companion_write import write_companion
-    from checkers.history_errors import HistoryError
+    from checkers.history.companion_write import write_companion
+    from checkers.history.errors import HistoryError
     history, detected = resolve_history(target)
     if history.suffix != ".jsonl":
         click.echo(f"logtrial to-parquet: {history} is not a JSON Lines history", err=True)

@@ -3,7 +3,7 @@ another, scenarios chained so that each starts after the previous ended
 (realtime edges between scenarios then only point forward: no cycle spans two
 scenarios).
 
-Keys are ints, as the history contract requires (shared/history-format.md);
+Keys are ints, as the history contract requires (docs/history-format.md);
 tests give them readable names with a `Keys` namespace (see `keys()`).
 Values need only be unique per key."""
 

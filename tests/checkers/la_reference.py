@@ -1,5 +1,5 @@
 """A straightforward single-process list-append checker (plain Python and
-networkx) to compare checkers/list_append.check_list_append against.
+networkx) to compare checkers/list_append/checker.check_list_append against.
 
 It re-derives everything from Elle's definitions (jepsen-io/elle,
 src/elle/list_append.clj and txn.clj), written the plain way, over whole
@@ -10,11 +10,11 @@ of it: see `lost_updates`), the ww / wr / rw edges (Elle's
 append, write and read indexes), and realtime edges by brute force (every
 "completed before invoked" pair, then the transitive reduction), the order
 edges strict-serializable needs. Naming the cycles uses
-checkers.cycle_search (shared on purpose: what is compared is everything
+checkers.graph.search (shared on purpose: what is compared is everything
 upstream of it: parsing, version orders, edges). Histories come from
 benchmarks/gen_list_append.py's simulator.
 
-Like the checker (checkers/order_local.py), an operation with no completion
+Like the checker (checkers/graph/order_local.py), an operation with no completion
 gets no realtime edge (Elle does the same for a partial history).
 """
 
@@ -24,8 +24,8 @@ from collections import Counter, defaultdict
 
 import networkx as nx
 
-from checkers.cycle_search import SEARCH_ORDER, cycle_anomalies
-from checkers.cycles import Step
+from checkers.graph.search import SEARCH_ORDER, cycle_anomalies
+from checkers.graph.cycles import Step
 
 INIT = "init"          # the initial (empty) state of a key; values are ints
 UNKNOWN = "..."        # an unknown prefix, in an expected state

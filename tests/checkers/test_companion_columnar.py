@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checkers import companion_columnar as columnar
-from checkers.companion import OP_COUNTS
-from checkers.companion_columnar import NotColumnar, write_columnar
-from checkers import companion_write
-from checkers.companion_write import write_companion
-from checkers.history_errors import HistoryError
+from checkers.history import companion_columnar as columnar
+from checkers.history.companion import OP_COUNTS
+from checkers.history.companion_columnar import NotColumnar, write_columnar
+from checkers.history import companion_write
+from checkers.history.companion_write import write_companion
+from checkers.history.errors import HistoryError
 from tests.checkers import test_history_io as bad_io
 from tests.checkers.test_history_stream import BROKEN, GOOD
 from tests.checkers.test_queue_anomalies import planted_history
@@ -372,7 +372,7 @@ def test_second_part_stops_once_the_first_parts_process_is_gone(tmp_path):
     history = _write(tmp_path / "history.jsonl", _random(4))
     out = tmp_path / "history.parquet"
     out.mkdir()
-    done = subprocess.run([sys.executable, "-m", "checkers.companion_columnar", str(history), str(out), "0", "300",
+    done = subprocess.run([sys.executable, "-m", "checkers.history.companion_columnar", str(history), str(out), "0", "300",
                            str(tmp_path / "half.pickle"), "1"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "the process writing the first part (1) is gone" in done.stderr
     assert not (tmp_path / "half.pickle").exists()

@@ -1,4 +1,4 @@
-"""checkers/cycles.py: classification, search and wording on small graphs,
+"""checkers/graph/cycles.py: classification, search and wording on small graphs,
 checked against brute-force enumeration of simple cycles (networkx)."""
 
 import itertools
@@ -7,7 +7,7 @@ import random
 import networkx as nx
 import pytest
 
-from checkers.cycles import (Cycle, ListAppendPhrasing, QueuePhrasing, Step, classify,
+from checkers.graph.cycles import (Cycle, ListAppendPhrasing, QueuePhrasing, Step, classify,
                              explain_cycle, find_cycles, strongly_connected)
 
 
@@ -137,9 +137,9 @@ def test_explanation_queue_wording():
     assert text["uses_ww"] is False
 
 
-# ------------------------------------------------ checkers/cycle_search (list-append)
+# ------------------------------------------------ checkers/graph/search (list-append)
 
-from checkers import cycle_search  # noqa: E402
+from checkers.graph import search as cycle_search  # noqa: E402
 
 
 def search_names(steps, wanted=cycle_search.SEARCH_ORDER):

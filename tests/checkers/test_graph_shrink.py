@@ -1,4 +1,4 @@
-"""checkers/graph_shrink.py and checkers/order_edges.py on real Spark: the
+"""checkers/graph/shrink_spark.py and checkers/graph/order_spark.py on real Spark: the
 shrinking never loses a cycle (tricky cases included), and realtime edges are
 exactly the transitive reduction of the realtime order."""
 
@@ -7,9 +7,9 @@ import random
 import networkx as nx
 import pytest
 
-from checkers.cycles import Step, find_cycles
-from checkers.graph_shrink import EDGE_SCHEMA, drop_read_only, shrink
-from checkers.order_edges import process_edges, realtime_edges
+from checkers.graph.cycles import Step, find_cycles
+from checkers.graph.shrink_spark import EDGE_SCHEMA, drop_read_only, shrink
+from checkers.graph.order_spark import process_edges, realtime_edges
 
 pytestmark = pytest.mark.spark
 
@@ -102,7 +102,7 @@ def test_shrink_keeps_exactly_the_cyclic_edges(spark):
 def test_scc_step_keeps_the_same_edges_when_its_components_are_not_broadcast(spark, monkeypatch):
     """Above BROADCAST_VERTICES cyclic vertices the SCC step's two joins
     shuffle the edges instead: the same edges come back."""
-    import checkers.graph_shrink as graph_shrink
+    import checkers.graph.shrink_spark as graph_shrink
     batch = graphs()
     _, broadcast = shrink_batch(spark, batch, max_rounds=0, scc=True)
     monkeypatch.setattr(graph_shrink, "BROADCAST_VERTICES", 0)

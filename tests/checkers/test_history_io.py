@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from checkers.history_io import HistoryError, load_history, pair_operations
-from checkers.queue_mops import value_check
+from checkers.history.spark_read import HistoryError, load_history, pair_operations
+from checkers.history.queue_mops_spark import value_check
 from tests.checkers.histories import op, write_history
 
 

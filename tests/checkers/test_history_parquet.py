@@ -16,10 +16,10 @@ from click.testing import CliRunner
 import pandas as pd
 
 from checkers.api import check_history
-from checkers.companion_write import write_companion
-from checkers.history_io import HistoryError
-from checkers.history_parquet import OP_COUNTS, SOURCE, companion_for, companion_path
-from checkers.queue_frame import PROVEN
+from checkers.history.companion_write import write_companion
+from checkers.history.spark_read import HistoryError
+from checkers.history.spark_load import OP_COUNTS, SOURCE, companion_for, companion_path
+from checkers.history.queue_records import PROVEN
 from harness.cli import main as cli
 from tests.checkers.test_queue_anomalies import PLANTED, planted_history
 from tests.checkers.test_queue_engines import HISTORIES, _write
@@ -102,9 +102,9 @@ def _canonical(frame: pd.DataFrame, key: list[str]) -> pd.DataFrame:
 def test_companion_holds_what_spark_reads_from_the_json(spark, tmp_path, name):
     """Blocks of 300 bytes: operations span blocks, and a poll that proves an
     info send may come blocks before or after it."""
-    from checkers.history_io import load_history, pair_operations
-    from checkers.queue_bucket import records
-    from checkers.queue_spark import op_stats, stats_from_counts
+    from checkers.history.spark_read import load_history, pair_operations
+    from checkers.queue.bucket import records
+    from checkers.queue.spark import op_stats, stats_from_counts
     history = _write(HISTORIES[name][0](), tmp_path / "history.jsonl")
     companion = write_companion(history, block_bytes=300)
     ops = _frame(spark.read.parquet(str(companion / "ops")))
@@ -194,7 +194,7 @@ def test_records_writer_stops_once_its_validating_process_is_gone(tmp_path):
     history = planted_history().write(tmp_path / "history.jsonl")
     out = tmp_path / "history.parquet"
     out.mkdir()
-    done = subprocess.run([sys.executable, "-m", "checkers.companion_write", str(history), str(out), "300", "1"],
+    done = subprocess.run([sys.executable, "-m", "checkers.history.companion_write", str(history), str(out), "300", "1"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "the validating process 1 is gone" in done.stderr
     assert not (out / SOURCE).exists()

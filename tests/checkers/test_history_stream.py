@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from checkers.history_errors import MAX_REPORTED, HistoryError
-from checkers.history_lines import line_blocks, read_lines
-from checkers.history_read import OP_COLUMNS, read_history, stream_history
+from checkers.history.errors import MAX_REPORTED, HistoryError
+from checkers.history.lines import line_blocks, read_lines
+from checkers.history.read import OP_COLUMNS, read_history, stream_history
 from tests.checkers.histories import write_history
 from tests.checkers.la_histories import history
 from tests.checkers.test_list_append import SCENARIOS

@@ -1,15 +1,15 @@
 """The list-append checker on hand-written histories: every anomaly type at
 an exact place, and clean look-alikes that must report nothing. Scenarios are
 batched into one history (each with its own keys and processes), checked
-in-process (checkers/list_append.check_list_append on the validated history
-of checkers/history_read)."""
+in-process (checkers/list_append/checker.check_list_append on the validated history
+of checkers/history/read)."""
 
 import json
 
 import pytest
 
-from checkers.history_read import read_history
-from checkers.list_append import check_list_append
+from checkers.history.read import read_history
+from checkers.list_append.checker import check_list_append
 from tests.checkers.la_histories import T, a, concurrent, history, keys, r, sequential
 
 # Readable names for the int keys, one group per scenario.

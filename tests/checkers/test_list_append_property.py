@@ -1,5 +1,5 @@
 """Property test: random list-append histories from a simulated faulty
-database, checked by the checker (checkers/list_append.check_list_append,
+database, checked by the checker (checkers/list_append/checker.check_list_append,
 in-process) and by the plain-Python reference (tests/checkers/la_reference.py);
 anomaly types and counts must agree on every history. Many histories run
 in-process; one batch of several (each in its own block of keys, processes
@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from benchmarks.gen_list_append import simulate
 from checkers.api import check_history
-from checkers.history_read import read_history
-from checkers.list_append import check_list_append, txns, txns_from_rows
+from checkers.history.read import read_history
+from checkers.list_append.checker import check_list_append, txns, txns_from_rows
 from tests.checkers import la_reference as ref
 from tests.checkers.la_histories import history
 

@@ -1,15 +1,15 @@
 """Pure parts of the list-append checker: one txn on its own
-(checkers/la_txn.txn_findings), one key's reads (checkers/la_keys), the
+(checkers/list_append/txn.txn_findings), one key's reads (checkers/list_append/keys), the
 consistency-model lattice, the verdict (checkers/verdict) and the plain words
-of each non-cycle finding (checkers/list_append_explain)."""
+of each non-cycle finding (checkers/list_append/explain)."""
 
 import pytest
 
-from checkers import consistency
-from checkers.la_keys import (KeyMop, duplicate_elements, incompatible_order, observed_states,
+from checkers.verdict import consistency
+from checkers.list_append.keys import (KeyMop, duplicate_elements, incompatible_order, observed_states,
                               version_order)
-from checkers.la_txn import txn_findings
-from checkers.verdict import Evidence, verdict
+from checkers.list_append.txn import txn_findings
+from checkers.verdict.verdict import Evidence, verdict
 
 K, J = 1, 2     # keys "k" and "j"
 OP = 7          # the txn's id (history index of its completion)
@@ -147,15 +147,15 @@ def test_violated_models(found, weakest, also):
     (["G1c-realtime", "G0"], "strict-serializable", (), (), (False, ["G0", "G1c-realtime"])),
 ])
 def test_verdict(found, model, allow, forbid, expected):
-    assert verdict(found, "list-append", Evidence(), model, allow, forbid) == expected
+    assert verdict(found, Evidence(), model, allow, forbid) == expected
 
 
 def test_verdict_unknown_when_nothing_committed():
-    assert verdict([], "list-append", Evidence(any_ok=False), "serializable") == ("unknown", [])
+    assert verdict([], Evidence(any_ok=False), "serializable") == ("unknown", [])
 
 
 def test_every_non_cycle_type_has_plain_words():
-    from checkers.list_append_explain import TEMPLATES, explain
+    from checkers.list_append.explain import TEMPLATES, explain
     ops = {3: {"index": 3, "process": 13, "time": 9, "f": "txn", "type": "ok"},
            2: {"index": 2, "process": 12, "time": 8, "f": "txn", "type": "fail"}}
     assert explain("G1a", {"op": 3, "key": K, "read": [1], "element": 1, "writer": 2},

@@ -1,4 +1,4 @@
-"""partial-txn-read (checkers/queue_txn_reads.py): a consumer saw part of a
+"""partial-txn-read (checkers/queue/txn_reads.py): a consumer saw part of a
 committed transaction and read past the rest. Planted histories with the
 exact location, and clean look-alikes that must report nothing."""
 from __future__ import annotations

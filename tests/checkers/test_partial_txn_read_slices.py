@@ -1,4 +1,4 @@
-"""partial-txn-read's two steps (checkers/queue_txn_reads.py): `summarize`
+"""partial-txn-read's two steps (checkers/queue/txn_reads.py): `summarize`
 any slices of the ok polls, `match` the summaries. Random consumer records
 with multi-key transactions; the finder, on the whole frame and on random
 slices of it, must give what a walk of each process's polls in order gives."""
@@ -9,8 +9,8 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checkers import queue_txn_reads as tr
-from checkers.queue_frame import COLUMNS, NULL, OK, POLL, RESET, SEND
+from checkers.queue import txn_reads as tr
+from checkers.history.queue_records import COLUMNS, NULL, OK, POLL, RESET, SEND
 
 KEYS = (1, 2, 3)
 OFFSETS = 8

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from checkers.history_parquet import load
-from checkers.producer_errors import IDEMPOTENT_DUPLICATE, OOS_WINDOW_S, SPURIOUS_OOS, ProducerChecks
-from checkers.verdict import verdict
-from checkers.queue import check_queue
+from checkers.history.spark_load import load
+from checkers.queue.producer_errors import IDEMPOTENT_DUPLICATE, OOS_WINDOW_S, SPURIOUS_OOS, ProducerChecks
+from checkers.verdict.verdict import verdict
+from checkers.queue.spark import check_queue_spark
 from tests.checkers.histories import write_history
 
 S = 1_000_000_000  # ns per second
@@ -68,7 +68,7 @@ OTHER_ERRORS = (send(30, 3, 30, 80, 81, "info", "NOT_LEADER_FOR_PARTITION")
 def analyze(spark, path, window_s: float = OOS_WINDOW_S) -> dict:
     """The producer part of the queue checker's results for the history at `path`."""
     with load(spark, path) as loaded:
-        results = check_queue(spark, loaded.ops, producer=ProducerChecks(window_s))
+        results = check_queue_spark(spark, loaded.ops, producer=ProducerChecks(window_s))
     return {"stats": {k: results["stats"][k] for k in ("producer_errors", "out_of_order_sequence")},
             "anomalies": {k: v for k, v in results["anomalies"].items() if k in (IDEMPOTENT_DUPLICATE, SPURIOUS_OOS)}}
 
@@ -104,12 +104,12 @@ def test_duplicates_on_keys_only_idempotent_producers_wrote(checked):
 
 
 def test_verdict_idempotent_duplicate_is_bad_spurious_error_allowed_unless_forbidden(checked):
-    # the queue's types found in the same history, plus the producer's (checkers/taxonomy.py decides)
+    # the queue's types found in the same history, plus the producer's (checkers/verdict/taxonomy.py decides)
     found = ["duplicate", "lost-write", *checked["anomalies"]]
     assert sorted(checked["anomalies"]) == [IDEMPOTENT_DUPLICATE, SPURIOUS_OOS]
-    assert verdict(found, "queue") == (False, ["duplicate", IDEMPOTENT_DUPLICATE, "lost-write"])
-    assert SPURIOUS_OOS in verdict(found, "queue", forbid=[SPURIOUS_OOS])[1]
-    assert verdict([SPURIOUS_OOS], "queue") == (True, [])
+    assert verdict(found) == (False, ["duplicate", IDEMPOTENT_DUPLICATE, "lost-write"])
+    assert SPURIOUS_OOS in verdict(found, forbid=[SPURIOUS_OOS])[1]
+    assert verdict([SPURIOUS_OOS]) == (True, [])
     assert checked["stats"]["producer_errors"][OOS] == 4
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from checkers.history_io import load_history, pair_operations
-from checkers.queue import check_queue
+from checkers.history.spark_read import load_history, pair_operations
+from checkers.queue.spark import check_queue_spark
 from tests.checkers.histories import Builder
 
 PLANTED: dict[str, list[tuple]] = {}  # type -> [(key, offsets, values, op indices), ...]
@@ -128,7 +128,7 @@ def clean_history() -> Builder:
 @pytest.fixture(scope="module")
 def planted(spark, tmp_path_factory):
     path = planted_history().write(tmp_path_factory.mktemp("queue") / "history.jsonl")
-    return check_queue(spark, pair_operations(load_history(spark, path)), cycles=False)
+    return check_queue_spark(spark, pair_operations(load_history(spark, path)), cycles=False)
 
 
 def test_exactly_the_planted_types_are_found(planted):
@@ -237,7 +237,7 @@ def proven_history() -> Builder:
 @pytest.fixture(scope="module")
 def proven(spark, tmp_path_factory):
     path = proven_history().write(tmp_path_factory.mktemp("queue-proven") / "history.jsonl")
-    return check_queue(spark, pair_operations(load_history(spark, path)), cycles=False)
+    return check_queue_spark(spark, pair_operations(load_history(spark, path)), cycles=False)
 
 
 def test_proven_info_and_aborted_polls(proven):
@@ -254,6 +254,6 @@ def test_proven_info_lost_write_says_so(proven):
 
 def test_clean_history_reports_nothing(spark, tmp_path):
     path = clean_history().write(tmp_path / "history.jsonl")
-    results = check_queue(spark, pair_operations(load_history(spark, path)))
+    results = check_queue_spark(spark, pair_operations(load_history(spark, path)))
     assert results["anomalies"] == {} and results["valid"] is True
     assert results["stats"]["used_subscribe"] is True

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from checkers.history_io import load_history, pair_operations
-from checkers.queue import check_queue
+from checkers.history.spark_read import load_history, pair_operations
+from checkers.queue.spark import check_queue_spark
 from tests.checkers.histories import Builder
 
 TXN = "txn"
@@ -39,7 +39,7 @@ def cycles_history() -> tuple[Builder, dict]:
 def found(spark, tmp_path_factory):
     h, at = cycles_history()
     path = h.write(tmp_path_factory.mktemp("cycles") / "history.jsonl")
-    return check_queue(spark, pair_operations(load_history(spark, path)), realtime=True), at
+    return check_queue_spark(spark, pair_operations(load_history(spark, path)), realtime=True), at
 
 
 def _cycle_ops(example) -> set[int]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from checkers.queue_edges import edges
-from checkers.queue_frame import COLUMNS, FS, NULL, OK, POLL, SEND, SINGLE_KEY_WRITER, proven_sends
-from checkers.queue_versions import observations
+from checkers.queue.edges import edges
+from checkers.history.queue_records import COLUMNS, FS, NULL, OK, POLL, SEND, SINGLE_KEY_WRITER
+from checkers.queue.frame import proven_sends
+from checkers.queue.versions import observations
 
 
 def bucket(*ops) -> pd.DataFrame:

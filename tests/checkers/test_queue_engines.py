@@ -1,5 +1,5 @@
-"""The queue checker's two engines agree: in-process (checkers/queue_local.py,
-from history_read.read_history) and Spark (checkers/queue.check_queue, from
+"""The queue checker's two engines agree: in-process (checkers/queue/local.py,
+from checkers/history/read.read_history) and Spark (checkers/queue/assemble.check_queue_spark, from
 history_io), on the planted, clean and cycle histories of the other queue
 tests, producer-error and non-ok-completion histories, and a batch of random
 simulated-Kafka histories (test_queue_property.py checks many more of those
@@ -15,9 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checkers.history_read import read_history
-from checkers.producer_errors import OUT_OF_ORDER, ProducerChecks
-from checkers.queue_local import check_queue_local, records_frame
+from checkers.history.read import read_history
+from checkers.queue.producer_errors import OUT_OF_ORDER, ProducerChecks
+from checkers.history.queue_records import records_frame
+from checkers.queue.local import check_queue_local
 from tests.checkers.test_queue_anomalies import clean_history, planted_history
 from tests.checkers.test_queue_cycles import cycles_history
 from tests.checkers.test_queue_property import action, simulate
@@ -133,9 +134,9 @@ IN_SPARK = {"driver_gather_max_ops": 0}   # gather in Spark (SparkPass) however 
 def spark_check(spark, path: Path, **options) -> dict:
     """The Spark engine; a small history's rows are gathered on the driver
     (queue_spark.driver_pass) unless options has IN_SPARK."""
-    from checkers.history_io import load_history, pair_operations
-    from checkers.queue import check_queue
-    return check_queue(spark, pair_operations(load_history(spark, path)), **options)
+    from checkers.history.spark_read import load_history, pair_operations
+    from checkers.queue.spark import check_queue_spark
+    return check_queue_spark(spark, pair_operations(load_history(spark, path)), **options)
 
 
 def local_check(path: Path, **options) -> dict:
@@ -236,9 +237,9 @@ def test_gathering_in_spark_gives_the_same_results(spark, tmp_path, options):
 def _spark_records(spark, path: Path) -> pd.DataFrame:
     from pyspark.sql import functions as F
 
-    from checkers.history_io import load_history, pair_operations
-    from checkers.queue import QUEUE_OPS
-    from checkers.queue_bucket import bucketed, records
+    from checkers.history.spark_read import load_history, pair_operations
+    from checkers.queue.assemble import QUEUE_OPS
+    from checkers.queue.bucket import bucketed, records
     ops = pair_operations(load_history(spark, path)).filter(F.col("f").isin(*QUEUE_OPS))
     return bucketed(records(ops), ops, 1).drop("bucket").toPandas()
 
@@ -256,7 +257,7 @@ def test_records_are_spark_records(spark, written, name):
 
 def test_records_flags(written):
     """Spot checks of the encoding: single-key writers, idempotent sends, pos."""
-    from checkers.queue_frame import IDEMPOTENT, POLL, PROVEN, SEND, SINGLE_KEY_WRITER
+    from checkers.history.queue_records import IDEMPOTENT, POLL, PROVEN, SEND, SINGLE_KEY_WRITER
     rec = records_frame(read_history(written["producer"], "queue").ops)
     sends = rec[rec["kind"] == SEND]
     single = (sends["flags"] & SINGLE_KEY_WRITER) != 0

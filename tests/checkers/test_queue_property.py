@@ -1,6 +1,6 @@
 """Property: on random small histories (a simulated Kafka with random faults:
 lost, duplicated, reordered, aborted, phantom records), the queue checker,
-on Spark and in-process (checkers/queue_local.py), and the single-process
+on Spark and in-process (checkers/queue/local.py), and the single-process
 reference (queue_reference.py) find exactly the same anomalies. Several
 histories go into one file (disjoint keys and processes) so one Spark run
 checks them all; the in-process checker, which needs no JVM, gets many more
@@ -14,8 +14,8 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checkers.history_read import read_history
-from checkers.queue_local import check_queue_local
+from checkers.history.read import read_history
+from checkers.queue.local import check_queue_local
 from tests.checkers import queue_reference
 
 FAULTS = ("none", "none", "none", "lose", "dup", "skip", "back", "phantom", "offset")
@@ -114,10 +114,10 @@ def local_results(path) -> dict:
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.lists(action, min_size=5, max_size=25), min_size=10, max_size=10))
 def test_spark_checker_agrees_with_reference(spark, tmp_path_factory, histories):
-    from checkers.history_io import load_history, pair_operations
-    from checkers.queue import check_queue
+    from checkers.history.spark_read import load_history, pair_operations
+    from checkers.queue.spark import check_queue_spark
     events, path = write_events(histories, tmp_path_factory.mktemp("prop"))
-    results = check_queue(spark, pair_operations(load_history(spark, path)), limit=10**6, cycles=False)
+    results = check_queue_spark(spark, pair_operations(load_history(spark, path)), limit=10**6, cycles=False)
     expected = queue_reference.check(events)
     assert spark_found(results) == expected
     assert spark_found(local_results(path)) == expected

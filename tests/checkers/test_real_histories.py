@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checkers.history_read import read_history
-from checkers.queue_local import check_queue_local
+from checkers.history.read import read_history
+from checkers.queue.local import check_queue_local
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 

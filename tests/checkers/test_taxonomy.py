@@ -2,8 +2,8 @@
 report is declared there, and docs/checkers.md has a row for each."""
 from pathlib import Path
 
-from checkers import consistency
-from checkers.taxonomy import CYCLE_BASES, TYPES, _DECLARED, words_for
+from checkers.verdict import consistency
+from checkers.verdict.taxonomy import CYCLE_BASES, TYPES, _DECLARED, words_for
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "checkers.md"
 

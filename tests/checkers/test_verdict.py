@@ -1,19 +1,19 @@
-"""The one verdict for every workload (checkers/verdict.verdict, from the
-declarations in checkers/taxonomy.py): pure functions, no Spark."""
+"""The one verdict for every workload (checkers/verdict/verdict.verdict, from the
+declarations in checkers/verdict/taxonomy.py): pure functions, no Spark."""
 from __future__ import annotations
 
 import pytest
 
-from checkers.taxonomy import TYPES, of_workload
-from checkers.verdict import Evidence, verdict
+from checkers.verdict.taxonomy import TYPES, of_workload
+from checkers.verdict.verdict import Evidence, verdict
 
 
 def queue(found, evidence=None, **kw):
-    return verdict(found, "queue", evidence or Evidence(), **kw)
+    return verdict(found, evidence or Evidence(), **kw)
 
 
 def la(found, model="strict-serializable", evidence=None, **kw):
-    return verdict(found, "list-append", evidence or Evidence(), model, **kw)
+    return verdict(found, evidence or Evidence(), model, **kw)
 
 
 # ---------------------------------------------------------------- queue
@@ -94,7 +94,7 @@ def test_types_implying_g1_are_read_committeds(name):
 
 
 def test_the_default_model_is_strict_serializable():
-    assert verdict(["G1c-realtime"], "list-append") == (False, ["G1c-realtime"])
+    assert verdict(["G1c-realtime"], model="strict-serializable") == (False, ["G1c-realtime"])
 
 
 def test_unknown_types_are_bad_for_every_workload():

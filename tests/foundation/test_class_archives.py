@@ -30,7 +30,7 @@ def test_every_broker_maps_the_release_archive(cluster):
 
 @pytest.mark.spark
 def test_the_spark_driver_maps_its_archive(spark):
-    from checkers.spark_archive import archive_file as spark_archive
+    from checkers.spark.archive import archive_file as spark_archive
     archive = spark_archive()
     assert archive.is_file(), f"make install builds {archive}"
     assert str(archive) in mapped_files(spark.sparkContext._gateway.proc.pid)

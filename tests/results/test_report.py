@@ -12,7 +12,7 @@ import pytest
 from results.cycle_svg import cycle_svg
 from results.excerpts import ExcerptCollector
 from results.faults import FaultWindows
-from results.history_stream import events
+from checkers.history.stream import events
 from results.report import write_report
 from results.timeline import read_timeline
 from tests.results.sample_runs import HOSTILE, MS, HistoryBuilder, make_run, queue_history

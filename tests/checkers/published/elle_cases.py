@@ -1,5 +1,5 @@
 """Case data for test_elle_list_append.py: a small history builder in our
-format (shared/history-format.md), the key names, and the generated
+format (docs/history-format.md), the key names, and the generated
 histories (simulators, the big ring) that stand in for Elle's generative
 tests. Written for logtrial; nothing here is Elle's code.
 

@@ -1,6 +1,6 @@
 """Histories for test_jepsen_kafka.py: the cases of Jepsen's Kafka checker
 tests (jepsen/test/jepsen/tests/kafka_test.clj), rewritten in our history
-format (shared/history-format.md).
+format (docs/history-format.md).
 
 Translation rules:
 - keys :x, :y -> X = 1, Y = 2;

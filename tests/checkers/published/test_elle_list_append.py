@@ -2,7 +2,7 @@
 elle/test/elle/list_append_test.clj (jepsen-io/elle, read against
 src/elle/list_append.clj, txn.clj and consistency_model.clj) that checks
 what the analysis finds, as a history of our own in our format
-(shared/history-format.md; builder and generated histories in
+(docs/history-format.md; builder and generated histories in
 elle_cases.py) and Elle's expectation: verdict, anomaly types, counts,
 Elle's `:not`, and where the anomaly is (ops, keys, values). Expected
 values are what Elle computes, not what our checker returns today. Each
@@ -77,8 +77,8 @@ from __future__ import annotations
 
 import pytest
 
-from checkers.consistency import proscribed
-from checkers.history_errors import HistoryError
+from checkers.verdict.consistency import proscribed
+from checkers.history.errors import HistoryError
 from tests.checkers.published import elle_cases as c
 from tests.checkers.published.elle_cases import (
     A, R, R0, T, U, X, Y, Z, History, Op, build, seq)

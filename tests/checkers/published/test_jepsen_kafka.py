@@ -19,7 +19,7 @@ How Jepsen's locations map to ours:
   (op, edge, key, value); for ww our row's value is Jepsen's `:value'`.
 
 A few Jepsen histories let a process invoke again after an `info`
-completion, which our contract (shared/history-format.md) rules out; we keep
+completion, which our contract (docs/history-format.md) rules out; we keep
 them as Jepsen wrote them (the checker must not depend on it), noted in
 kafka_cases.py.
 

@@ -1,0 +1,329 @@
+"""Cycle search on a small dependency graph, Elle style, with explanations.
+
+Pure driver-side functions. Input: the steps of the (already shrunk, see
+checkers/graph/shrink_spark.py) dependency graph, one `Step` per original edge
+between two operations. Output: `Cycle`s, each classified the Elle way, and
+`explain_cycle()` turns one into data plus plain-words text.
+
+Edge kinds: "ww" (write-write), "wr" (write-read), "rw" (anti-dependency),
+"process" (same process, one after the other) and "realtime" (one completed
+before the other was invoked).
+
+Classification of a cycle by the edges it uses (Adya / Elle):
+
+- G0: only ww edges;                 G1c: ww + wr, at least one wr;
+- G-single: exactly one rw edge;     G2-item: two or more, two in a row;
+- G-nonadjacent: two or more rw edges, none in a row;
+- suffix "-realtime" if the cycle needs a realtime edge, else "-process" if
+  it needs a process edge (e.g. "G-single-realtime").
+
+Search (`find_cycles`): for each `CycleSpec` in order (strongest first), take
+the subgraph of the spec's edge kinds, compute its strongly connected
+components with a compiled routine (scipy), and inside each component try
+"first" edges of the spec's first kind, closing each with the shortest path
+over the spec's "rest" kinds that uses every kind the spec `need`s (a BFS over
+(vertex, kinds still needed) states); the shortest cycle found is kept. A found cycle is kept only if it is
+simple and its classification equals the spec name, so reported types are
+always exact (sound). The search is complete for G0, G1c, G-single and
+G0-process/-realtime; for the others it is best effort, as in Elle (a
+shortest walk that uses the needed kinds may revisit a vertex).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+EDGE_KINDS = ("ww", "wr", "rw", "process", "realtime")
+DATA_KINDS = frozenset({"ww", "wr", "rw"})
+ORDER_KINDS = frozenset({"process", "realtime"})
+
+
+class Step(NamedTuple):
+    """One edge of the dependency graph: `src` must precede `dst`. A named
+    tuple, not a dataclass: big histories make 10^5-10^6 of them, and a
+    frozen dataclass costs several times more to build (equality, hash and
+    order are the same: field by field).
+
+    `key`, `value`, `offset` and `prev` explain why (the phrasing decides how
+    to say it): e.g. for wr, `dst` read `src`'s write of `value` to `key`
+    (at `offset`); for ww, `src` wrote `prev` and `dst` wrote `value` next.
+    """
+
+    src: int
+    dst: int
+    kind: str
+    key: str | None = None
+    value: str | None = None
+    offset: int | None = None
+    prev: str | None = None
+
+
+@dataclass(frozen=True)
+class CycleSpec:
+    """What a search looks for: a cycle named `name`, starting with an edge
+    whose kind is in `first`, closed by a path of `rest` kinds that contains
+    at least one edge of each kind in `need`."""
+
+    name: str
+    first: frozenset[str]
+    rest: frozenset[str]
+    need: frozenset[str] = frozenset()
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        return self.first | self.rest
+
+
+def _spec(name: str, first: str, rest: set[str], need: set[str] = frozenset()) -> CycleSpec:
+    return CycleSpec(name, frozenset({first}), frozenset(rest), frozenset(need))
+
+
+def _tier_specs(suffix: str, order: set[str], needed: str | None) -> list[CycleSpec]:
+    """The four base anomalies with `order` edges allowed; `needed` is the
+    order kind the cycle must use to carry `suffix`."""
+    ww, wr, rw = {"ww"} | order, {"ww", "wr"} | order, {"ww", "wr", "rw"} | order
+    if needed is None:
+        return [_spec("G0", "ww", ww), _spec("G1c", "wr", wr),
+                _spec("G-single", "rw", wr), _spec("G2-item", "rw", rw, {"rw"})]
+    return [_spec("G0" + suffix, needed, ww),
+            _spec("G1c" + suffix, needed, wr, {"wr"}),
+            _spec("G-single" + suffix, "rw", wr, {needed}),
+            _spec("G2-item" + suffix, "rw", rw, {"rw", needed})]
+
+
+#: Strongest first: data edges only, then with process order, then realtime.
+DEFAULT_SPECS: tuple[CycleSpec, ...] = tuple(
+    _tier_specs("", set(), None)
+    + _tier_specs("-process", {"process"}, "process")
+    + _tier_specs("-realtime", {"process", "realtime"}, "realtime"))
+
+
+@dataclass(frozen=True)
+class Cycle:
+    """A cycle of steps, `steps[i].dst == steps[i+1].src`, closing at the end."""
+
+    anomaly: str
+    steps: tuple[Step, ...]
+
+    @property
+    def ops(self) -> list[int]:
+        return [s.src for s in self.steps]
+
+    @property
+    def uses_ww(self) -> bool:
+        """True if some edge is ww (the queue checker allows G1c cycles that
+        need a ww edge and forbids pure-wr ones)."""
+        return any(s.kind == "ww" for s in self.steps)
+
+    @property
+    def keys(self) -> list[str]:
+        return sorted({s.key for s in self.steps if s.key is not None and s.kind in DATA_KINDS})
+
+
+def classify(steps: Sequence[Step]) -> str:
+    """Elle's name for a cycle: by its rw edges (and whether two are
+    consecutive, wrapping around), else wr, else G0; suffixed -realtime if it
+    uses a realtime edge, else -process if it uses a process edge."""
+    kinds = [s.kind for s in steps]
+    rw = kinds.count("rw")
+    if rw >= 2:
+        adjacent = any(a == b == "rw" for a, b in zip(kinds, kinds[1:] + kinds[:1]))
+        base = "G2-item" if adjacent else "G-nonadjacent"
+    elif rw == 1:
+        base = "G-single"
+    elif "wr" in kinds:
+        base = "G1c"
+    else:
+        base = "G0"
+    if "realtime" in kinds:
+        return base + "-realtime"
+    if "process" in kinds:
+        return base + "-process"
+    return base
+
+
+@dataclass(frozen=True)
+class Components:
+    """Strongly connected components of the graph of edges src[i] -> dst[i]."""
+    vertices: np.ndarray   # the distinct vertex ids, sorted
+    labels: np.ndarray     # component of each vertex
+    cyclic: np.ndarray     # vertex lies in a non-trivial component or on a self-loop
+    src: np.ndarray        # each edge's ends, as positions in `vertices`
+    dst: np.ndarray
+
+    def inside(self) -> np.ndarray:
+        """Mask of the edges inside a cycle (both ends in one cyclic component)."""
+        return self.cyclic[self.src] & (self.labels[self.src] == self.labels[self.dst])
+
+
+def components(src: np.ndarray, dst: np.ndarray) -> Components:
+    """The one place SCCs are computed (scipy's compiled routine), for the
+    in-process checkers, Spark executors and the driver alike."""
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+    vertices, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    a, b = inverse[:len(src)], inverse[len(src):]
+    n = len(vertices)
+    matrix = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
+    labels = connected_components(matrix, directed=True, connection="strong")[1] if n else \
+        np.zeros(0, dtype=np.int32)
+    cyclic = np.bincount(labels, minlength=n)[labels] > 1
+    cyclic[a[a == b]] = True
+    return Components(vertices, labels, cyclic, a, b)
+
+
+def strongly_connected(steps: Sequence[Step]) -> list[list[Step]]:
+    """The steps inside each non-trivial strongly connected component (two or
+    more vertices, or a self-loop), each sorted, components in a stable order."""
+    if not steps:
+        return []
+    comps = components([s.src for s in steps], [s.dst for s in steps])
+    labels = comps.labels[comps.src].tolist()
+    groups: dict[int, list[Step]] = {}
+    for step, label, keep in zip(steps, labels, comps.inside().tolist()):
+        if keep:
+            groups.setdefault(label, []).append(step)
+    order = lambda s: (s.src, s.dst, s.kind, str(s.key), str(s.value))  # noqa: E731 (fast, no dataclass compares)
+    return [sorted(g, key=order) for _, g in sorted(groups.items(), key=lambda kv: min(map(order, kv[1])))]
+
+
+def _adjacency(steps: Iterable[Step]) -> dict[int, list[Step]]:
+    """Out-steps per vertex, weakest kind first so closing paths prefer ww
+    (simpler to read) and the cycle gets the strongest classification."""
+    out: dict[int, list[Step]] = {}
+    for s in sorted(steps, key=lambda s: (EDGE_KINDS.index(s.kind), s)):
+        out.setdefault(s.src, []).append(s)
+    return out
+
+
+def _close(first: Step, rest: dict[int, list[Step]], need: frozenset[str]) -> list[Step] | None:
+    """The shortest path of `rest` steps from first.dst back to first.src that
+    uses every kind in `need`: BFS over (vertex, kinds-still-needed) states.
+    None if there is none or if the shortest one is not a simple cycle."""
+    start, goal = (first.dst, need), (first.src, frozenset())
+    parent: dict[tuple, tuple | None] = {start: None}
+    queue = deque([start])
+    while queue and goal not in parent:
+        state = queue.popleft()
+        vertex, missing = state
+        for step in rest.get(vertex, ()):
+            nxt = (step.dst, missing - {step.kind})
+            if nxt not in parent:
+                parent[nxt] = (state, step)
+                queue.append(nxt)
+    if goal not in parent:
+        return None
+    path, state = [], goal
+    while parent[state] is not None:
+        state, step = parent[state]
+        path.append(step)
+    path.reverse()
+    visited = [first.src] + [s.src for s in path] if path else [first.src]
+    return path if len(set(visited)) == len(visited) and (path or first.src == first.dst) \
+        else None
+
+
+def _search(spec: CycleSpec, component: list[Step], max_tries: int) -> Cycle | None:
+    rest = _adjacency(s for s in component if s.kind in spec.rest)
+    firsts = [s for s in component if s.kind in spec.first]
+    best: list[Step] | None = None
+    for first in firsts[:max_tries]:
+        path = _close(first, rest, spec.need)
+        if path is None or classify([first, *path]) != spec.name:
+            continue
+        if best is None or len(path) + 1 < len(best):
+            best = [first, *path]
+        if len(best) <= 2:         # nothing shorter exists but a self-loop
+            break
+    return None if best is None else Cycle(spec.name, tuple(best))
+
+
+def find_cycles(steps: Iterable[Step], specs: Sequence[CycleSpec] = DEFAULT_SPECS,
+                max_tries: int = 200) -> list[Cycle]:
+    """At most one cycle per spec name and per strongly connected component of
+    that spec's subgraph; strongest names first. `max_tries` bounds the first
+    edges tried per component (the graph is small, but keep it bounded)."""
+    steps = sorted(set(steps))
+    found: list[Cycle] = []
+    for spec in specs:
+        sub = [s for s in steps if s.kind in spec.kinds]
+        for component in strongly_connected(sub):
+            cycle = _search(spec, component, max_tries)
+            if cycle is not None:
+                found.append(cycle)
+    return found
+
+
+# ---------------------------------------------------------------- wording
+
+@dataclass(frozen=True)
+class Phrasing:
+    """How each edge kind is said in words: one format string per kind,
+    completing the sentence "a < b because ...". Fields: {a} {b} (names of
+    step.src and step.dst: T1, T2, ...), {key} {value} {prev} {offset}, {at}
+    (" at offset N" or nothing) and {last} (" (its last element was X)" or
+    nothing). Subclass (or `dataclasses.replace`) to change some kinds."""
+
+    ww: str = "{b} overwrote {a}'s write of {prev} to key {key} with {value}"
+    wr: str = "{b} observed {a}'s write of {value} to key {key}"
+    rw: str = "{a} observed key {key} without {b}'s write of {value}{last}"
+    process: str = "process {key} executed {a} before {b}"
+    realtime: str = "{a} completed{done} before {b} was invoked{began}"
+
+    def because(self, s: Step, a: str, b: str) -> str:
+        return getattr(self, s.kind).format(
+            a=a, b=b, key=s.key, value=s.value, prev=s.prev, offset=s.offset,
+            at="" if s.offset is None else f" at offset {s.offset}",
+            last="" if s.prev is None else f" (its last element was {s.prev})",
+            done="" if s.prev is None else f" (history index {s.prev})",
+            began="" if s.value is None else f" (index {s.value})")
+
+
+@dataclass(frozen=True)
+class ListAppendPhrasing(Phrasing):
+    ww: str = "{b} appended {value} after {a} appended {prev} to key {key}"
+    wr: str = "{b} read {a}'s append of {value} to key {key}"
+    rw: str = "{a} read key {key} without {b}'s append of {value}{last}"
+
+
+@dataclass(frozen=True)
+class QueuePhrasing(Phrasing):
+    ww: str = "{b}'s send of {value} to key {key} came right after {a}'s send of {prev}{at}"
+    wr: str = "{b} polled {a}'s send of {value} to key {key}{at}"
+    rw: str = "{a} polled key {key} up to before {b}'s send of {value}{at}"
+
+
+@dataclass
+class _Names:
+    """T1, T2, ... in cycle order."""
+
+    ops: list[int]
+    names: dict[int, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for op in self.ops:
+            self.names.setdefault(op, f"T{len(self.names) + 1}")
+
+
+def explain_cycle(cycle: Cycle, ops: Mapping[int, Mapping],
+                  phrasing: Phrasing = Phrasing()) -> dict:
+    """The cycle as data plus words. `ops[i]` describes operation i (index,
+    process, time, f, type, ...); missing ones are described by index only."""
+    names = _Names(cycle.ops).names
+    rows, sentences = [], []
+    for s in cycle.steps:
+        a, b = names[s.src], names[s.dst]
+        why = phrasing.because(s, a, b)
+        op = dict(ops.get(s.src, {"index": s.src}))
+        rows.append({"op": op, "name": a, "edge": s.kind, "to": s.dst, "why": why,
+                     "key": s.key, "value": s.value, "offset": s.offset})
+        sentences.append(f"{a} < {b} because {why}")
+    return {"type": cycle.anomaly, "cycle": rows, "steps": sentences,
+            "explanation": "; ".join(sentences) + ": a contradiction.",
+            "keys": cycle.keys, "uses_ww": cycle.uses_ww}

@@ -1,0 +1,204 @@
+"""The queue's micro-op records: one row per send, per polled (offset, value)
+and per assign/subscribe, the shape every queue analysis reads and the Parquet
+companion keeps (queue-mops/). Built here from paired operations; Spark builds
+the same rows in checkers/queue/bucket.records.
+
+Columns, all int64 so Arrow hands them over without copies or
+float conversions (a missing value is NULL):
+
+    key, offset, value    the record (offset NULL: a send with no known offset)
+    op                    the operation's invoke index (its id)
+    process               the operation's process
+    kind                  SEND, POLL, or RESET (an assign/subscribe, copied
+                          into every bucket: it resets its process's polls)
+    otype, fcode          the operation's outcome and f, as codes
+    pos                   order inside the operation: mop_pos << 31 | poll_pos
+    itime, ctime, cindex  invoke time, completion time and index (NULL: none)
+    flags                 SINGLE_KEY_WRITER: a `send` op whose sends all go to
+                          one key (so all its dependencies live in this bucket);
+                          IDEMPOTENT: sent by an idempotent producer;
+                          PROVEN: a send of an indefinite (info) op some of
+                          whose sent values an ok poll returned, on any key
+                          (so it happened; set where all keys are seen)
+
+Which rows the record builders give (queue_bucket.records, queue_local):
+a SEND row for every send micro-op whatever its outcome, its offset from an
+ok or info completion (NULL for a fail, or when unknown); a POLL row for
+every (offset, value) a poll micro-op of any completed operation returned
+(an aborted or indefinite op's polls still show what the log held, as in
+Jepsen's version orders). The analyses decide what counts: polls of ok
+operations are the reads (lost-write, unseen, G1a, the order baselines); an
+info send's offset counts only when the op is proven (`proven_sends`).
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+NULL = np.iinfo(np.int64).min
+SEND, POLL, RESET = 0, 1, 2
+OK, FAIL, INFO = 0, 1, 2
+TYPES = ("ok", "fail", "info")
+FS = ("send", "poll", "txn", "assign", "subscribe", "crash")
+F_POLL = FS.index("poll")
+SINGLE_KEY_WRITER = 1
+IDEMPOTENT = 2
+PROVEN = 4
+COLUMNS = ("key", "offset", "value", "op", "process", "kind", "otype", "fcode", "pos",
+           "itime", "ctime", "cindex", "flags")
+
+_INT_TEXT = re.compile(r"-?[0-9]+")
+_MIN, _MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _long(x) -> int:
+    """A JSON value as Spark reads it into a record: an integer, or text of
+    one (a poll result's key, or an element Spark kept as text); else NULL."""
+    if type(x) is int:
+        return x if _MIN < x <= _MAX else NULL
+    if type(x) is str and _INT_TEXT.fullmatch(x):
+        return _long(int(x))
+    return NULL
+
+
+def _strict_long(x) -> int:
+    """A JSON value Spark reads as a long (offsets and values in results)."""
+    return x if type(x) is int and _MIN < x <= _MAX else NULL
+
+
+def _mops(value) -> list | None:
+    """A value as Spark's from_json(array<array<string>>) accepts it: a list
+    of lists (JSON text is parsed first), else None."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    if isinstance(value, list) and all(isinstance(m, list) or m is None for m in value):
+        return value
+    return None
+
+
+def int64s(series: pd.Series) -> np.ndarray:
+    """An integer column as int64, NULL for a missing value."""
+    return pd.array(series, dtype="Int64").to_numpy("int64", na_value=NULL)
+
+
+def truthy(x) -> bool:
+    """A flag column's value as a bool: missing (None, NA, NaN) is False."""
+    return x is not None and x is not pd.NA and not (isinstance(x, float) and x != x) and bool(x)
+
+
+def _code(name, names: tuple[str, ...]) -> int:
+    return names.index(name) if name in names else -1
+
+
+def _key_text(k) -> str | None:
+    """A send's key as Spark compares keys (array_distinct over the micro-op
+    read as strings: a JSON string's content, any other value's JSON text)."""
+    if k is None or type(k) is str:
+        return k
+    return str(k) if type(k) is int else json.dumps(k, separators=(",", ":"))
+
+
+def records_frame(ops: pd.DataFrame) -> pd.DataFrame:
+    """The micro-op records of `ops` (checkers/queue/frame.COLUMNS, int64),
+    as Spark builds them: queue_bucket.records (every send micro-op of a
+    send/txn operation, whatever its outcome, with the offset of an ok or
+    info completion; every (offset, value) a poll of a completed poll/txn
+    returned; PROVEN on the sends of info ops an ok poll read from) plus the
+    RESET row of every assign/subscribe that queue_bucket.bucketed copies
+    into each bucket."""
+    n = len(ops)
+    columns = zip(ops["f"].tolist(), ops["type"].tolist(), *(int64s(ops[c]).tolist() for c in (
+        "invoke_index", "process", "invoke_time", "complete_time", "complete_index")),
+        ops["invoke_value"].tolist(), ops["complete_value"].tolist(),
+        ops["idempotent"].tolist() if "idempotent" in ops.columns else [None] * n)
+    return _proven(records_table(record_rows(columns)))
+
+
+def records_table(rows: list[tuple]) -> pd.DataFrame:
+    """record_rows' tuples as a frame of COLUMNS (int64)."""
+    table = np.array(rows, dtype=np.int64).reshape(-1, len(COLUMNS))
+    return pd.DataFrame({c: table[:, i] for i, c in enumerate(COLUMNS)})
+
+
+def record_rows(ops: Iterable[tuple], resets: bool = True) -> list[tuple]:
+    """The micro-op records (tuples of COLUMNS) of `ops`, each given as (f,
+    type, invoke index, process, invoke time, completion time, completion
+    index, invoke value, completion value, idempotent), NULL for a missing
+    integer; PROVEN is left to the caller (it needs every poll). `resets`:
+    with the RESET row of every assign/subscribe."""
+    rows: list[tuple] = []
+    add = rows.append
+    for f, t, op, p, it, ct, ci, invoked, done, idempotent in ops:
+        t_code, f_code = _code(t, TYPES), _code(f, FS)
+        if f in ("send", "txn"):
+            sent = _mops(invoked) or []
+            results_ = _mops(done) if t in ("ok", "info") else None
+            sends = [(i, m) for i, m in enumerate(sent) if m and m[0] == "send"]
+            keys = {_key_text(m[1] if len(m) > 1 else None) for _, m in sends}
+            fl = ((SINGLE_KEY_WRITER if f == "send" and len(keys) == 1 else 0)
+                  | (IDEMPOTENT if truthy(idempotent) else 0))
+            for i, m in sends:
+                o = NULL
+                if results_ is not None and i < len(results_):
+                    r = results_[i]
+                    if r and r[0] == "send" and len(r) > 2 and isinstance(r[2], list) and r[2]:
+                        o = _strict_long(r[2][0])
+                add((_long(m[1] if len(m) > 1 else None), o, _long(m[2] if len(m) > 2 else None), op, p,
+                     SEND, t_code, f_code, i << 31, it, ct, ci, fl))
+        if t in TYPES and f in ("poll", "txn"):
+            for i, m in enumerate(_mops(done) or []):
+                if not (m and m[0] == "poll" and len(m) > 1 and isinstance(m[1], dict)):
+                    continue
+                for k, pairs in m[1].items():
+                    k = _long(k)
+                    for j, pair in enumerate(pairs if isinstance(pairs, list) else []):
+                        pair = pair if isinstance(pair, list) else []
+                        add((k, _strict_long(pair[0]) if pair else NULL,
+                             _strict_long(pair[1]) if len(pair) > 1 else NULL, op, p,
+                             POLL, t_code, f_code, (i << 31) + j, it, ct, ci, 0))
+        elif resets and f in ("assign", "subscribe"):
+            add((NULL, NULL, NULL, op, p, RESET, t_code, f_code, 0, NULL, NULL, NULL, 0))
+    return rows
+
+
+def _proven(rec: pd.DataFrame) -> pd.DataFrame:
+    """PROVEN on every send of an info op that an ok poll returned one of
+    the values of, on any key (queue_bucket._proven)."""
+    kind, otype = rec["kind"].to_numpy(), rec["otype"].to_numpy()
+    info = (kind == SEND) & (otype == TYPES.index("info"))
+    if info.any():
+        read = rec.loc[(kind == POLL) & (otype == TYPES.index("ok")), ["key", "value"]]
+        ops = proven_ops(rec.loc[info, ["key", "value", "op"]], read)
+        rec.loc[info & rec["op"].isin(ops).to_numpy(), "flags"] |= PROVEN
+    return rec
+
+
+def proven_ops(info: pd.DataFrame, read: pd.DataFrame) -> np.ndarray:
+    """The ops of the `info` sends (key, value, op) whose (key, value) is
+    among `read`'s (ok polls)."""
+    at = rows_of_same_record(info, read)
+    if at is None:
+        read = read[read["value"].isin(info["value"].unique())].drop_duplicates()
+        return info[["key", "value", "op"]].merge(read, on=["key", "value"])["op"].unique()
+    return pd.unique(info["op"].to_numpy()[at[at >= 0]])
+
+
+def rows_of_same_record(written: pd.DataFrame, read: pd.DataFrame) -> np.ndarray | None:
+    """For each row of `read`: the position of the row of `written` with the
+    same key and value, or -1; None when `written`'s values repeat. A hash
+    lookup by value (values are unique in a validated history), several
+    times faster than a merge on (key, value) over millions of rows."""
+    index = pd.Index(written["value"].to_numpy())
+    if not index.is_unique:
+        return None
+    at = index.get_indexer(read["value"].to_numpy())
+    hit = at >= 0
+    hit[hit] = written["key"].to_numpy()[at[hit]] == read["key"].to_numpy()[hit]
+    return np.where(hit, at, -1)

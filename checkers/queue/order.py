@@ -1,0 +1,145 @@
+"""Order anomalies of one process on one key, in the key's dense offset order
+(`idx` from checkers/queue/versions.observations), for one bucket.
+
+Between two consecutive reads of a key by one process, the next read should
+start right after where the last one ended: delta = idx(first of next) -
+idx(last of previous) is 1. delta > 1 skipped offsets (poll-skip), delta < 1
+went back (nonmonotonic-poll). Consecutive reads inside one operation give the
+int- variants. Every poll with results is checked, an aborted or
+indefinite one too, but only an ok poll moves the process's position (an
+aborted transaction's consumer rewinds). An assign or subscribe (not a
+failed one) between two operations resets the expectation on every key, the
+keys it keeps included: the harness's consumer (librdkafka) restarts each
+assigned partition at the group's committed offset, not where this process
+left off (Jepsen's Java client keeps those positions, so its checker resets
+only dropped keys; see docs/checkers.md, "Compared with Jepsen's checker").
+Sends: within one operation offsets rise by one (else int-send-skip /
+int-nonmonotonic-send); across operations they rise (else
+nonmonotonic-send). A send whose offset is unknown is placed where a poll
+saw its value.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from checkers.history.queue_records import FAIL, NULL, OK, POLL, RESET, SEND
+from checkers.queue.frame import Found, at_lowest_offset, op_struct, previous, run_starts, sort_rows
+from checkers.queue.writes import OP_COLUMNS
+
+
+@dataclass(frozen=True)
+class OrderNames:
+    skip: str | None           # across ops, delta > 1
+    nonmonotonic: str          # across ops, delta < 1
+    int_skip: str
+    int_nonmonotonic: str
+
+
+POLL_NAMES = OrderNames("poll-skip", "nonmonotonic-poll", "int-poll-skip", "int-nonmonotonic-poll")
+SEND_NAMES = OrderNames(None, "nonmonotonic-send", "int-send-skip", "int-nonmonotonic-send")
+
+
+def _classify(skip: str | None, back: str, steps: pd.DataFrame, found: Found, example) -> None:
+    if skip:
+        found.add(skip, steps[steps["delta"] > 1], "key", "offset", example)
+    found.add(back, steps[steps["delta"] < 1], "key", "offset", example)
+
+
+def _pair(r, ops: list[dict]) -> dict:
+    return {"key": int(r["key"]), "offsets": [int(r["prev_offset"]), int(r["offset"])],
+            "values": [int(r["prev_value"]), int(r["value"])], "ops": ops, "delta": int(r["delta"])}
+
+
+def in_op_order(rows: pd.DataFrame) -> pd.DataFrame:
+    """`rows` by operation, key and position in the operation: the order
+    within_ops and per_op take."""
+    return sort_rows(rows, ["op", "key", "pos"])
+
+
+def within_ops(ordered: pd.DataFrame, names: OrderNames, found: Found) -> None:
+    """Consecutive rows of one op and key (`ordered`: in_op_order)."""
+    has, prev = previous(ordered, ["op", "key"], ["idx", "offset", "value"])
+    steps = ordered[has].assign(delta=ordered["idx"].to_numpy()[has] - prev["idx"][has],
+                                prev_offset=prev["offset"][has], prev_value=prev["value"][has])
+    _classify(names.int_skip, names.int_nonmonotonic, steps, found, lambda r: _pair(r, [op_struct(r)]))
+
+
+def per_op(ordered: pd.DataFrame) -> pd.DataFrame:
+    """One row per (op, key): where the op's reads/sends of the key began
+    (idx, offset, value) and ended (last_idx, last_offset, last_value).
+    `ordered`: in_op_order, so each (op, key) is one run of rows."""
+    starts = run_starts([ordered["op"].to_numpy(), ordered["key"].to_numpy()])
+    ends = np.append(starts[1:], True) if len(starts) else starts
+    first, last = ordered[starts], ordered[ends]
+    summary = first[["key"] + OP_COLUMNS + ["idx", "offset", "value"]].reset_index(drop=True)
+    for c in ("idx", "offset", "value"):
+        summary["last_" + c] = last[c].to_numpy()
+    return summary
+
+
+def with_epochs(summary: pd.DataFrame, resets: pd.DataFrame) -> pd.DataFrame:
+    """Number each op-key row with the count of assign/subscribe ops its
+    process ran before it: reads compare only within one epoch. A failed
+    assign/subscribe certainly did not happen, so it starts no epoch (an
+    indefinite one may have happened, so it does)."""
+    resets = resets[resets["otype"] != FAIL]
+    if resets.empty:
+        return summary.assign(epoch=0)
+    marks = resets[["process", "op"]].drop_duplicates().sort_values("op")
+    marks = marks.assign(epoch=marks.groupby("process").cumcount() + 1)
+    tagged = pd.merge_asof(summary.sort_values("op"), marks, on="op", by="process",
+                           allow_exact_matches=False, direction="backward")
+    return tagged.assign(epoch=tagged["epoch"].fillna(0).astype("int64"))
+
+
+def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baselines: bool = False) -> None:
+    """Each op-key row against the last earlier row of its process, key and
+    epoch that can serve as a baseline: any row, or with `ok_baselines`
+    only rows of ok operations (as Jepsen checks polls: an aborted or
+    indefinite poll is itself checked against where the process stood, but
+    consumed nothing, so the next poll is checked against the same place)."""
+    ordered = sort_rows(summary, ["process", "key", "epoch", "op"]).reset_index(drop=True)
+    n = len(ordered)
+    if n < 2:
+        return
+    usable = (ordered["otype"] == OK).to_numpy() if ok_baselines else np.ones(n, dtype=bool)
+    group = [ordered[c] for c in ("process", "key", "epoch")]
+    upto = pd.Series(np.where(usable, np.arange(n), -1)).groupby(group).cummax()
+    base = upto.groupby(group).shift(1).fillna(-1).astype("int64").to_numpy()   # strictly before
+    has = base >= 0
+    at = base[has]
+    prev = {c: ordered[c].to_numpy()[at] for c in ["last_idx", "last_offset", "last_value"] + OP_COLUMNS}
+    steps = ordered[has].assign(delta=ordered["idx"].to_numpy()[has] - prev["last_idx"],
+                                prev_offset=prev["last_offset"], prev_value=prev["last_value"],
+                                **{"p_" + c: prev[c] for c in OP_COLUMNS})
+    _classify(names.skip, names.nonmonotonic, steps, found,
+              lambda r: _pair(r, [op_struct(r, "p_"), op_struct(r)]))
+
+
+def poll_order(obs: pd.DataFrame, bucket: pd.DataFrame, found: Found) -> None:
+    polls = in_op_order(obs[obs["kind"] == POLL])
+    within_ops(polls, POLL_NAMES, found)
+    across_ops(with_epochs(per_op(polls), bucket[bucket["kind"] == RESET]), POLL_NAMES, found, ok_baselines=True)
+
+
+def placed_sends(obs: pd.DataFrame, bucket: pd.DataFrame, proven: pd.Series) -> pd.DataFrame:
+    """Sends that landed, each at its acknowledged offset, or, when that is
+    unknown (an info send proven by a poll, an ok completion without one), at
+    the lowest offset a poll returned its value (as Jepsen places a send by
+    where its value sits in the log). `proven`: queue_frame.proven_sends."""
+    sends = obs[obs["kind"] == SEND]
+    unplaced = bucket[(bucket["kind"] == SEND) & (bucket["offset"] == NULL) & proven]
+    if unplaced.empty:
+        return sends
+    polled = at_lowest_offset(obs.loc[obs["kind"] == POLL, ["key", "value", "offset", "idx"]], ["key", "value"])
+    placed = unplaced.drop(columns=["offset"]).merge(polled, on=["key", "value"])
+    return pd.concat([sends, placed[sends.columns]], ignore_index=True) if len(placed) else sends
+
+
+def send_order(obs: pd.DataFrame, bucket: pd.DataFrame, proven: pd.Series, found: Found) -> None:
+    sends = in_op_order(placed_sends(obs, bucket, proven))
+    within_ops(sends, SEND_NAMES, found)
+    across_ops(per_op(sends).assign(epoch=np.int64(0)), SEND_NAMES, found)

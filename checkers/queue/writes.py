@@ -1,0 +1,105 @@
+"""Anomalies about what happened to sends (one bucket,
+checkers/queue/frame.py): lost-write, unseen, G1a (aborted read) and
+precommitted-read.
+
+Values are unique across the history, so a send and the polls that returned
+it are matched on (key, value).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from checkers.history.queue_records import FAIL, NULL, OK, POLL, SEND, rows_of_same_record
+from checkers.queue.frame import Found, at_lowest_offset, nullable, op_struct
+
+OP_COLUMNS = ["op", "process", "otype", "fcode", "itime", "ctime", "cindex"]
+
+
+def ok_polls(bucket: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
+    """The reads: poll results of ok operations (only `columns`, when given:
+    copying every column of a million rows costs). (Polls of failed and info
+    operations show what the log held, queue_versions.observations, but
+    nobody is known to have consumed them.)"""
+    reads = (bucket["kind"] == POLL) & (bucket["otype"] == OK)
+    return bucket[reads] if columns is None else bucket.loc[reads, columns]
+
+
+def unread(sends: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFrame:
+    """`sends` whose value no poll in `polls` returned."""
+    at = rows_of_same_record(sends, polls)
+    if at is not None:
+        returned = np.zeros(len(sends), dtype=bool)
+        returned[at[at >= 0]] = True
+        return sends[~returned]
+    read = polls[["key", "value"]].drop_duplicates()
+    marked = sends.merge(read, on=["key", "value"], how="left", indicator=True)
+    return marked[marked["_merge"] == "left_only"].drop(columns="_merge")
+
+
+def lost_and_unseen(bucket: pd.DataFrame, proven: pd.Series, found: Found) -> pd.DataFrame:
+    """unseen: every ok send that no ok poll returned by the end of the
+    history (as Jepsen's kafka checker counts it: its final "unseen" map).
+    lost-write: every send that certainly landed (ok, or info and proven:
+    queue_frame.proven_sends) at or below the highest offset an ok poll read
+    on its key, and that no ok poll returned: a reader must have passed over
+    it. An unseen send above that offset (or of unknown offset) may only not
+    have been read yet. An ok lost write is reported under both types.
+    Returns the lost writes (key, value, itime, ctime). `proven`:
+    queue_frame.proven_sends(bucket)."""
+    polls = ok_polls(bucket, ["key", "value", "offset"])
+    landed = unread(bucket[proven], polls)
+    highest = polls.groupby("key")["offset"].max()
+    landed["max_read"] = landed["key"].map(highest).fillna(NULL).astype("int64")
+    known = (landed["offset"] != NULL) & (landed["max_read"] != NULL)
+    lost = known & (landed["offset"] <= landed["max_read"])
+    unseen = landed["otype"] == OK
+
+    def example(r) -> dict:
+        offset = nullable(r["offset"])
+        e = {"key": int(r["key"]), "offsets": [] if offset is None else [offset], "values": [int(r["value"])],
+             "ops": [op_struct(r, offset=offset, value=int(r["value"]))]}
+        if nullable(r["max_read"]) is not None:
+            e["max_read_offset"] = int(r["max_read"])
+        return e
+
+    found.add("lost-write", landed[lost], "key", "offset", example)
+    found.add("unseen", landed[unseen], "key", "cindex", example)
+    return landed.loc[lost, ["key", "value", "itime", "ctime"]]
+
+
+def readers(polls: pd.DataFrame) -> pd.DataFrame:
+    """Each (reading op, key, value) once, at the lowest offset it was read."""
+    return at_lowest_offset(polls, ["op", "key", "value"])
+
+
+def _reads_of(writes: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFrame:
+    """Reads joined to the sends of their values: w_* writer, r_* reader."""
+    w = writes[["key", "value"] + OP_COLUMNS].rename(columns={c: "w_" + c for c in OP_COLUMNS})
+    r = readers(polls)[["key", "value", "offset"] + OP_COLUMNS].rename(
+        columns={c: "r_" + c for c in OP_COLUMNS + ["offset"]})
+    return w.merge(r, on=["key", "value"])
+
+
+def _writer_reader(kind: str, pairs: pd.DataFrame, found: Found) -> None:
+    found.add(kind, pairs, "key", "r_cindex", lambda r: {
+        "key": int(r["key"]), "offsets": [int(r["r_offset"])], "values": [int(r["value"])],
+        "ops": [op_struct(r, "w_", role="send"), op_struct(r, "r_", role="poll")]})
+
+
+def aborted_reads(bucket: pd.DataFrame, found: Found) -> None:
+    """G1a: an ok poll returned a value whose send failed."""
+    sends = bucket[bucket["kind"] == SEND]
+    failed = sends[sends["otype"] == FAIL]
+    polls = ok_polls(bucket)
+    # failed sends are few: only the polls of their values can join them
+    _writer_reader("G1a", _reads_of(failed, polls[polls["value"].isin(failed["value"])]), found)
+
+
+def precommitted_reads(bucket: pd.DataFrame, found: Found) -> None:
+    """precommitted-read: a transaction polled its own send before it
+    committed (whatever its outcome: as in Jepsen, an aborted transaction
+    must not see its own sends either)."""
+    sends, polls = bucket[bucket["kind"] == SEND], bucket[bucket["kind"] == POLL]
+    pairs = _reads_of(sends, polls[polls["op"].isin(sends["op"].unique())])
+    _writer_reader("precommitted-read", pairs[pairs["w_op"] == pairs["r_op"]], found)
