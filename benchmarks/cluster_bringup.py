@@ -18,6 +18,7 @@ from pathlib import Path
 
 from clusters import jvm_archive
 from clusters.cluster import Cluster
+from clusters.kafka_admin import create_topic
 from clusters.local import LocalCluster
 from clusters.smoke import roundtrip
 
@@ -61,7 +62,7 @@ def bring_up(args) -> dict:
             t2 = time.monotonic()
             cpu_started = {n: cpu_seconds(cluster.db.pid_file(n)) for n in cluster.nodes}
             rss_started = {n: rss_mib(cluster.db.pid_file(n)) for n in cluster.nodes}
-            cluster.db.create_topic("bench", partitions=1)
+            create_topic(cluster, "bench", partitions=1)
             trip = roundtrip(cluster.db.bootstrap_servers(), "bench", count=1000)
             rss_loaded = {n: rss_mib(cluster.db.pid_file(n)) for n in cluster.nodes}
         return {

@@ -1,27 +1,22 @@
 """A cluster as the runner and the nemeses see it: inventory + SSH + database, and the
-one place that knows how to undo every fault (heal) and prove it is undone."""
+database's part of a heal (revive, database_problems), which knows nothing of faults:
+nemesis/heal.py undoes and checks their traces, then calls it."""
 from __future__ import annotations
 
 import logging
 import os
-import shlex
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 
-from clusters.db import DatabaseError
+from clusters.db import Database, DatabaseError, Ensemble, LogFiles, Process, Versions, require
 from clusters.inventory import Inventory, load_inventory
-from clusters.kafka import CLIENT_PORT, KafkaDB
-from nemesis import membership_undo, partition
-from harness.ssh import NodeSession, SSHError, SSHPool
+from clusters.kafka import KafkaDB
+from clusters.kafka_paths import CLIENT_PORT
+from clusters.ssh import NodeSession, SSHError, SSHPool
 
 log = logging.getLogger(__name__)
-
-# Network faults live only in logtrial's own iptables chain (nemesis/partition.py):
-# heal removes that chain and the jump into it, and leaves every other rule alone
-# (on real machines the user's firewall lives there).
-OUR_RULES = f"{partition.IPTABLES} -S 2>/dev/null | grep -- {shlex.quote(partition.CHAIN)} || true"
-
 
 # how long a broker may take to rejoin after the faults are undone before heal restarts it
 HEAL_SETTLE_TIMEOUT = 30.0
@@ -29,23 +24,8 @@ VERIFY_SETTLE_TIMEOUT = 20.0  # seconds a healed broker may take to answer metad
 BROKER_IS = "broker is "
 
 
-def clock_strobe_pid_file(offset_file: str) -> str:
-    """Pid file of the clock nemesis's strobe loop, which keeps rewriting the offset file
-    (nemesis/clock.py): heal must stop it, or it would undo the clock reset."""
-    return f"{offset_file}.strobe.pid"
-
-
-class ClusterNotHealed(RuntimeError):
-    """verify_healed found faults still in place: {node: [problems]}."""
-
-    def __init__(self, problems: dict[str, list[str]]) -> None:
-        self.problems = problems
-        lines = [f"node {node}: {'; '.join(items)}" for node, items in sorted(problems.items())]
-        super().__init__("cluster not healed:\n  " + "\n  ".join(lines))
-
-
 class Cluster:
-    def __init__(self, inventory: Inventory, ssh: SSHPool, db: KafkaDB) -> None:
+    def __init__(self, inventory: Inventory, ssh: SSHPool, db: Database) -> None:
         self.inventory, self.ssh, self.db = inventory, ssh, db
 
     @classmethod
@@ -72,12 +52,14 @@ class Cluster:
         return self.inventory.node_names
 
     def start_database(self) -> None:
+        db = require(self.db, Process, "starting the database")
         stopped = [n for n, running in self.ssh.run_on(
-            self.nodes, lambda s: self.db.is_running(s.node.name)).items() if not running]
+            self.nodes, lambda s: db.is_running(s.node.name)).items() if not running]
         # a release named by the inventory or the caller may replace a stopped one
         # (setup wipes it); the default never replaces anything silently
-        self._check_recorded_release(self.nodes if not self.db.release_chosen else
-                                     [n for n in self.nodes if n not in stopped])
+        if isinstance(self.db, Versions):
+            self._check_recorded_release(self.nodes if not self.db.release_chosen else
+                                         [n for n in self.nodes if n not in stopped])
         if not stopped:
             return
         self.ssh.run_on(stopped, lambda s: (self.db.install(s.node.name),
@@ -107,10 +89,12 @@ class Cluster:
         """Copies every node's database logs into dest_dir/<node>/, in parallel. Best
         effort: a node that cannot be reached gets an ERROR file instead, and the rest
         are still collected. Returns {node: error} for the nodes that failed."""
+        db = require(self.db, LogFiles, "collecting logs")
+
         def collect(session: NodeSession) -> str | None:
             node_dir = Path(dest_dir) / session.node.name
             try:
-                self.db.collect_logs(session.node.name, node_dir)
+                db.collect_logs(session.node.name, node_dir)
                 return None
             except (SSHError, OSError) as e:
                 node_dir.mkdir(parents=True, exist_ok=True)
@@ -120,20 +104,25 @@ class Cluster:
         results = self.ssh.run_on(self.nodes, collect)
         return {node: error for node, error in results.items() if error}
 
-    # -- heal -------------------------------------------------------------------------
-    def heal(self) -> list[str]:
-        """Undoes every fault on every node: network rules, paused and dead brokers,
-        skewed clocks, membership changes (nemesis/membership_undo.py). Idempotent.
-        Returns what it did, one line per action."""
-        healed = self.ssh.run_on(self.nodes, self._heal_node)
-        dead = [node for node in self.nodes if not healed[node][1]]
+    # -- the database's part of a heal ------------------------------------------------
+    # It knows nothing of faults (nemesis/heal.py undoes their traces first): it brings
+    # back whatever of the database is not running or not serving.
+    def revive(self) -> list[str]:
+        """Restarts the coordination service where it is down or paused, formats a wiped
+        log dir, restarts dead brokers, and restarts brokers that survived yet do not
+        serve within HEAL_SETTLE_TIMEOUT. Idempotent. Returns what it did, one line per
+        action."""
+        db = require(self.db, Process, "healing the cluster")
+        found = self.ssh.run_on(self.nodes, lambda s: (self._revive_ensemble(s.node.name),
+                                                       db.state(s.node.name) != "stopped"))
+        dead = [node for node in self.nodes if not found[node][1]]
         # the membership fault wipes a node's log dir, a run stopped during set-up may never
         # have formatted it; either process may have died before doing so
         formatted = [node for node, did in self.ssh.run_on(
-            dead, lambda s: self.db.ensure_formatted(s.node.name)).items() if did] if dead else []
+            dead, lambda s: db.ensure_formatted(s.node.name)).items() if did] if dead else []
         if dead:
-            self.db.start_all(dead)
-        done = [a for node in self.nodes for a in healed[node][0]]
+            db.start_all(dead)
+        done = [a for node in self.nodes for a in found[node][0]]
         done += [f"{node}: formatted its log dir" for node in formatted]
         done += [f"{node}: restarted broker" for node in dead]
         # A broker can survive a fault yet never serve again (seen after a partition plus
@@ -141,12 +130,27 @@ class Cluster:
         # forever). Give each a while to rejoin, then restart it, and say so.
         stuck = self._not_serving([n for n in self.nodes if n not in dead], HEAL_SETTLE_TIMEOUT)
         if stuck:
-            self.ssh.run_on(stuck, lambda s: self.db.stop(s.node.name))
-            self.db.start_all(stuck)
+            self.ssh.run_on(stuck, lambda s: db.stop(s.node.name))
+            db.start_all(stuck)
             done += [f"{node}: restarted broker (not serving {HEAL_SETTLE_TIMEOUT:g} s "
                      "after the heal)" for node in stuck]
-        # with every broker back: removed brokers replicated again, moved partitions put back
-        return done + membership_undo.heal(self)
+        return done
+
+    def _ensemble(self):
+        """The coordination service beside the database (ZooKeeper), or None."""
+        return self.db.zookeeper if isinstance(self.db, Ensemble) else None
+
+    def _revive_ensemble(self, node: str) -> list[str]:
+        zookeeper = self._ensemble()
+        state = zookeeper.state(node) if zookeeper else "running"
+        if state == "paused":
+            zookeeper.resume(node)
+            return [f"{node}: resumed paused zookeeper"]
+        if state == "stopped":
+            zookeeper.launch(node)
+            zookeeper.wait_ready(node)
+            return [f"{node}: restarted zookeeper"]
+        return []
 
     def _not_serving(self, nodes: list[str], timeout: float) -> list[str]:
         """The nodes whose broker still does not serve metadata after `timeout` seconds."""
@@ -161,82 +165,36 @@ class Cluster:
             time.sleep(1)
         return waiting
 
-    def _heal_node(self, session: NodeSession) -> tuple[list[str], bool]:
-        """Heals one node; returns its actions and whether its broker process is alive."""
-        node = session.node.name
-        actions = []
-        # list and flush in one round trip: heal runs often and SSH is slow on a busy box
-        ours = _rule_lines(session.exec(f"{OUR_RULES}; {partition.HEAL_SCRIPT}", timeout=30).stdout)
-        if ours:
-            dropped = sum(line.startswith(f"-A {partition.CHAIN} ") for line in ours)
-            actions.append(f"{node}: removed logtrial's iptables chain ({dropped} rules)")
-        state = self.db.state(node)
-        if state == "paused":
-            self.db.resume(node)
-            actions.append(f"{node}: resumed paused broker")
-        strobe = clock_strobe_pid_file(self.db.clock_offset_file(node))
-        if session.signal(strobe, "TERM"):
-            session.wait_exit(strobe, 10)
-            actions.append(f"{node}: stopped clock strobe")
-        if self._clock_offset(session) != "+0":
-            self.db.reset_clock(node)
-            actions.append(f"{node}: reset clock offset")
-        if self.db.zookeeper:
-            actions += self._heal_zookeeper(node)
-        return actions, state != "stopped"
-
-    def _heal_zookeeper(self, node: str) -> list[str]:
-        zookeeper = self.db.zookeeper
-        state = zookeeper.state(node)
-        if state == "paused":
-            zookeeper.resume(node)
-            return [f"{node}: resumed paused zookeeper"]
-        if state == "stopped":
-            zookeeper.launch(node)
-            zookeeper.wait_ready(node)
-            return [f"{node}: restarted zookeeper"]
-        return []
-
-    def _clock_offset(self, session: NodeSession) -> str:
-        return session.exec(f"cat {shlex.quote(self.db.clock_offset_file(session.node.name))}",
-                            check=False, timeout=15).stdout.strip()
-
-    def verify_healed(self) -> None:
-        """Raises ClusterNotHealed naming each node and what is still wrong with it."""
-        def check(session: NodeSession) -> list[str]:
+    def problems_per_node(self, check: Callable[[NodeSession], list[str]]) -> dict[str, list[str]]:
+        """check(session) on every node in parallel; a node SSH cannot reach has that
+        as its problem."""
+        def checked(session: NodeSession) -> list[str]:
             try:
-                return self._node_problems(session)
+                return check(session)
             except SSHError as e:
                 return [f"unreachable over SSH ({e})"]
 
-        found = self.ssh.run_on(self.nodes, check)
+        return self.ssh.run_on(self.nodes, checked)
+
+    def database_problems(self) -> dict[str, list[str]]:
+        """{node: [problem]}: a broker or ZooKeeper not running, or a broker not serving
+        metadata VERIFY_SETTLE_TIMEOUT seconds after a heal."""
+        found = self.problems_per_node(self._process_problems)
         # a broker that was just restarted, or is busy, may need a moment to answer
         running = [node for node in self.nodes if not any(p.startswith(BROKER_IS) for p in found[node])]
         for node in self._not_serving(running, VERIFY_SETTLE_TIMEOUT):
             found[node].append(f"broker not serving metadata on port {CLIENT_PORT}")
-        for node, items in membership_undo.problems(self).items():
-            found[node] += items
-        problems = {node: items for node, items in found.items() if items}
-        if problems:
-            raise ClusterNotHealed(problems)
+        return found
 
-    def _node_problems(self, session: NodeSession) -> list[str]:
-        """What is wrong on the node itself (serving metadata is checked after)."""
+    def _process_problems(self, session: NodeSession) -> list[str]:
         node = session.node.name
         found = []
-        rules = _rule_lines(session.exec(OUR_RULES, timeout=30).stdout)
-        if rules:
-            found.append(f"logtrial's iptables rules remain: {' | '.join(rules)}")
-        state = self.db.state(node)
+        state = require(self.db, Process, "checking the cluster").state(node)
         if state != "running":
             found.append(f"{BROKER_IS}{state}")
-        if self.db.zookeeper and self.db.zookeeper.state(node) != "running":
-            found.append(f"zookeeper is {self.db.zookeeper.state(node)}")
-        clock = self._clock_offset(session)
-        if clock != "+0":
-            found.append(f"clock offset is {clock or 'missing'!r}, not +0")
-        if session.pid_alive(clock_strobe_pid_file(self.db.clock_offset_file(node))):
-            found.append("clock strobe still running")
+        zookeeper = self._ensemble()
+        if zookeeper and zookeeper.state(node) != "running":
+            found.append(f"zookeeper is {zookeeper.state(node)}")
         return found
 
     def close(self) -> None:
@@ -249,12 +207,12 @@ class Cluster:
         self.close()
 
 
-def adopt_recorded_release(db: KafkaDB, nodes: list[str] | None = None) -> KafkaDB:
+def adopt_recorded_release(db: Database, nodes: list[str] | None = None) -> Database:
     """For commands that manage what is there (status, heal, down): when neither the
     inventory nor the caller named a release, the one the nodes were set up for (an
     inventory of real machines is never rewritten, so it may not say). The first
-    reachable node that recorded one decides."""
-    if db.release_chosen:
+    reachable node that recorded one decides. A database of one release is kept."""
+    if not isinstance(db, Versions) or db.release_chosen:
         return db
     for node in nodes or db.inventory.node_names:
         try:
@@ -267,6 +225,3 @@ def adopt_recorded_release(db: KafkaDB, nodes: list[str] | None = None) -> Kafka
             return db.for_release(recorded)
     return db
 
-
-def _rule_lines(listing: str) -> list[str]:
-    return [line for line in listing.splitlines() if line.strip()]

@@ -1,5 +1,5 @@
-"""Kafka admin operations behind the membership fault (nemesis/membership.py) and its
-heal: unregistering a broker, reassigning partitions, preferred-leader elections, the
+"""Kafka admin operations: creating topics, and those behind the membership fault
+(nemesis/membership.py) and its heal: unregistering a broker, reassigning partitions, preferred-leader elections, the
 replica and ISR picture of the topics, the finalized kraft.version and the controller
 quorum's voters (describe, remove-controller, add-controller).
 
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, NewTopic
 from confluent_kafka._model import ElectionType
 
 from clusters.db import DatabaseError
-from clusters.kafka import QUIET_CLIENT_LOGGER
+from clusters.kafka_process import QUIET_CLIENT_LOGGER
 
 ADMIN_TIMEOUT_S = 10
 TOOL_TIMEOUT_S = 120
@@ -57,6 +57,34 @@ def split_key(key: str) -> tuple[str, int]:
 def admin_client(cluster) -> AdminClient:
     return AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers(),
                         "socket.timeout.ms": ADMIN_TIMEOUT_S * 1000, "logger": QUIET_CLIENT_LOGGER})
+
+
+def create_topic(cluster, name: str, partitions: int = 1, replication_factor: int | None = None,
+                 min_insync_replicas: int = 2, config: dict | None = None, timeout: float = 60) -> None:
+    """Creates a topic with min.insync.replicas set on the topic itself, so
+    acks=all writes need two replicas and Kafka 4.1's eligible leader replicas
+    (ELR) can elect safely. An existing topic is an error."""
+    rf = replication_factor or min(3, len(cluster.inventory.nodes))
+    topic_config = {"min.insync.replicas": str(min_insync_replicas), **(config or {})}
+    admin = AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers(), "logger": QUIET_CLIENT_LOGGER})
+    future = admin.create_topics([NewTopic(name, partitions, rf, config=topic_config)],
+                                 operation_timeout=timeout, request_timeout=timeout)[name]
+    try:
+        future.result(timeout=timeout)
+    except Exception as e:  # noqa: BLE001 - KafkaException carries the broker's reason
+        raise DatabaseError("-", f"creating topic {name!r} ({partitions} partitions, "
+                            f"RF {rf}) failed: {e}") from None
+    _await_topic_leaders(admin, name, partitions, deadline=time.monotonic() + timeout)
+
+
+def _await_topic_leaders(admin: AdminClient, name: str, partitions: int, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        topic = admin.list_topics(topic=name, timeout=5).topics.get(name)
+        if topic and len(topic.partitions) == partitions and \
+                all(p.leader >= 0 for p in topic.partitions.values()):
+            return
+        time.sleep(0.2)
+    raise DatabaseError("-", f"topic {name!r} has partitions without a leader")
 
 
 def partition_states(cluster, topics: Iterable[str] | None = None) -> dict[str, PartitionState]:

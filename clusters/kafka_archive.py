@@ -18,9 +18,10 @@ import time
 from pathlib import Path
 
 from clusters import jvm_archive
+from clusters.kafka_config import DEFAULT_JVM_OPTS
 from clusters.kafka_install import MARKER
-from clusters.local import port_open
 from clusters.kafka_versions import DEFAULT_VERSION, ZK, KafkaRelease, KafkaVersionError, resolve
+from clusters.local import port_open
 
 READY_TIMEOUT_S = 180
 CLUSTER_ID = "bG9ndHJpYWwtYXJjaGl2ZQ"   # any valid KRaft cluster id
@@ -108,7 +109,6 @@ def ensure_archive(release: KafkaRelease, jvm_opts: str, say=print) -> Path | No
 
 
 def main(argv: list[str]) -> int:
-    from clusters.kafka import DEFAULT_JVM_OPTS
     try:
         release = resolve(argv[0] if argv else DEFAULT_VERSION)
     except KafkaVersionError as e:

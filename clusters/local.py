@@ -408,7 +408,7 @@ def read_pid(pid_file: Path) -> int | None:
 
 def owned_pid(pid_file: Path) -> int | None:
     """The pid in pid_file, unless that pid now belongs to a later process (its start
-    time differs from the one harness.ssh.start_daemon recorded beside the pid file)."""
+    time differs from the one clusters.ssh.start_daemon recorded beside the pid file)."""
     pid = read_pid(pid_file)
     recorded = Path(f"{pid_file}.start")
     if pid is None or not recorded.exists():

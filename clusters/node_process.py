@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 
 from clusters.db import DatabaseError
-from harness.ssh import NodeSession, SSHError, SSHPool
+from clusters.ssh import NodeSession, SSHError, SSHPool
 
 log = logging.getLogger(__name__)
 

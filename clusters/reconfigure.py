@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import shlex
 
+from clusters.db import Config, Process, require
+
 
 def parse_properties(text: str) -> dict[str, str]:
     props = {}
@@ -25,11 +27,12 @@ def parse_properties(text: str) -> dict[str, str]:
 def stale_nodes(cluster) -> dict[str, list[str]]:
     """{node: [setting keys whose value differs from the wanted one]} for the
     nodes whose server.properties is not what KafkaDB would write now."""
+    db = require(cluster.db, Config, "bringing brokers onto new settings")
     stale = {}
     for node in cluster.inventory.node_names:
-        path = shlex.quote(cluster.db.config_file(node))
+        path = shlex.quote(db.config_file(node))
         text = cluster.ssh[node].exec(f"cat {path} 2>/dev/null", check=False, timeout=30).stdout
-        current, wanted = parse_properties(text), cluster.db.properties(node)
+        current, wanted = parse_properties(text), db.properties(node)
         differ = sorted(k for k in wanted.keys() | current.keys() if current.get(k) != wanted.get(k))
         if differ:
             stale[node] = differ
@@ -44,7 +47,8 @@ def restart_if_reconfigured(cluster) -> list[str]:
         return []
     nodes = cluster.inventory.node_names
     keys = sorted({k for differ in stale.values() for k in differ})
-    cluster.ssh.run_on(nodes, lambda s: cluster.db.stop(s.node.name))
+    db = require(cluster.db, Process, "bringing brokers onto new settings")
+    cluster.ssh.run_on(nodes, lambda s: db.stop(s.node.name))
     cluster.ssh.run_on(nodes, lambda s: cluster.db.setup(s.node.name))
     cluster.db.start_all(nodes)
     return [f"restarted brokers {', '.join(nodes)} with new settings: {', '.join(keys)}"]

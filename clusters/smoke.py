@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
-from clusters.kafka import QUIET_CLIENT_LOGGER
+from clusters.kafka_process import QUIET_CLIENT_LOGGER
 
 
 @dataclass

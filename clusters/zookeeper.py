@@ -14,7 +14,7 @@ from clusters.db import DatabaseError
 from clusters.inventory import Inventory
 from clusters.kafka_versions import KafkaRelease
 from clusters.node_process import NodeProcess
-from harness.ssh import SSHPool
+from clusters.ssh import SSHPool
 
 CLIENT_PORT = 2181
 PEER_PORT = 2888

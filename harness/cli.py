@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from harness import exit_codes
+from clusters import exit_codes
 
 # subcommand name -> "module:attribute" of its click command
 COMMANDS: dict[str, str] = {

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from clusters.cluster import Cluster
+from clusters.kafka_admin import create_topic
 from clusters.local import LocalCluster
 from clusters.smoke import roundtrip
 
@@ -24,8 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     with Cluster.open(LocalCluster(args.name).inventory_path, start=False) as cluster:
         topic = f"demo-{int(time.time())}"
-        cluster.db.create_topic(topic, partitions=1, replication_factor=3,
-                                min_insync_replicas=2)
+        create_topic(cluster, topic, partitions=1, replication_factor=3,
+                     min_insync_replicas=2)
         result = roundtrip(cluster.db.bootstrap_servers(), topic, count=args.messages)
         for node in cluster.nodes:
             cluster.db.collect_logs(node, run_dir / "nodes" / node)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from clusters.inventory import load_inventory, write_inventory
+from clusters.kafka_config import MODE_KEY, QUORUM_KEY, VERSION_KEY
 from clusters.kafka_versions import resolve
 from clusters.local import DEFAULT_NAME, LocalCluster
 from clusters.pinning import ClientPins, local_cluster_of
@@ -99,6 +100,5 @@ class ClusterSession:
 
 
 def _release_of(settings: dict) -> tuple[str, str, str]:
-    from clusters.kafka import MODE_KEY, QUORUM_KEY, VERSION_KEY  # loads paramiko: only when needed
     release = resolve(settings.get(VERSION_KEY), settings.get(MODE_KEY))
     return release.version, release.mode, settings.get(QUORUM_KEY, "static")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checkers.options import CheckOptions
+from clusters.kafka_config import check_dynamic_quorum, release_settings
 from clusters.kafka_versions import resolve
 from clusters.pinning import local_cluster_of
 from harness.flat import flat, flat_names, from_flat, replace_flat, to_flat
@@ -59,14 +60,12 @@ class ClusterSpec:
             raise ValueError("--dynamic-quorum chooses how logtrial formats its cluster; an "
                              "existing Kafka at --bootstrap-servers runs what it runs")
         if self.kafka_version or self.kafka_mode or self.dynamic_quorum:
-            from clusters.kafka import check_dynamic_quorum  # loads paramiko: only when needed
             release = resolve(self.kafka_version, self.kafka_mode)  # KafkaVersionError names the version
             if self.dynamic_quorum:
                 check_dynamic_quorum(release)
 
     @property
     def release_settings(self) -> dict[str, str]:
-        from clusters.kafka import release_settings  # loads paramiko: only when needed
         return release_settings(self.kafka_version, self.kafka_mode, self.dynamic_quorum)
 
 

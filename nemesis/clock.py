@@ -21,15 +21,24 @@ import random
 import shlex
 from typing import Sequence
 
-from clusters.cluster import clock_strobe_pid_file
+from clusters.db import Clock, require
 from clusters.faketime import faketime_env
-from nemesis.fault import ProcessFault
+from clusters.ssh import NodeSession
+from nemesis.fault import NodeTraces, ProcessFault
+
+HEALED_OFFSET = "+0"
+
+
+def clock_strobe_pid_file(offset_file: str) -> str:
+    """Pid file of the strobe loop, which keeps rewriting the offset file: a heal must
+    stop it, or it would undo the clock reset."""
+    return f"{offset_file}.strobe.pid"
 
 
 def offset_text(offset_ms: float) -> str:
     """libfaketime's relative offset syntax, in (fractional) seconds: "+1.250"; "+0" for
-    none (what Cluster.verify_healed expects of a healthy node)."""
-    return f"{offset_ms / 1000:+.3f}" if offset_ms else "+0"
+    none (what nemesis.heal.verify_healed expects of a healthy node)."""
+    return f"{offset_ms / 1000:+.3f}" if offset_ms else HEALED_OFFSET
 
 
 def write_offset_command(path: str, offset_ms: float) -> str:
@@ -75,7 +84,7 @@ class ClockFault(ProcessFault):
         return f"{params['mode']}-clock"
 
     def start(self, cluster, params: dict) -> dict:
-        if not getattr(cluster.db, "faketime", True):
+        if not require(cluster.db, Clock, "the clock fault").faketime:
             raise RuntimeError("the brokers run without libfaketime (logtrial.faketime=false): "
                                "the clock fault cannot skew them")
         if params["mode"] == "bump":
@@ -111,9 +120,49 @@ class ClockFault(ProcessFault):
 
     @staticmethod
     def stop_strobe(cluster, node: str) -> None:
-        session = cluster.ssh[node]
-        pid_file = clock_strobe_pid_file(cluster.db.clock_offset_file(node))
-        if session.signal(pid_file, "TERM"):
-            session.wait_exit(pid_file, 10)
+        _stop_strobe(cluster, cluster.ssh[node])
+
+
+def _stop_strobe(cluster, session: NodeSession) -> bool:
+    """Stops the node's strobe loop; True if one was running."""
+    pid_file = clock_strobe_pid_file(cluster.db.clock_offset_file(session.node.name))
+    if not session.signal(pid_file, "TERM"):
+        return False
+    session.wait_exit(pid_file, 10)
+    return True
+
+
+def _offset(cluster, session: NodeSession) -> str:
+    """The offset file's text ("" if it is missing)."""
+    path = shlex.quote(cluster.db.clock_offset_file(session.node.name))
+    return session.exec(f"cat {path}", check=False, timeout=15).stdout.strip()
+
+
+def undo_traces(cluster, session: NodeSession) -> list[str]:
+    """Stops a strobe loop and puts the offset back to +0."""
+    if not isinstance(cluster.db, Clock):
+        return []
+    node, actions = session.node.name, []
+    if _stop_strobe(cluster, session):
+        actions.append(f"{node}: stopped clock strobe")
+    if _offset(cluster, session) != HEALED_OFFSET:
+        cluster.db.reset_clock(node)
+        actions.append(f"{node}: reset clock offset")
+    return actions
+
+
+def traces_left(cluster, session: NodeSession) -> list[str]:
+    if not isinstance(cluster.db, Clock):
+        return []
+    found = []
+    offset = _offset(cluster, session)
+    if offset != HEALED_OFFSET:
+        found.append(f"clock offset is {offset or 'missing'!r}, not {HEALED_OFFSET}")
+    if session.pid_alive(clock_strobe_pid_file(cluster.db.clock_offset_file(session.node.name))):
+        found.append("clock strobe still running")
+    return found
+
+
+TRACES = NodeTraces(undo=undo_traces, left=traces_left)
 
 

@@ -4,13 +4,21 @@ A fault is planned (pure: from the node names and a seeded rng to JSON params, s
 schedule is reproducible and can be written down), then started with those params
 and later stopped. Each strike reports, as the history value, where it struck; a
 node on which the command failed is listed under "errors" and the run goes on.
+
+What a strike leaves behind must be found and undone from the nodes alone (the
+process that struck may have died): a fault kind that leaves such traces declares
+how, as NodeTraces or ClusterTraces, and nemesis/heal.py runs them all.
 """
 from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Callable, Sequence
+
+from clusters.cluster import Cluster
+from clusters.ssh import NodeSession
 
 from nemesis import targets as targeting
 
@@ -37,7 +45,24 @@ class Fault(ABC):
         """Undoes the last start; returns the history value."""
 
     def heal(self, cluster) -> None:
-        """Undoes whatever Cluster.heal does not know about, and forgets what was struck."""
+        """Undoes what only this object remembers (nemesis/heal.py undoes the traces on
+        the nodes), and forgets what was struck."""
+
+
+@dataclass(frozen=True)
+class NodeTraces:
+    """How a fault kind finds and undoes what it leaves on one node. `undo` returns
+    what it did ("n1: ..." lines), `left` what is still there; both idempotent."""
+    undo: Callable[[Cluster, NodeSession], list[str]]
+    left: Callable[[Cluster, NodeSession], list[str]]
+
+
+@dataclass(frozen=True)
+class ClusterTraces:
+    """How a fault kind finds and undoes what it leaves on the cluster as a whole,
+    once every broker serves again. `left` is {node: [problem]}."""
+    undo: Callable[[Cluster], list[str]]
+    left: Callable[[Cluster], dict[str, list[str]]]
 
 
 def strike(nodes: Sequence[str], action: Callable[[str], object]) -> dict[str, str]:

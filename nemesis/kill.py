@@ -1,6 +1,9 @@
-"""kill: SIGKILL the broker on the targets (through its pid file), start it again later."""
+"""kill: SIGKILL the broker on the targets (through its pid file), start it again later.
+It leaves no trace of its own: a dead broker is restarted by the database's part of
+the heal (Cluster.revive)."""
 from __future__ import annotations
 
+from clusters.db import Process, require
 from nemesis.fault import ProcessFault
 
 # how long the restart waits for the broker to serve again before the schedule goes on
@@ -13,7 +16,7 @@ class KillFault(ProcessFault):
     stop_f = "start"
 
     def start(self, cluster, params: dict) -> dict:
-        return self.start_on_nodes(cluster, params, cluster.db.kill)
+        return self.start_on_nodes(cluster, params, require(cluster.db, Process, "the kill fault").kill)
 
     def stop(self, cluster) -> dict:
         return self.stop_on_struck(lambda node: self._restart(cluster, node))

@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from clusters import kafka_admin as kadmin
+from clusters.db import Ensemble, Membership, require
 from nemesis import membership_undo as undo
 from nemesis.fault import Fault, with_errors
 from nemesis.topics import fault_topics, topic_prefixes
@@ -87,6 +88,7 @@ class MembershipFault(Fault):
         strikes = {"remove-node": self._remove, "reassign": self._reassign, "quorum": self._quorum}
         if params.get("mode") not in strikes:
             raise ValueError(f"unknown membership mode {params.get('mode')!r} (valid: {', '.join(MODES)})")
+        require(cluster.db, Membership, "the membership fault")
         self.active = dict(params)  # set first: a strike that fails half-way is still stopped
         self.active = strikes[params["mode"]](cluster, params)
         return self.active
@@ -102,12 +104,12 @@ class MembershipFault(Fault):
         return stops[active["mode"]](cluster, active)
 
     def heal(self, cluster) -> None:
-        """Cluster.heal undoes what the trace on the nodes records; only forget here."""
+        """nemesis/heal.py undoes what the trace on the nodes records; only forget here."""
         self.active = None
 
     # -- remove-node / add-node --------------------------------------------------------------
     def _remove(self, cluster, params: dict) -> dict:
-        if cluster.db.zookeeper:
+        if _zookeeper_mode(cluster):
             return {**params, "skipped": "remove-node needs KRaft (kafka-cluster.sh unregister); "
                                          "this cluster runs in ZooKeeper mode"}
         node = params["nodes"][0]
@@ -193,7 +195,7 @@ class MembershipFault(Fault):
 
     # -- remove-controller / add-controller ---------------------------------------------------
     def _quorum(self, cluster, params: dict) -> dict:
-        if cluster.db.zookeeper:
+        if _zookeeper_mode(cluster):
             return {**params, "skipped": "ZooKeeper mode has no KRaft controller quorum to change"}
         version = kadmin.kraft_version(cluster, cluster.nodes[0])
         if version == 0:
@@ -286,7 +288,7 @@ def new_replicas(current: list[int], brokers: Sequence[int], change: str, rng: r
 
 def _wipe(cluster, node: str) -> None:
     """Empties the node's log dir and formats it again: a broker with a new identity (and
-    in a dynamic quorum a new directory id, see KafkaDB.format_storage)."""
+    in a dynamic quorum a new directory id, see KafkaStorage.format)."""
     data = shlex.quote(cluster.db.data_dir(node))
     cluster.ssh[node].exec(f"rm -rf {data} && mkdir -p {data}", timeout=60)
     cluster.db.ensure_formatted(node)
@@ -294,4 +296,9 @@ def _wipe(cluster, node: str) -> None:
 
 def _dynamic(cluster) -> bool:
     """Whether the cluster runs a dynamic (KIP-853) controller quorum."""
-    return bool(getattr(cluster.db, "dynamic_quorum", False))
+    return cluster.db.dynamic_quorum
+
+
+def _zookeeper_mode(cluster) -> bool:
+    """Whether the brokers keep their metadata in ZooKeeper (no KRaft to change)."""
+    return isinstance(cluster.db, Ensemble) and cluster.db.zookeeper is not None

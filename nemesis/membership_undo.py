@@ -4,9 +4,9 @@ Before the fault changes anything it leaves a trace on every node,
 `<home>/membership-fault.json`: the nodes it removed, the original replica list
 of every partition it reassigned and the original controller voters ({id: directory
 id}) before it removed one. The fault's own stop undoes one change and
-forgets it; `heal` (called by Cluster.heal, so `logtrial cluster heal` runs it
+forgets it; `heal` (run by nemesis/heal.py, so `logtrial cluster heal` runs it
 after the control process died) undoes whatever is still recorded: removed brokers
-are back (Cluster.heal formats and restarts dead ones first), every recorded
+are back (the heal's Cluster.revive formats and restarts dead ones first), every recorded
 partition gets its original replica list and preferred leader again, every removed
 voter is added back, and then it *checks* that every affected partition has its
 whole replica set in sync and that the voter set is the original one. Only
@@ -24,7 +24,8 @@ from typing import Iterable
 
 from clusters import kafka_admin as kadmin
 from clusters.db import DatabaseError
-from harness.ssh import SSHError
+from clusters.ssh import SSHError
+from nemesis.fault import ClusterTraces
 
 log = logging.getLogger(__name__)
 
@@ -196,3 +197,6 @@ def problems(cluster) -> dict[str, list[str]]:
         items += [f"controller voters were {sorted(int(k) for k in trace['voters'])}"] if trace.get("voters") else []
         found[node] = [f"membership fault not undone ({trace_file(cluster, node)}): {'; '.join(items)}"]
     return found
+
+
+TRACES = ClusterTraces(undo=heal, left=problems)

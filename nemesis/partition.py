@@ -17,7 +17,7 @@ import shlex
 from typing import Sequence
 
 from nemesis import shapes
-from nemesis.fault import Fault, strike, with_errors
+from nemesis.fault import Fault, NodeTraces, strike, with_errors
 
 CHAIN = "LOGTRIAL-NEMESIS"
 IPTABLES = "iptables -w 10"
@@ -47,6 +47,9 @@ HEAL_SCRIPT = (f"while {IPTABLES} -D INPUT -j {CHAIN} 2>/dev/null; do :; done; "
                f"{IPTABLES} -F {CHAIN} 2>/dev/null; {IPTABLES} -X {CHAIN} 2>/dev/null; true")
 # prints the number of our rules left (0 when healed)
 COUNT_SCRIPT = f"{IPTABLES} -S | grep -c -- {shlex.quote(CHAIN)} || true"
+# lists our rules: our chain and the jump into it, never the rest (on real machines
+# the user's firewall lives there)
+OUR_RULES = f"{IPTABLES} -S 2>/dev/null | grep -- {shlex.quote(CHAIN)} || true"
 
 
 def heal_node(session) -> None:
@@ -55,6 +58,28 @@ def heal_node(session) -> None:
 
 def leftover_rules(session) -> int:
     return int(session.exec(COUNT_SCRIPT, timeout=30).stdout.strip() or 0)
+
+
+def undo_traces(cluster, session) -> list[str]:
+    """Removes our chain and the jump into it from the node."""
+    # list and flush in one round trip: heal runs often and SSH is slow on a busy box
+    ours = _rule_lines(session.exec(f"{OUR_RULES}; {HEAL_SCRIPT}", timeout=30).stdout)
+    if not ours:
+        return []
+    dropped = sum(line.startswith(f"-A {CHAIN} ") for line in ours)
+    return [f"{session.node.name}: removed logtrial's iptables chain ({dropped} rules)"]
+
+
+def traces_left(cluster, session) -> list[str]:
+    rules = _rule_lines(session.exec(OUR_RULES, timeout=30).stdout)
+    return [f"logtrial's iptables rules remain: {' | '.join(rules)}"] if rules else []
+
+
+def _rule_lines(listing: str) -> list[str]:
+    return [line for line in listing.splitlines() if line.strip()]
+
+
+TRACES = NodeTraces(undo=undo_traces, left=traces_left)
 
 
 class PartitionFault(Fault):

@@ -1,8 +1,8 @@
 """pause: SIGSTOP the broker on the targets (through its pid file), SIGCONT later."""
 from __future__ import annotations
 
-from clusters.db import DatabaseError
-from nemesis.fault import ProcessFault
+from clusters.db import DatabaseError, Pause, Process, require
+from nemesis.fault import NodeTraces, ProcessFault
 
 
 class PauseFault(ProcessFault):
@@ -10,14 +10,28 @@ class PauseFault(ProcessFault):
     stop_f = "resume"
 
     def start(self, cluster, params: dict) -> dict:
+        require(cluster.db, Pause, "the pause fault")
         return self.start_on_nodes(cluster, params, lambda node: self._pause(cluster, node))
 
     def stop(self, cluster) -> dict:
-        return self.stop_on_struck(cluster.db.resume)
+        return self.stop_on_struck(require(cluster.db, Pause, "the pause fault").resume)
 
     @staticmethod
     def _pause(cluster, node: str) -> None:
         # a just-killed broker may linger as a zombie, which accepts SIGSTOP silently
-        if not cluster.db.is_running(node):
+        if not require(cluster.db, Process, "the pause fault").is_running(node):
             raise DatabaseError(node, "cannot pause: broker is not running")
         cluster.db.pause(node)
+
+
+def undo_traces(cluster, session) -> list[str]:
+    """SIGCONT for a broker left paused."""
+    node = session.node.name
+    if not isinstance(cluster.db, Pause) or cluster.db.state(node) != "paused":
+        return []
+    cluster.db.resume(node)
+    return [f"{node}: resumed paused broker"]
+
+
+# a broker still paused is the database's own finding ("broker is paused", Cluster.database_problems)
+TRACES = NodeTraces(undo=undo_traces, left=lambda cluster, session: [])

@@ -32,8 +32,10 @@ from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    ConfigSource, OffsetSpec)
 
-from clusters.kafka import PRODUCER_STATE_SETTINGS
+from clusters.db import ProducerState, require
+from clusters.kafka_config import PRODUCER_STATE_SETTINGS
 from nemesis.fault import Fault, with_errors
+from nemesis.heal import heal as heal_cluster
 from nemesis.topics import fault_topics, topic_prefixes
 
 log = logging.getLogger(__name__)
@@ -117,6 +119,7 @@ class ProducerStateFault(Fault):
 
     # -- striking ----------------------------------------------------------------------------
     def start(self, cluster, params: dict) -> dict:
+        require(cluster.db, ProducerState, "the producer-state fault")
         admin = self._admin(cluster)
         mode = params["mode"]
         if mode == "truncate":
@@ -136,10 +139,10 @@ class ProducerStateFault(Fault):
     def heal(self, cluster) -> None:
         """Restores every config still overridden. A broker that is down (killed,
         partitioned away) cannot take its config back: then the cluster is healed
-        first (Cluster.heal is idempotent) and the restore tried again."""
+        first (nemesis.heal.heal is idempotent) and the restore tried again."""
         if not self._restore or not self._restore_all(self._admin(cluster)).get("errors"):
             return
-        cluster.heal()
+        heal_cluster(cluster)
         deadline = time.monotonic() + HEAL_TIMEOUT_S
         while True:
             self._admin_client = None  # a fresh client: the old one may still wait on a dead connection

@@ -18,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from confluent_kafka.admin import AdminClient
 
+from clusters.db import Membership, require
+
 log = logging.getLogger(__name__)
 
 ADMIN_TIMEOUT_S = 10
@@ -41,6 +43,7 @@ class RoleResolver:
 
     # -- the active controller ----------------------------------------------------------
     def controller(self) -> str:
+        require(self.cluster.db, Membership, "the controller role")  # it reads the KRaft log dir
         nodes = self.cluster.inventory.node_names
         with ThreadPoolExecutor(max_workers=len(nodes)) as pool:
             read = dict(zip(nodes, pool.map(self._quorum_state, nodes)))

@@ -15,8 +15,8 @@ import threading
 import time
 from typing import Iterable, Iterator, Sequence
 
-from clusters.cluster import ClusterNotHealed
 from nemesis import schedule as sched
+from nemesis.heal import ClusterNotHealed, heal, verify_healed
 from nemesis.registry import make_faults
 from nemesis.roles import RoleResolver
 from nemesis.schedule import START, Step
@@ -152,7 +152,7 @@ class NemesisRunner:
             actions += self._heal_once()
         for attempt in range(1, HEAL_ATTEMPTS + 1):
             try:
-                self.cluster.verify_healed()
+                verify_healed(self.cluster)
                 break
             except ClusterNotHealed as e:
                 # a broker may rejoin late (fenced again while the box is busy): heal again
@@ -171,7 +171,7 @@ class NemesisRunner:
     def _heal_once(self) -> list[str]:
         for fault in self.faults.values():
             fault.heal(self.cluster)
-        actions = self.cluster.heal()
+        actions = heal(self.cluster)
         if actions or self._dirty:
             self._record("heal", {"actions": actions})
         return actions

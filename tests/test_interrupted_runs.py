@@ -24,6 +24,7 @@ from clusters.local import LocalCluster, link_exists, list_netns, owned_pid
 from nemesis import partition
 from results.runs import read_run
 from tests.fixtures.cluster import shared_cluster_name
+from nemesis.heal import verify_healed
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -82,7 +83,7 @@ def unhealed_faults(local: LocalCluster) -> list[str]:
     found = []
     with Cluster.open(local.inventory_path, start=False) as cluster:
         try:
-            cluster.verify_healed()
+            verify_healed(cluster)
         except Exception as e:  # ClusterNotHealed names node and fault
             found.append(str(e))
     for node in ("n1", "n2", "n3"):

@@ -12,16 +12,19 @@ import pytest
 from click.testing import CliRunner
 
 from clusters import kafka_versions
+from clusters import exit_codes
 from clusters.cluster import Cluster
 from clusters.db import DatabaseError
 from clusters.inventory import Inventory, Node, write_inventory
-from clusters.kafka import KafkaDB, java_major, release_settings
+from clusters.kafka import KafkaDB
+from clusters.kafka_config import release_settings
 from clusters.kafka_install import render_pom
+from clusters.kafka_jars import java_major
 from clusters.kafka_versions import KafkaRelease, KafkaVersionError, parse_metadata, resolve
-from harness import exit_codes
 from harness.cli import main as cli
 from harness.commands.test_all import matrix
 from harness.runner import TestOptions, run_test
+from nemesis.heal import heal, verify_healed
 from results.runs import read_run
 
 METADATA = """<?xml version="1.0" encoding="UTF-8"?>
@@ -196,12 +199,12 @@ def test_heal_restarts_a_dead_zookeeper(zookeeper_cluster):
     assert zookeeper.serving_mode("n1") == "standalone"
     zookeeper.kill("n1")
     with pytest.raises(Exception, match="zookeeper is stopped"):
-        zookeeper_cluster.verify_healed()
+        verify_healed(zookeeper_cluster)
     status = CliRunner().invoke(cli, ["cluster", "status", "--inventory", str(zookeeper_cluster.inventory.path)])
     assert status.exit_code == exit_codes.HARNESS_ERROR
     assert "Kafka 3.0.0 (ZooKeeper mode)" in status.output and "running, zookeeper stopped" in status.output
-    assert "n1: restarted zookeeper" in zookeeper_cluster.heal()
-    zookeeper_cluster.verify_healed()
+    assert "n1: restarted zookeeper" in heal(zookeeper_cluster)
+    verify_healed(zookeeper_cluster)
     assert zookeeper.serving_mode("n1") == "standalone"
 
 

@@ -9,6 +9,7 @@ import pytest
 from checkers.history.stream import raw_events
 from harness.runner import TestOptions, run_test
 from checkers.history.wellformed import wellformedness_problems
+from nemesis.heal import verify_healed
 from nemesis.registry import F_NAMES
 
 # the four faults of the nemesis package (producer-state, a workload-specific fault, has
@@ -37,4 +38,4 @@ def test_forty_seconds_of_all_faults_end_healed_and_checkable(cluster, tmp_path)
     results = json.loads((result.run_dir / "results.json").read_text())
     assert results["valid"] in (True, False, "unknown")
     assert "anomaly_types" in results
-    cluster.verify_healed()
+    verify_healed(cluster)

@@ -9,9 +9,11 @@ from datetime import datetime
 
 import pytest
 
-from clusters.cluster import ClusterNotHealed, clock_strobe_pid_file
+from clusters.kafka_admin import create_topic
 from nemesis import partition as partitioning
+from nemesis.clock import clock_strobe_pid_file
 from nemesis.clock import ClockFault, observed_skew_ms
+from nemesis.heal import ClusterNotHealed, heal, verify_healed
 from nemesis.kill import KillFault
 from nemesis.partition import PartitionFault
 from nemesis.pause import PauseFault
@@ -124,7 +126,7 @@ LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
 
 def broker_log_time(cluster, node, needle: str) -> datetime:
     """The timestamp of the newest line of the broker's server.log that mentions needle."""
-    log = f"{cluster.db.logs_dir(node)}/server.log"
+    log = f"{cluster.db.paths.logs_dir(node)}/server.log"
     deadline = time.monotonic() + 60
     while True:
         line = cluster.ssh[node].exec(f"grep -a -F {shlex.quote(needle)} {shlex.quote(log)} "
@@ -145,7 +147,7 @@ def test_clock_bump_and_strobe_skew_the_broker_and_reset_restores_it(healed):
     # make every broker log something now, and read the times they logged
     before = datetime.now()
     topic = f"nemesis-clock-{int(time.time())}"
-    healed.db.create_topic(topic, partitions=1)
+    create_topic(healed, topic, partitions=1)
     assert 3_550 < (broker_log_time(healed, "n3", topic) - before).total_seconds() < 3_700
     assert abs((broker_log_time(healed, "n1", topic) - before).total_seconds()) < 100
     fault.stop(healed)
@@ -186,7 +188,7 @@ def test_roles_name_the_active_controller_and_a_partition_leader(cluster):
     leader_id = int(re.search(r"LeaderId:\s*(\d+)", run.stdout).group(1))
     assert cluster.db.node_id(controller) == leader_id
     topic = f"nemesis-roles-{int(time.time())}"
-    cluster.db.create_topic(topic, partitions=1)
+    create_topic(cluster, topic, partitions=1)
     leader = RoleResolver(cluster, [topic]).leader()
     from confluent_kafka.admin import AdminClient
     admin = AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers()})
@@ -205,11 +207,11 @@ def test_heal_undoes_every_fault_at_once(healed):
                                                 "delta_ms": 5.0, "period_ms": 1000,
                                                 "duration_s": 60})
     with pytest.raises(ClusterNotHealed, match="not healed"):
-        healed.verify_healed()
-    actions = healed.heal()
+        verify_healed(healed)
+    actions = heal(healed)
     for expected in ("n1: resumed paused broker", "n2: stopped clock strobe", "n3: reset clock offset"):
         assert expected in actions
     assert any(a.startswith("n2: removed logtrial's iptables chain (") for a in actions)
-    healed.verify_healed()
+    verify_healed(healed)
     assert state(healed, "n1") in ("R", "S")
     assert tcp_open(healed, "n1", "n2")

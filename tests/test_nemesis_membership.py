@@ -13,13 +13,16 @@ from confluent_kafka import TopicCollection
 from confluent_kafka.admin import AdminClient
 
 from clusters import kafka_admin
-from clusters.cluster import Cluster, ClusterNotHealed
-from clusters.kafka import KafkaDB, directory_id, release_settings
+from clusters.cluster import Cluster
+from clusters.kafka import KafkaDB
+from clusters.kafka_config import release_settings
+from clusters.kafka_paths import directory_id
 from clusters.kafka_versions import KafkaVersionError
-from nemesis.roles import RoleResolver
 from nemesis import membership_undo
+from nemesis.heal import ClusterNotHealed, heal, verify_healed
 from nemesis.membership import IDLE_STOP_F, START_F, STOP_F, MembershipFault, new_replicas
 from nemesis.registry import F_NAMES, parse_kinds
+from nemesis.roles import RoleResolver
 from nemesis.schedule import START, STOP, Step, build_schedule, load_schedule
 
 NODES = ["n1", "n2", "n3"]
@@ -110,7 +113,7 @@ def eventually(observe: Callable[[], object], expected: object, timeout: float =
 def new_topic(cluster, partitions: int = 2) -> str:
     """A new topic every broker knows (describe_topics may reach one that has not heard)."""
     topic = f"membership_{time.time_ns()}"  # no '-': the fault widens "a-1" to every "a-*"
-    cluster.db.create_topic(topic, partitions=partitions)
+    kafka_admin.create_topic(cluster, topic, partitions=partitions)
     brokers = [f"{node.host}:9092" for node in cluster.inventory.nodes]
     deadline = time.monotonic() + 30
     while not all(topic in AdminClient({"bootstrap.servers": b}).list_topics(timeout=10).topics
@@ -136,13 +139,13 @@ def test_remove_node_unregisters_and_wipes_it_and_add_node_brings_it_back(healed
     assert listing == ["bootstrap.checkpoint", "meta.properties"]
     eventually(lambda: {isr for _, _, isr in described(cluster, topic).values()}, {frozenset({1, 2})})
     with pytest.raises(ClusterNotHealed, match="n3: broker is stopped.*removed brokers n3"):
-        cluster.verify_healed()
+        verify_healed(cluster)
 
     assert fault.stop(cluster) == {"mode": "remove-node", "nodes": ["n3"]}
     eventually(lambda: registered_brokers(cluster), {1, 2, 3})
     eventually(lambda: {isr for _, _, isr in described(cluster, topic).values()}, {frozenset({1, 2, 3})})
     assert membership_undo.read_trace(cluster) == {"removed": [], "assignment": {}, "voters": {}}
-    cluster.verify_healed()
+    verify_healed(cluster)
 
 
 @pytest.mark.cluster
@@ -185,17 +188,17 @@ def test_heal_from_a_fresh_process_restores_membership_and_is_idempotent(healed_
 
     with Cluster.open(cluster.inventory.path, start=False) as fresh:
         with pytest.raises(ClusterNotHealed) as not_healed:
-            fresh.verify_healed()
+            verify_healed(fresh)
         assert f"{topic}/0 replicas were {original}" in str(not_healed.value)
-        actions = fresh.heal()
+        actions = heal(fresh)
         assert actions[:2] == ["n3: formatted its log dir", "n3: restarted broker"]
         assert actions[-2:] == ["n3: broker registered again after its removal",
                                 f"{topic}/0: restored replicas {original}"]
-        fresh.verify_healed()
+        verify_healed(fresh)
         eventually(lambda: registered_brokers(fresh), {1, 2, 3})
         eventually(lambda: described(fresh, topic)[0], (original[0], original, frozenset(original)))
         assert kafka_admin.wait_replicated(fresh, 0) == []
-        assert fresh.heal() == []  # nothing left to undo
+        assert heal(fresh) == []  # nothing left to undo
 
 
 @pytest.mark.cluster
@@ -219,7 +222,7 @@ def test_a_dynamic_quorum_needs_kraft_on_3_9_and_is_formatted_with_every_voter(t
     props = db.properties("n2")
     assert "controller.quorum.voters" not in props
     assert props["controller.quorum.bootstrap.servers"] == "10.0.0.1:9093,10.0.0.2:9093,10.0.0.3:9093"
-    assert db.initial_voters().split(",")[1] == f"2@10.0.0.2:9093:{directory_id('dq', 2)}"
+    assert db.paths.initial_voters().split(",")[1] == f"2@10.0.0.2:9093:{directory_id('dq', 2)}"
     assert len(directory_id("dq", 2)) == 22 and directory_id("dq", 2) != directory_id("dq", 1)
 
 
@@ -230,8 +233,8 @@ def voters(cluster) -> dict[int, str]:
 @pytest.fixture
 def quorum_cluster(dynamic_quorum_cluster):
     yield dynamic_quorum_cluster
-    dynamic_quorum_cluster.heal()
-    dynamic_quorum_cluster.verify_healed()
+    heal(dynamic_quorum_cluster)
+    verify_healed(dynamic_quorum_cluster)
 
 
 @pytest.mark.own_cluster
@@ -253,7 +256,7 @@ def test_remove_controller_takes_the_leader_out_of_the_voters_and_add_controller
     assert after.leader in after.voters  # the old leader resigned; the two left elected another
     assert RoleResolver(cluster).controller() == cluster.inventory.node_names[after.leader - 1]
     with pytest.raises(ClusterNotHealed, match="controller voters were \\[1, 2, 3\\]"):
-        cluster.verify_healed()
+        verify_healed(cluster)
 
     assert fault.stop_f == "add-controller"
     assert fault.stop(cluster) == {"mode": "quorum", "node": leader_node, "controller_id": status.leader,
@@ -282,12 +285,12 @@ def test_heal_from_a_fresh_process_adds_a_removed_voter_back(quorum_cluster):
         "only 2 controller voters")
 
     with Cluster.open(cluster.inventory.path, start=False) as fresh:
-        actions = fresh.heal()
+        actions = heal(fresh)
         node = cluster.inventory.node_names[follower - 1]
         assert actions == [f"{node}: added back as a controller voter", "controller voters restored: [1, 2, 3]"]
-        fresh.verify_healed()
+        verify_healed(fresh)
         assert voters(fresh) == original
-        assert fresh.heal() == []  # nothing left to undo
+        assert heal(fresh) == []  # nothing left to undo
 
 
 @pytest.mark.own_cluster
@@ -308,4 +311,4 @@ def test_remove_node_in_a_dynamic_quorum_gives_the_voter_a_new_disk_and_add_node
     assert fault.stop(cluster) == {"mode": "remove-node", "nodes": ["n3"], "voters": [1, 2, 3]}
     assert voters(cluster) == {**original, 3: new_disk}
     assert membership_undo.read_trace(cluster) == {"removed": [], "assignment": {}, "voters": {}}
-    cluster.verify_healed()
+    verify_healed(cluster)

@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from checkers.history.writer import HistoryWriter
+from nemesis.heal import verify_healed
 from nemesis.registry import F_NAMES
 from nemesis.runner import NemesisRunner
 from nemesis.schedule import START, load_schedule
@@ -48,7 +49,7 @@ def test_all_faults_run_overlap_get_recorded_and_heal(cluster, tmp_path):
         if F_NAMES[e["f"]][1] == START and "nodes" in e["value"]:
             assert set(e["value"]["nodes"]) <= set(cluster.nodes)
     assert events[-1]["f"] == "heal"
-    cluster.verify_healed()
+    verify_healed(cluster)
     # the recorded schedule reads back, fault for fault, in scheduled order
     replayed = load_schedule(path)
     scheduled = sorted(faults, key=lambda e: e["value"]["at"])
@@ -85,4 +86,4 @@ def test_replayed_schedule_strikes_the_recorded_nodes_and_reports_failures(clust
     heal = events[-1]
     assert heal["f"] == "heal"
     assert any("iptables" in action for action in heal["value"]["actions"])
-    cluster.verify_healed()
+    verify_healed(cluster)

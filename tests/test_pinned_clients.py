@@ -15,6 +15,7 @@ from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 
 from clusters import pinning
+from clusters.kafka_admin import create_topic
 from clusters.local import LocalCluster
 from harness.runner import TestOptions
 from nemesis.partition import CHAIN, apply_script
@@ -71,7 +72,7 @@ def test_pinned_clients_reach_only_their_node_and_write_only_where_it_leads(heal
     spaces = pinning.create(local)
     try:
         topic = f"pin-{uuid.uuid4().hex[:8]}"
-        cluster.db.create_topic(topic, partitions=1)
+        create_topic(cluster, topic, partitions=1)
         leader = leaders(cluster, [topic])[(topic, 0)]
         # on every node, a rule per client address that only counts (no target)
         for node in cluster.inventory.node_names:

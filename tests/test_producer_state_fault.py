@@ -12,7 +12,8 @@ import pytest
 from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, OffsetSpec
 
-from clusters.kafka import kafka_cache_dir
+from clusters.kafka_admin import create_topic
+from clusters.kafka_config import kafka_cache_dir
 from nemesis.producer_state import EXPIRATION_KEY, ProducerStateFault, broker_ids
 
 pytestmark = pytest.mark.cluster
@@ -21,7 +22,7 @@ WAIT_S = 60  # generous: the box is shared; these are waits, not timing assertio
 
 def _topic(cluster, partitions: int = 2) -> str:
     name = f"ps-{uuid.uuid4().hex[:8]}-0"
-    cluster.db.create_topic(name, partitions=partitions)
+    create_topic(cluster, name, partitions=partitions)
     return name
 
 

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import exit_codes
 from checkers.history.stream import raw_events
-from harness.runner import TestOptions, run_test
 from checkers.history.wellformed import wellformedness_problems
+from clusters import exit_codes
+from harness.runner import TestOptions, run_test
+from nemesis.heal import verify_healed
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -159,7 +160,7 @@ def test_ctrl_c_leaves_partial_history_incomplete_status_and_healed_cluster(clus
     test_json = json.loads((history.parent / "test.json").read_text())
     assert test_json["status"] == "incomplete"
     assert test_json["error"] == "interrupted"
-    cluster.verify_healed()
+    verify_healed(cluster)
 
 
 def nemesis_args() -> list[str]:

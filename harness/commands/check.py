@@ -11,7 +11,7 @@ from checkers.api import check_history
 from checkers.history.errors import HistoryError
 from checkers.options import CheckOptionError, CheckOptions
 from checkers.registry import WORKLOAD_NAMES
-from harness import exit_codes
+from clusters import exit_codes
 from harness.check_cli import check_options, given_on_command_line
 
 HISTORY_FILE = "history.jsonl"

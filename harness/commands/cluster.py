@@ -11,15 +11,19 @@ from pathlib import Path
 
 import click
 
-from clusters.cluster import Cluster, ClusterNotHealed, adopt_recorded_release
+from clusters import exit_codes
+from clusters.cluster import Cluster, adopt_recorded_release
 from clusters.db import DatabaseError
 from clusters.inventory import InventoryError, load_inventory, write_inventory
-from clusters.kafka import check_dynamic_quorum, parse_settings, release_settings
+from clusters.kafka import KafkaDB
+from clusters.kafka_config import check_dynamic_quorum, parse_settings, release_settings
 from clusters.kafka_versions import KafkaVersionError, resolve
 from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
-from harness import exit_codes
+from clusters.ssh import SSHError, SSHPool
 from harness.kafka_options import kafka_release_options
-from harness.ssh import SSHError
+from nemesis.heal import ClusterNotHealed
+from nemesis.heal import heal as heal_cluster
+from nemesis.heal import verify_healed
 
 FAILURES = (LocalClusterError, SSHError, DatabaseError, ClusterNotHealed)
 
@@ -194,8 +198,6 @@ def _status(target: Target, insecure_host_keys: bool) -> bool:
         inventory = load_inventory(path)
     except (InventoryError, KafkaVersionError) as e:
         fail(str(e), exit_codes.BAD_INPUT)
-    from clusters.kafka import KafkaDB  # loads paramiko: only when needed
-    from harness.ssh import SSHPool  # loads paramiko: only when needed
     ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys, connect_timeout=5)
     try:
         db = KafkaDB(inventory, ssh)
@@ -241,12 +243,12 @@ def _heal_verified(c: Cluster) -> list[str]:
     """Heal, then verify. A run killed mid-fault can leave a command running on a node
     (a partition's iptables rules, sent just before it died) that lands after the heal:
     one more heal then clears it, and the verification after that is final."""
-    actions = c.heal()
+    actions = heal_cluster(c)
     try:
-        c.verify_healed()
+        verify_healed(c)
     except ClusterNotHealed:
-        actions += c.heal()
-        c.verify_healed()
+        actions += heal_cluster(c)
+        verify_healed(c)
     return actions
 
 

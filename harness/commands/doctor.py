@@ -13,13 +13,13 @@ from dataclasses import dataclass
 import click
 
 from checkers.spark.archive import archive_file as spark_archive
+from clusters import exit_codes
 from clusters.faketime import LIBRARY as FAKETIME_LIB
 from clusters.faketime import faketime_env
-from clusters.kafka import KAFKA_VERSION, kafka_cache_dir
 from clusters.kafka_archive import archive_file as kafka_archive
+from clusters.kafka_config import DEFAULT_JVM_OPTS, KAFKA_VERSION, kafka_cache_dir
 from clusters.kafka_install import is_installed
 from clusters.kafka_versions import KRAFT, RELEASE_PATTERN, KafkaRelease, cache_root, resolve, version_tuple
-from harness import exit_codes
 
 # command -> Debian package that provides it
 SYSTEM_TOOLS = {
@@ -99,7 +99,6 @@ def check_other_versions() -> Check:
 
 def check_class_archives() -> list[Check]:
     """The JVMs' class-data-sharing archives: optional, they only make start-up cheaper."""
-    from clusters.kafka import DEFAULT_JVM_OPTS  # loads paramiko: only when needed
     found = [("class archive: brokers", kafka_archive(resolve(), DEFAULT_JVM_OPTS))]
     if importlib.util.find_spec("pyspark") is not None:
         found.append(("class archive: spark", spark_archive()))

@@ -10,7 +10,7 @@ import click
 
 from checkers.history.edn_convert import import_edn as convert
 from checkers.history.edn_read import EdnImportError
-from harness import exit_codes
+from clusters import exit_codes
 
 
 def default_out(src: Path) -> Path:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from harness import exit_codes
+from clusters import exit_codes
 
 
 @click.command()

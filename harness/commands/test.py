@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from harness import exit_codes
+from clusters import exit_codes
 from harness.check_cli import check_options
 from harness.kafka_options import kafka_release_options
 from harness.presets import preset_options

@@ -12,7 +12,7 @@ from typing import Callable, TypeVar
 
 import click
 
-from harness import exit_codes
+from clusters import exit_codes
 from harness.check_cli import check_options
 from harness.kafka_options import kafka_versions_option
 from results.index import write_static_index

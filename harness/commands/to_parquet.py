@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from checkers.history.errors import HistoryError
-from harness import exit_codes
+from clusters import exit_codes
 from harness.commands.check import resolve_history
 
 

@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from harness import exit_codes
+from clusters import exit_codes
 from harness.commands.check import check
 from tests.checkers.histories import Builder
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from clusters import jvm_archive
-from clusters.kafka import DEFAULT_JVM_OPTS
 from clusters.kafka_archive import archive_file
+from clusters.kafka_config import DEFAULT_JVM_OPTS
 
 
 def mapped_files(pid: int | str) -> set[str]:

@@ -7,8 +7,8 @@ import signal
 import pytest
 from click.testing import CliRunner
 
+from clusters import exit_codes
 from clusters.local import LocalCluster, link_exists, list_netns
-from harness import exit_codes
 from harness.cli import main
 
 pytestmark = pytest.mark.cluster

@@ -9,11 +9,12 @@ import uuid
 
 import pytest
 
-from clusters.cluster import ClusterNotHealed
 from clusters.faketime import leftover_files
-from clusters.kafka import CLIENT_PORT
+from clusters.kafka_admin import create_topic
+from clusters.kafka_paths import CLIENT_PORT
 from clusters.smoke import consume_all, produce, roundtrip
 from nemesis import partition
+from nemesis.heal import ClusterNotHealed, heal, verify_healed
 
 pytestmark = pytest.mark.cluster
 
@@ -23,7 +24,7 @@ def new_topic(cluster, **kwargs) -> str:
     UNKNOWN_TOPIC_OR_PART from the first request right after creation)."""
     from confluent_kafka.admin import AdminClient
     name = f"t-{uuid.uuid4().hex[:8]}"
-    cluster.db.create_topic(name, partitions=1, **kwargs)
+    create_topic(cluster, name, partitions=1, **kwargs)
     partition_leader(AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers()}), name)
     return name
 
@@ -55,7 +56,7 @@ def test_three_brokers_serve_metadata(cluster):
     for node in cluster.nodes:
         assert cluster.db.state(node) == "running"
         assert cluster.db.serves_metadata(node)
-    cluster.verify_healed()
+    verify_healed(cluster)
 
 
 def test_brokers_run_under_libfaketime_with_a_zero_offset(cluster):
@@ -88,13 +89,13 @@ def test_writes_survive_one_killed_broker(cluster):
         assert not cluster.db.is_running("n2")
         assert not any(os.path.exists(f) for f in leftover_files(killed_pid))
         with pytest.raises(ClusterNotHealed, match="node n2: .*broker is stopped"):
-            cluster.verify_healed()
+            verify_healed(cluster)
         during = produce(bootstrap, topic, [f"during-{i}" for i in range(50)], timeout=90)
         assert len(during) == 50
     finally:
-        actions = cluster.heal()
+        actions = heal(cluster)
     assert "n2: restarted broker" in actions
-    cluster.verify_healed()
+    verify_healed(cluster)
     assert set(consume_all(bootstrap, topic, 100)) == set(before) | set(during)
 
 
@@ -102,9 +103,9 @@ def test_paused_broker_is_reported_and_resumed_by_heal(healed_cluster):
     cluster = healed_cluster
     cluster.db.pause("n3")
     with pytest.raises(ClusterNotHealed, match="node n3: .*broker is paused"):
-        cluster.verify_healed()
-    assert "n3: resumed paused broker" in cluster.heal()
-    cluster.verify_healed()
+        verify_healed(cluster)
+    assert "n3: resumed paused broker" in heal(cluster)
+    verify_healed(cluster)
 
 
 def tcp_reachable(session, host: str, port: int) -> bool:
@@ -127,15 +128,15 @@ def test_iptables_in_a_node_namespace_isolates_it_until_heal(cluster):
         # the rules live in n1's namespace only: n2 and n3 still talk
         assert tcp_reachable(peer, cluster.inventory.node("n3").host, CLIENT_PORT)
         with pytest.raises(ClusterNotHealed, match="node n1: logtrial's iptables rules remain"):
-            cluster.verify_healed()
-        actions = cluster.heal()
+            verify_healed(cluster)
+        actions = heal(cluster)
         assert "n1: removed logtrial's iptables chain (2 rules)" in actions
         assert tcp_reachable(peer, n1.host, CLIENT_PORT)
-        cluster.verify_healed()
+        verify_healed(cluster)
         assert "--dport 9999 -j DROP" in cluster.ssh["n1"].exec("iptables -S INPUT").stdout
     finally:
         cluster.ssh["n1"].exec(f"iptables -D {users_rule}", check=False)
-        cluster.heal()
+        heal(cluster)
 
 
 def test_clock_offset_file_skews_the_broker_clock_and_heal_resets_it(cluster):
@@ -162,9 +163,9 @@ def test_clock_offset_file_skews_the_broker_clock_and_heal_resets_it(cluster):
         skew_hours = (msg.timestamp()[1] / 1000 - time.time()) / 3600
         assert 23 < skew_hours < 25
     finally:
-        actions = cluster.heal()
+        actions = heal(cluster)
     assert f"{node}: reset clock offset" in actions
-    cluster.verify_healed()
+    verify_healed(cluster)
 
 
 def test_collect_logs_from_every_node(cluster, tmp_path):
@@ -183,8 +184,9 @@ def test_remote_install_uploads_only_jars_whose_checksum_differs(cluster, tmp_pa
     import shutil
 
     from clusters.inventory import Inventory
-    from clusters.kafka import KafkaDB, kafka_cache_dir
-    from harness.ssh import SSHPool
+    from clusters.kafka import KafkaDB
+    from clusters.kafka_config import kafka_cache_dir
+    from clusters.ssh import SSHPool
 
     small = sorted((kafka_cache_dir() / "libs").glob("*.jar"), key=lambda p: p.stat().st_size)
     stand_in = tmp_path / kafka_cache_dir().name / "libs"
@@ -198,11 +200,11 @@ def test_remote_install_uploads_only_jars_whose_checksum_differs(cluster, tmp_pa
     db = KafkaDB(Inventory("remote", (remote,)), pool)
     jars = sorted(p.name for p in (kafka_cache_dir() / "libs").glob("*.jar"))
     try:
-        assert sorted(db.sync_jars("n1")) == jars
-        assert db.sync_jars("n1") == []  # nothing changed, nothing sent
-        libs = db.libs_dir("n1")
+        assert sorted(db.jars.sync("n1")) == jars
+        assert db.jars.sync("n1") == []  # nothing changed, nothing sent
+        libs = db.paths.libs_dir("n1")
         pool["n1"].exec(f"echo corrupt >> {libs}/{jars[0]} && touch {libs}/stray.jar")
-        assert db.sync_jars("n1") == [jars[0]]
+        assert db.jars.sync("n1") == [jars[0]]
         listing = pool["n1"].exec(f"ls {libs}").stdout.split()
         assert "stray.jar" not in listing and len(listing) == len(jars) + 1  # + SHA256SUMS
     finally:
@@ -217,8 +219,8 @@ def test_heal_finishes_the_set_up_a_stopped_run_left_undone(fresh_cluster):
     from clusters.cluster import Cluster
     local = fresh_cluster(nodes=1, suffix="unformatted")
     with Cluster.open(local.inventory_path, start=False) as opened:
-        actions = opened.heal()
+        actions = heal(opened)
         assert "n1: formatted its log dir" in actions and "n1: restarted broker" in actions
-        opened.verify_healed()
+        verify_healed(opened)
         assert opened.db.ensure_formatted("n1") is False
-        assert opened.heal() == []       # idempotent
+        assert heal(opened) == []       # idempotent

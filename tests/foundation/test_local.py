@@ -10,7 +10,9 @@ import yaml
 
 from clusters.cluster import Cluster
 from clusters.faketime import leftover_files
+from clusters.kafka_admin import create_topic
 from clusters.local import LocalCluster, LocalClusterError, link_exists, list_netns
+from nemesis.heal import verify_healed
 
 pytestmark = pytest.mark.cluster
 
@@ -47,12 +49,12 @@ def processes_in(pids: list[int]) -> list[int]:
 def test_down_removes_every_trace(fresh_cluster):
     local = fresh_cluster(nodes=1, suffix="down")
     with Cluster.open(local.inventory_path) as opened:
-        opened.db.create_topic("before-reset", replication_factor=1, min_insync_replicas=1)
+        create_topic(opened, "before-reset", replication_factor=1, min_insync_replicas=1)
         opened.reset_database()
         from confluent_kafka.admin import AdminClient
         admin = AdminClient({"bootstrap.servers": opened.db.bootstrap_servers()})
         assert "before-reset" not in admin.list_topics(timeout=30).topics  # wiped
-        opened.verify_healed()
+        verify_healed(opened)
         broker_pid = int(opened.ssh["n1"].exec(f"cat {opened.db.pid_file('n1')}").stdout)
     sshd_pid = int((local.sshd_dir("n1") / "sshd.pid").read_text())
     namespaces, interfaces = list_netns_with(local), [local.bridge, local.veth("n1")]

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from clusters.inventory import Inventory
-from harness.ssh import HostKeyError, NodeSession, SSHError, SSHPool
+from clusters.ssh import HostKeyError, NodeSession, SSHError, SSHPool
 
 pytestmark = pytest.mark.cluster
 

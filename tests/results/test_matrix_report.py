@@ -8,9 +8,9 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from harness import exit_codes
-from harness.commands.test_all import Cell, matrix, options_for
+from clusters import exit_codes
 from harness import runner
+from harness.commands.test_all import Cell, matrix, options_for
 from results.matrix_report import MatrixRun, exit_code, junit_xml, summary_table
 from results.runs import read_run
 from tests.results.sample_runs import make_run
