@@ -192,6 +192,7 @@ class TestOptions:
                              "not --bootstrap-servers")
         self.timing.validate()
         self.workload.validate()
+        self.workload.kind.checker.validate(self.check.options)
 
 
 def test_name(options: TestOptions) -> str:

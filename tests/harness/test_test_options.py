@@ -67,7 +67,8 @@ def test_a_bad_consistency_model_is_bad_input_before_the_run(tmp_path):
         result = CliRunner().invoke(main, [*command, "--bootstrap-servers", "127.0.0.1:1", "--store",
                                            str(tmp_path / "store"), "--consistency-model", "serial"])
         assert result.exit_code == exit_codes.BAD_INPUT, result.output
-        assert "unknown consistency model 'serial'; known: read-uncommitted" in result.output
+        assert "unknown consistency model 'serial'; known: " in result.output
+        assert "read-uncommitted" in result.output and "PL-2" in result.output
         assert not (tmp_path / "store").exists()
 
 
@@ -95,3 +96,11 @@ def test_checking_a_run_again_takes_its_recorded_allow_and_forbid(tmp_path):
         return results["bad_anomaly_types"]
     assert "lost-write" not in bad_types()
     assert "lost-write" in bad_types("--allow", "unseen")
+
+
+def test_a_consistency_model_for_the_queue_is_refused_before_the_run(tmp_path):
+    result = CliRunner().invoke(main, ["test", "--workload", "queue", "--bootstrap-servers", "127.0.0.1:1",
+                                       "--store", str(tmp_path / "store"), "--consistency-model", "serializable"])
+    assert result.exit_code == exit_codes.BAD_INPUT, result.output
+    assert "queue workload is not checked against a consistency model" in result.output
+    assert not (tmp_path / "store").exists()
