@@ -24,11 +24,13 @@ class MatrixRun:
     error: str | None = None
     kafka_version: str | None = None  # the version axis of test-all, when given
     quorum: str | None = None         # its quorum axis ("static"/"dynamic"), when given
+    client: str | None = None         # its client axis ("librdkafka"/"java"), when given
 
     @property
     def label(self) -> str:
         axes = f"kafka={self.kafka_version} " if self.kafka_version else ""
         axes += f"quorum={self.quorum} " if self.quorum else ""
+        axes += f"client={self.client} " if self.client else ""
         return f"{axes}{self.workload} nemesis={self.nemesis} txn={'on' if self.txn else 'off'} #{self.attempt}"
 
     @property

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from workloads.client_kinds import client_kind
+
 log = logging.getLogger(__name__)
 
 PARTITIONS_PER_TOPIC = 2
@@ -151,6 +153,7 @@ class KafkaWorkloadBase:
         self.rotation = KeyRotation(settings.key_count, settings.max_writes_per_key, on_new_key=self.topics.prefetch)
         self.values = ValueSource()
         self._rngs: dict = {}
+        self.clients = client_kind(settings.client).open(settings.kafka_clients_version)
 
     def rng_for(self, process: int):
         rng = self._rngs.get(process)
@@ -168,3 +171,4 @@ class KafkaWorkloadBase:
 
     def close(self) -> None:
         self.topics.close()
+        self.clients.close()
