@@ -10,7 +10,7 @@ import pytest
 
 from checkers.history.stream import raw_events
 from checkers.history.wellformed import wellformedness_problems
-from clusters.kafka_admin import TRANSACTION_VERSION, finalized_feature
+from clusters.kafka_admin import TRANSACTION_VERSION, finalized_feature, set_transaction_version
 from clusters.kafka_versions import resolve
 from harness.runner import run_test
 from harness.test_options import TestOptions
@@ -61,11 +61,23 @@ def java_run(cluster, tmp_path, **overrides):
     return result, events, json.loads((result.run_dir / "test.json").read_text())
 
 
+@pytest.fixture
+def txn_version_restored(cluster):
+    """The shared cluster's transaction.version as it was before the test (a fresh
+    4.1.1 cluster finalizes it at 2)."""
+    node = cluster.inventory.nodes[0].name
+    before = finalized_feature(cluster, node, TRANSACTION_VERSION)
+    assert before in (0, 1, 2)
+    yield cluster
+    set_transaction_version(cluster, node, before)
+
+
 def oks(events, f):
     return [e for e in events if e["type"] == "ok" and e["f"] == f]
 
 
-def test_a_java_client_run_is_valid(cluster, tmp_path):
+def test_a_java_client_run_is_valid(txn_version_restored, tmp_path):
+    cluster = txn_version_restored
     result, events, test_json = java_run(cluster, tmp_path, time_limit=5, txn_version=1)
     assert result.valid is True, result
     assert wellformedness_problems(events, "queue") == []
@@ -75,7 +87,8 @@ def test_a_java_client_run_is_valid(cluster, tmp_path):
     assert test_json["options"]["txn_version"] == 1 and test_json["transaction_version"] == 1
 
 
-def test_java_client_transactions_on_transaction_version_2(cluster, tmp_path):
+def test_java_client_transactions_on_transaction_version_2(txn_version_restored, tmp_path):
+    cluster = txn_version_restored
     result, events, test_json = java_run(cluster, tmp_path, time_limit=6, txn=True, abort_p=0.2, txn_version=2)
     assert result.valid is True, result
     txns = [e for e in events if e["f"] == "txn" and e["type"] != "invoke"]
@@ -83,3 +96,14 @@ def test_java_client_transactions_on_transaction_version_2(cluster, tmp_path):
     assert any(e["type"] == "fail" and e["error"][0] == "ABORTED_ON_PURPOSE" for e in txns)
     assert test_json["transaction_version"] == 2
     assert finalized_feature(cluster, cluster.inventory.nodes[0].name, TRANSACTION_VERSION) == 2
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_which_client_uses_transaction_version_2_as_the_log_shows(txn_version_restored, level):
+    cluster = txn_version_restored
+    """docs/findings.md: the commit markers' producer epochs, read on a broker."""
+    from scripts.txn_version_probe import epochs_bumped_per_transaction, probe
+    assert set_transaction_version(cluster, cluster.inventory.nodes[0].name, level) == level
+    found = probe(cluster, count=3)
+    assert epochs_bumped_per_transaction(found["java"]) == (level == 2)
+    assert not epochs_bumped_per_transaction(found["librdkafka"])

@@ -4,6 +4,7 @@ consumer that only looks up committed offsets. Values are strings, as Java's
 Properties take them."""
 from __future__ import annotations
 
+from workloads.consumer_config import shared_consumer_config
 from workloads.settings import WorkloadSettings
 
 
@@ -35,20 +36,13 @@ def producer_config(bootstrap: str, settings: WorkloadSettings, client_id: str,
 
 def consumer_config(bootstrap: str, settings: WorkloadSettings, client_id: str, group_id: str,
                     auto_offset_reset: str | None = None) -> dict[str, str]:
-    return {
-        "bootstrap.servers": bootstrap,
-        "client.id": client_id,
-        "group.id": group_id,
-        "isolation.level": settings.isolation_level,
-        "auto.offset.reset": auto_offset_reset or settings.auto_offset_reset,
-        # offsets inside a transaction go through the producer, never auto commit
-        "enable.auto.commit": str(settings.enable_auto_commit and not settings.txn).lower(),
-        "session.timeout.ms": "6000",
-        "heartbeat.interval.ms": "1000",
-        "fetch.max.wait.ms": "50",
-        "max.poll.records": "500",
-        "reconnect.backoff.max.ms": "1000",
-    }
+    shared = shared_consumer_config(bootstrap, settings, client_id, group_id, auto_offset_reset)
+    return {**{k: _java(v) for k, v in shared.items()}, "fetch.max.wait.ms": "50", "max.poll.records": "500"}
+
+
+def _java(value) -> str:
+    """A property's value as Java reads it (booleans lower case)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def lookup_config(bootstrap: str, client_id: str, group_id: str) -> dict[str, str]:
