@@ -95,3 +95,20 @@ def test_checking_a_run_again_takes_its_recorded_allow_and_forbid(tmp_path):
         return results["bad_anomaly_types"]
     assert "lost-write" not in bad_types()
     assert "lost-write" in bad_types("--allow", "unseen")
+
+
+def test_a_test_matrix_runs_each_client_on_the_workloads_it_has():
+    cells = test_all_module.matrix(["queue", "list-append"], ["none"], "off", 1, clients=["librdkafka", "java"])
+    assert [(c.client, c.workload) for c in cells] == [("librdkafka", "queue"), ("librdkafka", "list-append"),
+                                                       ("java", "queue")]
+    base = TestOptions.from_flat(local=3)
+    assert test_all_module.options_for(base, cells[2]).workload.settings.client == "java"
+    assert test_all_module.options_for(base, cells[0]).workload.settings.client == "librdkafka"
+    assert "client=java" in test_all_module.cell_label(cells[2])
+
+
+def test_client_and_txn_version_are_recorded_flat():
+    record = TestOptions.from_flat(local=3, client="java", txn_version=2).record()
+    assert option(record, "client") == "java" and option(record, "txn_version") == 2
+    result = CliRunner().invoke(main, ["test", "--local", "3", "--client", "java", "--workload", "list-append"])
+    assert result.exit_code == exit_codes.BAD_INPUT and "has no client for --workload list-append" in result.output
