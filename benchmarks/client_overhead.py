@@ -22,7 +22,7 @@ import uuid
 from clusters.cluster import Cluster
 from clusters.local import LocalCluster
 from workloads.base import Op
-from workloads.queue import QueueWorkload
+from workloads.registry import workload_kind
 from workloads.settings import WorkloadSettings
 
 CLIENTS = ("librdkafka", "java")
@@ -47,7 +47,7 @@ def timed_ops(client, ops: list[Op]) -> list[float]:
 
 def measure_client(bootstrap: str, client: str, kafka_version: str, ops: int) -> dict:
     settings = WorkloadSettings(client=client, key_count=1, kafka_clients_version=kafka_version, poll_timeout=0.0)
-    workload = QueueWorkload(bootstrap, settings, f"bench{uuid.uuid4().hex[:6]}", seed=1)
+    workload = workload_kind("queue").make(bootstrap, settings, f"bench{uuid.uuid4().hex[:6]}", 1)
     try:
         workload.setup()
         c = workload.new_client(0)

@@ -22,8 +22,8 @@ from typing import Any
 
 from checkers.api import check_history
 from checkers.history.writer import HistoryWriter
-from clusters.pinning import ClientPins
 from clusters import exit_codes
+from clusters.pinning import ClientPins
 from harness.progress import Progress
 from harness.run_cluster import ClusterSession
 from harness.test_options import TestOptions, test_name

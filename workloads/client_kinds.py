@@ -63,6 +63,11 @@ CLIENT_KINDS: dict[str, ClientKind] = {
 CLIENT_NAMES: tuple[str, ...] = tuple(CLIENT_KINDS)
 
 
+def open_clients(settings) -> ClientFactory:
+    """The run's clients of the kind `settings.client` names, on the cluster's version."""
+    return client_kind(settings.client).open(settings.kafka_clients_version)
+
+
 def client_kind(name: str) -> ClientKind:
     try:
         return CLIENT_KINDS[name]

@@ -261,8 +261,8 @@ class QueueWorkload(KafkaWorkloadBase):
     topic_tag = "q"
     name = "queue"
 
-    def __init__(self, bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int):
-        super().__init__(bootstrap, settings, run_id, seed)
+    def __init__(self, bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int, clients):
+        super().__init__(bootstrap, settings, run_id, seed, clients)
         self.acks = Acks()
         self.group_id = f"{run_id}-group"
 

@@ -16,8 +16,8 @@ from checkers.spark.archive import archive_file as spark_archive
 from clusters import exit_codes
 from clusters.faketime import LIBRARY as FAKETIME_LIB
 from clusters.faketime import faketime_env
-from clusters.kafka_config import DEFAULT_JVM_OPTS, KAFKA_VERSION, kafka_cache_dir
 from clusters.kafka_archive import archive_file as kafka_archive
+from clusters.kafka_config import DEFAULT_JVM_OPTS, KAFKA_VERSION, kafka_cache_dir
 from clusters.kafka_install import is_installed
 from clusters.kafka_versions import KRAFT, RELEASE_PATTERN, KafkaRelease, cache_root, resolve, version_tuple
 

@@ -4,11 +4,11 @@ import json
 import os
 
 from benchmarks.runner_overhead import NoopRun
-from clusters import exit_codes
 from checkers.history.stream import raw_events
+from checkers.history.wellformed import wellformedness_problems
+from clusters import exit_codes
 from harness import runner
 from harness.runner import TestOptions
-from checkers.history.wellformed import wellformedness_problems
 from results import store
 from results.runs import list_runs
 
