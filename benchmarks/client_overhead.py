@@ -19,8 +19,7 @@ import statistics
 import time
 import uuid
 
-from clusters.cluster import Cluster
-from clusters.local import LocalCluster
+from benchmarks.bench_cluster import add_cluster_options, bench_cluster
 from workloads.base import Op
 from workloads.registry import workload_kind
 from workloads.settings import WorkloadSettings
@@ -73,26 +72,16 @@ def _echo(jvm) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--inventory")
-    parser.add_argument("--name", default="bench-clients")
+    add_cluster_options(parser, "bench-clients")
     parser.add_argument("--ops", type=int, default=2000)
     args = parser.parse_args()
-    local = None
-    if args.inventory is None:
-        local = LocalCluster(args.name)
-        local.down()
-        local.up(nodes=3)
-    try:
-        with Cluster.open(args.inventory or local.inventory_path) as cluster:
-            load_before = os.getloadavg()
-            result = {name: measure_client(cluster.db.bootstrap_servers(), name, cluster.db.release.version,
-                                           args.ops) for name in CLIENTS}
-            result["loadavg_before"], result["loadavg_after"] = load_before, os.getloadavg()
-            result["kafka"] = cluster.db.release.version
-        print(json.dumps(result, indent=2))
-    finally:
-        if local is not None:
-            local.down()
+    with bench_cluster(args) as cluster:
+        load_before = os.getloadavg()
+        result = {name: measure_client(cluster.db.bootstrap_servers(), name, cluster.db.release.version,
+                                       args.ops) for name in CLIENTS}
+        result["loadavg_before"], result["loadavg_after"] = load_before, os.getloadavg()
+        result["kafka"] = cluster.db.release.version
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":
