@@ -9,16 +9,22 @@ epoch; with version 1 the epoch stays the same across the producer's transaction
     python scripts/txn_version_probe.py CLUSTER_NAME [1|2] [TRANSACTIONS]
 
 CLUSTER_NAME: a running local cluster (`logtrial cluster up --name ...`) of Kafka 4.x.
+The wire is shown too: for the probe, every broker's request logger is set to
+DEBUG (a dynamic broker-logger setting, back to WARN after), and the versions of
+the transactional requests each client sent are counted in the brokers' logs.
 """
 from __future__ import annotations
 
+import collections
+import re
+import shlex
 import sys
 import uuid
 
 from confluent_kafka import Producer
 
 from clusters.cluster import Cluster
-from clusters.kafka_admin import TRANSACTION_VERSION, create_topic, set_transaction_version
+from clusters.kafka_admin import TRANSACTION_VERSION, create_topic, run_tool, set_transaction_version
 from clusters.local import LocalCluster
 from clusters.log_dump import Batch, first_segment_batches
 from workloads import clients
@@ -80,13 +86,44 @@ def epochs_bumped_per_transaction(batches: list[Batch]) -> bool:
     return len(markers) > 1 and all(b > a for a, b in zip(markers, markers[1:]))
 
 
+TXN_REQUESTS = ("INIT_PRODUCER_ID", "ADD_PARTITIONS_TO_TXN", "PRODUCE", "END_TXN")
+# a request log line: {"requestHeader":{"requestApiKey":..,"requestApiVersion":V,"correlationId":..,"clientId":C,"requestApiKeyName":K}
+REQUEST = re.compile(r'"requestApiVersion":(\d+),"correlationId":\d+,"clientId":"(probe-[a-z]+)","requestApiKeyName":"([A-Z_]+)"')
+
+
+def set_request_logging(cluster, level: str) -> None:
+    """kafka.request.logger on every broker, changed at run time (no restart)."""
+    via = cluster.inventory.nodes[0].name
+    for i, _node in enumerate(cluster.inventory.nodes, 1):
+        run_tool(cluster, via, f"kafka.admin.ConfigCommand --bootstrap-server {shlex.quote(cluster.db.bootstrap_servers())} "
+                 f"--entity-type broker-loggers --entity-name {i} --alter --add-config kafka.request.logger={level}",
+                 f"setting broker {i}'s request logger to {level}")
+
+
+def request_versions(cluster) -> collections.Counter:
+    """(client id, request, version) -> how many the brokers logged, of the probe's clients."""
+    counts: collections.Counter = collections.Counter()
+    for node in cluster.inventory.nodes:
+        log = f"{cluster.db.paths.logs_dir(node.name)}/server.log"
+        text = cluster.ssh[node.name].exec(f"grep -h probe- {shlex.quote(log)} || true", timeout=60).stdout
+        counts.update((m[2], m[3], int(m[1])) for m in REQUEST.finditer(text) if m[3] in TXN_REQUESTS)
+    return counts
+
+
 def main(argv: list[str]) -> int:
     name, level = argv[0], int(argv[1]) if len(argv) > 1 else 2
     count = int(argv[2]) if len(argv) > 2 else 4
     with Cluster.open(LocalCluster(name).inventory_path) as cluster:
         node = cluster.inventory.nodes[0].name
         print(f"{TRANSACTION_VERSION} finalized: {set_transaction_version(cluster, node, level)}")
-        for client, batches in probe(cluster, count).items():
+        set_request_logging(cluster, "DEBUG")
+        try:
+            found = probe(cluster, count)
+        finally:
+            set_request_logging(cluster, "WARN")
+        for (client, request, version), n in sorted(request_versions(cluster).items()):
+            print(f"{client}: {request} v{version} x{n}")
+        for client, batches in found.items():
             print(f"{client}: epoch bumped per transaction: {epochs_bumped_per_transaction(batches)}")
             for b in batches:
                 kind = "marker" if b.control else "data"
