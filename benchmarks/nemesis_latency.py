@@ -20,7 +20,7 @@ from pathlib import Path
 from benchmarks.bench_cluster import add_cluster_options, bench_cluster
 from clusters.cluster import Cluster
 from nemesis.clock import ClockFault
-from nemesis.heal import verify_healed
+from nemesis.heal import heal, verify_healed
 from nemesis.partition import PartitionFault
 from nemesis.pause import PauseFault
 from nemesis.roles import RoleResolver
@@ -57,10 +57,10 @@ def measure(cluster: Cluster, repeat: int) -> dict:
             cluster, {"target": "one", "nodes": [node], "mode": "bump", "offset_ms": 5000.0}))
         skews.append(bump["observed_ms"][node])
         add("clock_reset", lambda: clock.stop(cluster))
-        add("heal_healthy_cluster", cluster.heal)
+        add("heal_healthy_cluster", lambda: heal(cluster))
         pause.start(cluster, {"target": "one", "nodes": [node]})
         partition.start(cluster, plan)
-        add("heal_after_pause_and_partition", cluster.heal)
+        add("heal_after_pause_and_partition", lambda: heal(cluster))
         add("verify_healed", lambda: verify_healed(cluster))
     return {"median_s": {k: round(statistics.median(v), 3) for k, v in samples.items()},
             "max_s": {k: round(max(v), 3) for k, v in samples.items()},

@@ -121,3 +121,12 @@ def test_client_and_txn_version_are_recorded_flat():
     assert option(record, "client") == "java" and option(record, "txn_version") == 2
     result = CliRunner().invoke(main, ["test", "--local", "3", "--client", "java", "--workload", "list-append"])
     assert result.exit_code == exit_codes.BAD_INPUT and "has no client for --workload list-append" in result.output
+
+
+def test_the_client_library_versions_are_recorded_whole():
+    import confluent_kafka
+
+    from harness.test_record import versions
+    recorded = versions()
+    assert recorded["librdkafka"] == confluent_kafka.libversion()[0]
+    assert recorded["confluent_kafka"].count(".") == 2, recorded
