@@ -15,6 +15,7 @@ import random
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 SIGNALS = [signal.SIGINT] * 5 + [signal.SIGKILL] * 5
 SEED = 20261124
+HISTORY_APPEARS_S = 60.0   # a run's history file exists by then, however loaded the machine
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +53,18 @@ def logtrial(env: dict, *args: str, timeout: float = 300) -> subprocess.Complete
 
 def interrupted_run(local: LocalCluster, env: dict, store: Path, sig: signal.Signals, after_s: float,
                     seed: int) -> int:
-    """Starts a faulty run, sends `sig` after `after_s` seconds; returns the exit code."""
+    """Starts a faulty run, sends `sig` `after_s` seconds after its history file
+    appears; returns the exit code. Counted from the history rather than the
+    process's start: before it there is nothing a run could keep, and on a
+    loaded machine the interpreter's start alone once took the whole delay."""
     command = [sys.executable, "-m", "harness.cli", "test", "--nodes-file", str(local.inventory_path),
                "--store", str(store), "--time-limit", "30", "--rate", "40", "--concurrency", "4",
                "--nemesis", "partition,pause,clock", "--nemesis-interval", "1.5", "--seed", str(seed),
                "--leave-db-running", "--no-check", "--no-report"]
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    begun = time.monotonic() + HISTORY_APPEARS_S
+    while not any(store.glob("*/*/history.jsonl")) and proc.poll() is None and time.monotonic() < begun:
+        time.sleep(0.05)
     try:
         proc.wait(timeout=after_s)
     except subprocess.TimeoutExpired:
@@ -119,7 +127,7 @@ def test_interrupted_runs_keep_their_history_and_heal_then_down_leave_nothing(is
     rng.shuffle(plan)
     tally = {"SIGINT": 0, "SIGKILL": 0, "with faults in force": 0, "heal actions": 0}
     for i, sig in enumerate(plan):
-        after_s = rng.uniform(3.0, 11.0)  # from process start: setup, or main with faults
+        after_s = rng.uniform(1.0, 9.0)  # from the history's creation: setup, or main with faults
         store = tmp_path / f"store-{i}"
         code = interrupted_run(local, env, store, sig, after_s, seed=i)
         (run_dir,) = [p.parent for p in store.glob("*/*/history.jsonl")]
