@@ -1,0 +1,171 @@
+"""The packet fault, struck for real on the shared local cluster (this kernel has no
+netem: the fallback path, iptables + htb + the NFQUEUE holder), its heal, also after the
+control process was SIGKILLed, and a whole run with it."""
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from checkers.history.writer import read_history
+from clusters.cluster import Cluster
+from harness.runner import TestOptions, run_test
+from nemesis import packet_mechanisms as mechanisms
+from nemesis.heal import heal, verify_healed
+from nemesis.packet import PacketFault
+from nemesis.roles import RoleResolver
+from results.plots import new_axes, shade_faults
+from results.timeline import read_timeline
+
+pytestmark = pytest.mark.cluster
+ROOT = Path(__file__).resolve().parents[1]
+BROKER_PORT = 9092
+UDP_PORT = 47123
+
+
+def fault(cluster) -> PacketFault:
+    return PacketFault(RoleResolver(cluster).resolve)
+
+
+def connect_ms(cluster, from_node: str, to_node: str, tries: int = 5) -> float:
+    """The median time from_node takes to open a TCP connection to to_node's broker: one
+    round trip (SYN, SYN-ACK)."""
+    host = cluster.inventory.node(to_node).host
+    probe = ("import socket, statistics, time\n"
+             "times = []\n"
+             f"for _ in range({tries}):\n"
+             "    t = time.monotonic()\n"
+             f"    socket.create_connection(({host!r}, {BROKER_PORT}), timeout=10).close()\n"
+             "    times.append((time.monotonic() - t) * 1000)\n"
+             "print(statistics.median(times))")
+    out = cluster.ssh[from_node].exec(f"python3 -c {shlex.quote(probe)}", timeout=60).stdout
+    return float(out)
+
+
+def udp_received(cluster, from_node: str, to_node: str, count: int = 400) -> int:
+    """How many of `count` datagrams from_node sends reach to_node."""
+    listen = ("import socket\n"
+              "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+              f"s.bind(('0.0.0.0', {UDP_PORT})); s.settimeout(2); n = 0\n"
+              "print('ready', flush=True)\n"
+              "try:\n"
+              "    while True:\n"
+              "        s.recv(100); n += 1\n"
+              "except socket.timeout:\n"
+              "    print(n)")
+    got: dict = {}
+    listener = threading.Thread(target=lambda: got.update(out=cluster.ssh[to_node].exec(
+        f"python3 -c {shlex.quote(listen)}", timeout=60).stdout))
+    listener.start()
+    time.sleep(1.5)  # the listener binds (an SSH round trip and a python start)
+    host = cluster.inventory.node(to_node).host
+    send = ("import socket, time\n"
+            "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            f"for i in range({count}):\n"
+            f"    s.sendto(b'x', ({host!r}, {UDP_PORT})); time.sleep(0.002)")
+    cluster.ssh[from_node].exec(f"python3 -c {shlex.quote(send)}", timeout=60)
+    listener.join()
+    return int(got["out"].split()[-1])
+
+
+def no_traces(cluster) -> dict[str, list[str]]:
+    """Our rules, qdiscs and holder per node, seen on the node (not through heal)."""
+    return {node: mechanisms.traces_left(cluster, cluster.ssh[node]) for node in cluster.nodes}
+
+
+def test_delay_slows_the_struck_links_only_and_stop_undoes_it(healed_cluster):
+    cluster = healed_cluster
+    before = connect_ms(cluster, "n1", "n2")
+    packets = fault(cluster)
+    value = packets.start(cluster, {"target": "links", "links": [["n1", "n2"], ["n2", "n1"]],
+                                    "behaviour": {"delay_ms": 100, "jitter_ms": 5}})
+    assert "errors" not in value, value
+    assert value["mechanisms"]["n1"]["path"] == "fallback"  # this kernel has no netem
+    assert value["mechanisms"]["n1"]["used"] == ["nfqueue"]
+    assert set(value["mechanisms"]) == {"n1", "n2"}
+    delayed = connect_ms(cluster, "n1", "n2")
+    assert delayed >= 180 > before + 100, (before, delayed)  # 100 ms each way
+    assert connect_ms(cluster, "n1", "n3") < 90  # n1 -> n3 is not struck
+    assert "errors" not in packets.stop(cluster)
+    assert connect_ms(cluster, "n1", "n2") < 90
+    assert no_traces(cluster) == {"n1": [], "n2": [], "n3": []}
+
+
+def test_loss_drops_a_share_and_rate_throttles(healed_cluster):
+    cluster = healed_cluster
+    assert udp_received(cluster, "n1", "n2") >= 390
+    packets = fault(cluster)
+    value = packets.start(cluster, {"target": "one", "nodes": ["n1"],
+                                    "behaviour": {"loss_pct": 50, "rate_kbit": 2000}})
+    assert "errors" not in value, value
+    assert len(value["links"]) == 4  # n1 <-> n2, n1 <-> n3
+    assert value["mechanisms"]["n1"]["used"] == ["htb", "iptables-statistic"]
+    received = udp_received(cluster, "n1", "n2")
+    assert 120 <= received <= 280, received  # 400 sent, half lost
+    packets.stop(cluster)
+    assert udp_received(cluster, "n1", "n2") >= 390
+
+
+STRIKE_AND_WAIT = """
+import sys, time
+from clusters.cluster import Cluster
+from nemesis.packet import PacketFault
+cluster = Cluster.open(sys.argv[1], start=False)
+value = PacketFault(lambda role: []).start(cluster, {"target": "links",
+    "links": [["n2", "n3"], ["n3", "n2"]],
+    "behaviour": {"delay_ms": 80, "loss_pct": 10, "rate_kbit": 5000, "duplicate_pct": 5}})
+print(repr(value), flush=True)
+time.sleep(600)
+"""
+
+
+def test_heal_after_the_control_process_is_sigkilled(healed_cluster):
+    cluster = healed_cluster
+    proc = subprocess.Popen([sys.executable, "-c", STRIKE_AND_WAIT, str(cluster.inventory.path)],
+                            cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        struck = proc.stdout.readline()
+        assert "'mechanisms'" in struck and "errors" not in struck, struck
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+    assert no_traces(cluster)["n2"]  # the dead process left its fault in place
+    with Cluster.open(cluster.inventory.path, start=False) as fresh:
+        actions = heal(fresh)
+        verify_healed(fresh)
+    assert any("n2: stopped the packet holder" in a for a in actions), actions
+    assert any("n3: removed logtrial's packet qdisc" in a for a in actions), actions
+    assert any("n2: removed logtrial's packet iptables chains" in a for a in actions), actions
+    assert no_traces(cluster) == {"n1": [], "n2": [], "n3": []}
+    assert connect_ms(cluster, "n2", "n3") < 90
+
+
+@pytest.mark.slow
+def test_a_run_with_packet_faults_records_and_shades_them(cluster, tmp_path):
+    options = TestOptions(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
+                          leave_db_running=True, time_limit=30, rate=40, concurrency=4,
+                          nemesis=("packet",), nemesis_interval=5, seed=3,
+                          recovery_time=5, final_time_limit=60, check=False, report=True)
+    result = run_test(options)
+    assert result.status == "complete"
+    history = result.run_dir / "history.jsonl"
+    starts = [e for e in read_history(history) if e["process"] == "nemesis"
+              and e["f"] == "start-packet"]
+    assert starts
+    for event in starts:
+        assert {"behaviour", "links", "mechanisms"} <= set(event["value"]), event
+        assert all(m["path"] == "fallback" for m in event["value"]["mechanisms"].values())
+    timeline = read_timeline(history)
+    assert "packet" in timeline.faults.kinds()
+    _, axes = new_axes("ops")
+    assert "fault: packet" in [h.get_label() for h in shade_faults(axes, timeline)]
+    assert (result.run_dir / "report.html").exists()
+    verify_healed(cluster)
