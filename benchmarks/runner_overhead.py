@@ -64,8 +64,8 @@ class NoopRun(Run):
 
 
 def measure(seconds: float, concurrency: int, store: str) -> dict:
-    options = TestOptions(bootstrap_servers="none", store=store, time_limit=seconds, rate=1e9,
-                          concurrency=concurrency, recovery_time=0, check=False, report=False)
+    options = TestOptions.from_flat(bootstrap_servers="none", store=store, time_limit=seconds, rate=1e9,
+                                    concurrency=concurrency, recovery_time=0, check=False, report=False)
     result = NoopRun(options).execute()
     ops = result.counts.get("ok", 0)
     return {"ops": ops, "ops_per_s": ops / seconds, "us_per_op": seconds * 1e6 / ops if ops else None}

@@ -10,21 +10,22 @@ import tempfile
 
 from collections import Counter
 
-from checkers.history.writer import read_history
+from checkers.history.stream import raw_events
 from harness.runner import TestOptions, run_test
 from results.store import read_test_json
 
 
 def measure(cluster: dict, workload: str, seconds: float, rate: float, concurrency: int, store: str,
             **settings) -> dict:
-    options = TestOptions(workload=workload, store=store, time_limit=seconds, rate=rate, concurrency=concurrency,
-                          recovery_time=0, final_time_limit=60, check=False, report=False, leave_db_running=True,
-                          acks="all", idempotence=True, isolation_level="read_committed",
-                          auto_offset_reset="earliest", enable_auto_commit=False, sub_via="assign",
-                          **cluster, **settings)
+    options = TestOptions.from_flat(workload=workload, store=store, time_limit=seconds, rate=rate,
+                                    concurrency=concurrency, recovery_time=0, final_time_limit=60, check=False,
+                                    report=False, leave_db_running=True,
+                                    acks="all", idempotence=True, isolation_level="read_committed",
+                                    auto_offset_reset="earliest", enable_auto_commit=False, sub_via="assign",
+                                    **cluster, **settings)
     result = run_test(options)
     first_final = read_test_json(result.run_dir)["final"]["first_index"]
-    main_ops = Counter(e["type"] for e in read_history(result.run_dir / "history.jsonl")
+    main_ops = Counter(e["type"] for e in raw_events(result.run_dir / "history.jsonl")
                        if e["index"] < first_final and e["type"] != "invoke" and e["process"] != "nemesis")
     return {"ops_per_s": sum(main_ops.values()) / seconds, "counts": dict(main_ops)}
 

@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+from checkers.history.companion import companion_for, companion_path
+from checkers.history.read import read_history
 from checkers.options import CheckOptionError, CheckOptions
 from checkers.registry import checker_for
 
@@ -21,7 +23,6 @@ JVM_LOG = "spark.log"
 
 
 def _run_local(history_path: Path, workload: str, options: CheckOptions) -> tuple[dict, dict]:
-    from checkers.history.read import read_history
     parsed = read_history(history_path, workload)
     return checker_for(workload).check_local(parsed, options), {"engine": "local", "parquet_companion": False}
 
@@ -37,7 +38,6 @@ def validate_first(history_path: Path, workload: str) -> bool:
     starts; True if it did (Spark need not validate it again)."""
     small = _json_lines_file(history_path) and history_path.stat().st_size <= VALIDATE_FIRST_MAX_BYTES
     if small:
-        from checkers.history.read import read_history
         read_history(history_path, workload)
     return small
 
@@ -52,11 +52,10 @@ def companion_first(history_path: Path, workload: str, out: Path) -> Path:
     or a history with an up-to-date companion, is read as it is."""
     if not _json_lines_file(history_path) or history_path.stat().st_size <= VALIDATE_FIRST_MAX_BYTES:
         return history_path
-    from checkers.history.companion import companion_for, companion_path
     if companion_for(history_path) is not None:
         return history_path
-    from checkers.history.companion_parts import CompanionWriteError
-    from checkers.history.companion_write import write_companion
+    from checkers.history.companion_parts import CompanionWriteError  # loads pandas: only when needed
+    from checkers.history.companion_write import write_companion  # loads pandas: only when needed
     try:
         try:
             return write_companion(history_path, workload)
@@ -71,8 +70,8 @@ def companion_first(history_path: Path, workload: str, out: Path) -> Path:
 
 def _run_spark(history_path: Path, out: Path, spark_master, workload: str,
                options: CheckOptions) -> tuple[dict, dict]:
-    from checkers.history.spark_load import load
-    from checkers.spark.session import get_spark, tune_for_input
+    from checkers.history.spark_load import load  # loads pyspark: only when needed
+    from checkers.spark.session import get_spark, tune_for_input  # loads pyspark: only when needed
     validated = validate_first(history_path, workload)
     source = companion_first(history_path, workload, out)
     spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))

@@ -31,23 +31,23 @@ class WorkloadChecker:
 
 
 def _queue_local(parsed, options: CheckOptions) -> dict:
-    from checkers.queue.producer_errors import ProducerChecks
-    from checkers.queue.local import check_queue_local
+    from checkers.queue.local import check_queue_local  # loads pandas: only when needed
+    from checkers.queue.producer_errors import ProducerChecks  # loads pandas: only when needed
     return check_queue_local(parsed.ops, allow=options.allow, forbid=options.forbid,
                              realtime=options.realtime_cycles, limit=options.examples,
                              producer=ProducerChecks())
 
 
 def _queue_spark(spark, loaded, options: CheckOptions) -> dict:
-    from checkers.queue.producer_errors import ProducerChecks
-    from checkers.queue.spark import check_queue_spark
+    from checkers.queue.producer_errors import ProducerChecks  # loads pandas: only when needed
+    from checkers.queue.spark import check_queue_spark  # loads pyspark: only when needed
     return check_queue_spark(spark, loaded.ops, allow=options.allow, forbid=options.forbid,
                        realtime=options.realtime_cycles, limit=options.examples, producer=ProducerChecks(),
                        micro=loaded.queue_records, op_counts=loaded.op_counts)
 
 
 def _list_append_local(parsed, options: CheckOptions) -> dict:
-    from checkers.list_append.checker import check_list_append, check_rows
+    from checkers.list_append.checker import check_list_append, check_rows  # loads numpy: only when needed
     rows = parsed.rows_by_index()   # as a rule: then no DataFrame, no pandas
     args = (options.consistency_model, options.allow, options.forbid)
     if rows is not None:
@@ -56,7 +56,7 @@ def _list_append_local(parsed, options: CheckOptions) -> dict:
 
 
 def _list_append_spark(spark, loaded, options: CheckOptions) -> dict:
-    from checkers.list_append.spark import check_list_append_spark
+    from checkers.list_append.spark import check_list_append_spark  # loads pyspark: only when needed
     return check_list_append_spark(spark, loaded.ops, options.consistency_model, options.allow,
                                    options.forbid, examples=options.examples)
 

@@ -18,6 +18,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,8 @@ STATE_ROOT = Path(os.environ.get("LOGTRIAL_STATE_DIR", "/var/lib/logtrial/cluste
 # several users of one machine set LOGTRIAL_LOCAL_CLUSTER to keep apart
 DEFAULT_NAME = os.environ.get("LOGTRIAL_LOCAL_CLUSTER", "local")
 POOL = ipaddress.ip_network("10.201.0.0/16")
+SUBNET_LOCK = Path("/run/lock/logtrial-subnets.lock") if Path("/run/lock").is_dir() else \
+    Path(tempfile.gettempdir()) / "logtrial-subnets.lock"
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,23}$")
 SSHD = "/usr/sbin/sshd"
 FIRST_NODE_HOST = 11  # nodes get .11, .12, ...; the bridge (control node) gets .1
@@ -106,7 +109,7 @@ class LocalCluster:
         require_root()
         if not 1 <= nodes <= MAX_NODES:
             raise LocalClusterError(f"--nodes must be 1..{MAX_NODES}, got {nodes}")
-        with self._lock():
+        with self._lock(), _subnet_lock():
             if self.exists() or self._leftover_namespaces():
                 raise LocalClusterError(
                     f"cluster {self.name} already exists ({self.dir}); "
@@ -333,14 +336,9 @@ class LocalCluster:
 
     @contextlib.contextmanager
     def _lock(self):
-        """Serializes up/down across processes, so two clusters never pick one subnet."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "w") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+        """Serializes up/down of the clusters of one state root across processes."""
+        with _locked(self.root / ".lock"):
+            yield
 
 
 SSHD_CONFIG = """\
@@ -482,3 +480,22 @@ def existing_clusters(state_root: Path | str | None = None) -> list[LocalCluster
         return []
     return [LocalCluster(d.name, root) for d in sorted(root.iterdir())
             if (d / "state.yaml").exists() and NAME_PATTERN.match(d.name)]
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _subnet_lock():
+    """Held from choosing a subnet until the bridge holds its address (then
+    `ip addr` shows it to everyone), machine-wide: clusters of other state roots
+    (a test's own, another user's) read a subnet as free from the interfaces
+    alone, and two bring-ups at once once picked the same one."""
+    return _locked(SUBNET_LOCK)

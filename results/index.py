@@ -191,7 +191,7 @@ document.getElementById('filters').addEventListener('submit', function (e) {
   var f = new FormData(e.target), shown = 0;
   document.querySelectorAll('#runs tbody tr').forEach(function (row) {
     var ok = (!f.get('verdict') || row.dataset.verdict === f.get('verdict'))
-      && (!f.get('workload') || row.dataset.workload === f.get('workload'))
+      && (!f.get('workload') || f.get('workload') === row.dataset.workload)
       && (!f.get('nemesis') || row.dataset.nemesis.split(' ').indexOf(f.get('nemesis')) >= 0);
     row.style.display = ok ? '' : 'none'; if (ok) shown++;
   });

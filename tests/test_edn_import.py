@@ -1,5 +1,5 @@
 """`logtrial import-edn`: Jepsen/Elle EDN histories -> history.jsonl
-(checkers/history/edn.py), through the real CLI entry point."""
+(checkers/history/edn_read.py, edn_convert.py), through the real CLI entry point."""
 from __future__ import annotations
 
 import json
@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from clusters import exit_codes
 from harness.cli import main
-from checkers.history.edn import (EMap, ESet, EdnImportError, Keyword, Symbol, Tagged, Vector, error_pair,
-                                 read_forms)
+from checkers.history.edn_convert import error_pair
+from checkers.history.edn_read import EdnImportError, EMap, ESet, Keyword, Symbol, Tagged, Vector, read_forms
 
 
 def run(*args: str):

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from checkers.history.writer import HistoryWriter, read_history
+from checkers.history.stream import raw_events
+from checkers.history.writer import HistoryWriter
 from checkers.history.wellformed import wellformedness_problems
 
 
@@ -16,7 +17,7 @@ def test_events_get_consecutive_indexes_and_monotonic_times(tmp_path):
         history.invoke(0, "send", [["send", 1, 10]])
         history.nemesis("start-partition", {"n1": ["n2"]})
         history.complete("ok", 0, "send", [["send", 1, [0, 10]]])
-    events = list(read_history(path))
+    events = list(raw_events(path))
     assert [e["index"] for e in events] == [0, 1, 2]
     assert events[0]["time"] <= events[1]["time"] <= events[2]["time"]
     assert events[1] == {"index": 1, "time": events[1]["time"], "type": "info", "process": "nemesis",
@@ -31,7 +32,7 @@ def test_error_is_written_as_name_and_message(tmp_path):
         history.invoke(3, "poll", [["poll"]])
         history.complete("info", 3, "poll", [["poll"]], error=("_TIMED_OUT", "Local: Timed out"),
                          poll_errors=["x"])
-    last = list(read_history(path))[-1]
+    last = list(raw_events(path))[-1]
     assert last["error"] == ["_TIMED_OUT", "Local: Timed out"]
     assert last["poll_errors"] == ["x"]
 
@@ -56,7 +57,7 @@ def test_concurrent_writers_never_interleave_lines(tmp_path):
             t.start()
         for t in threads:
             t.join()
-    events = list(read_history(path))
+    events = list(raw_events(path))
     assert len(events) == threads_n * ops_n * 2
     assert wellformedness_problems(events) == []
 
@@ -77,10 +78,10 @@ def test_torn_last_line_is_skipped_but_a_bad_middle_line_is_named(tmp_path):
     path = tmp_path / "history.jsonl"
     good = '{"index":0,"time":1,"type":"invoke","process":0,"f":"poll","value":[["poll"]]}\n'
     path.write_text(good + '{"index":1,"time":2,"ty')
-    assert len(list(read_history(path))) == 1
+    assert len(list(raw_events(path))) == 1
     path.write_text(good + "garbage\n" + good)
     with pytest.raises(ValueError, match=r"history.jsonl:2"):
-        list(read_history(path))
+        list(raw_events(path))
 
 
 def test_writing_after_close_is_refused(tmp_path):

@@ -136,9 +136,9 @@ def test_bad_release_in_an_inventory_is_an_error_naming_it():
 
 def test_run_options_refuse_versions_before_any_cluster_work(listed_versions):
     with pytest.raises(KafkaVersionError, match="Kafka 4.1.1 does not run in zk mode"):
-        TestOptions(local=1, kafka_mode="zk").validate()
+        TestOptions.from_flat(local=1, kafka_mode="zk").validate()
     with pytest.raises(ValueError, match="--bootstrap-servers runs what it runs"):
-        TestOptions(bootstrap_servers="127.0.0.1:9092", kafka_version="3.0.0").validate()
+        TestOptions.from_flat(bootstrap_servers="127.0.0.1:9092", kafka_version="3.0.0").validate()
 
 
 def test_cli_errors_name_the_version(listed_versions):
@@ -162,9 +162,9 @@ def test_version_axis_groups_runs_by_version():
 @pytest.mark.cluster
 @pytest.mark.slow
 def test_kafka_3_0_0_zookeeper_mode_queue_run_is_valid(zookeeper_cluster, tmp_path):
-    options = TestOptions(nodes_file=str(zookeeper_cluster.inventory.path), store=str(tmp_path),
-                          leave_db_running=True, time_limit=6, rate=50, concurrency=4, recovery_time=1,
-                          final_time_limit=30, report=False, txn=True)
+    options = TestOptions.from_flat(nodes_file=str(zookeeper_cluster.inventory.path), store=str(tmp_path),
+                                    leave_db_running=True, time_limit=6, rate=50, concurrency=4, recovery_time=1,
+                                    final_time_limit=30, report=False, txn=True)
     result = run_test(options)
     test_json = json.loads((result.run_dir / "test.json").read_text())
     assert result.status == "complete" and result.valid is True

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from checkers.history.writer import read_history
+from checkers.history.stream import raw_events
 from harness.runner import TestOptions, run_test
 from checkers.history.wellformed import wellformedness_problems
 from nemesis.heal import verify_healed
@@ -22,15 +22,14 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 def test_forty_seconds_of_all_faults_end_healed_and_checkable(cluster, tmp_path):
     # 40 s at one fault step every 5 s, not 60 s at 8 s: each of the four faults still
     # strikes (27-29 nemesis events in three runs on 2026-11-25, kill once or twice)
-    options = TestOptions(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
-                          leave_db_running=True, time_limit=40, rate=50, concurrency=4,
-                          nemesis=FAULTS, nemesis_interval=5, seed=11,
-                          nemesis_options={"db_targets": ["one", "majority", "controller",
-                                                          "leader"]},
-                          recovery_time=5, final_time_limit=60, check=True, report=False)
+    options = TestOptions.from_flat(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
+                                    leave_db_running=True, time_limit=40, rate=50, concurrency=4,
+                                    nemesis=FAULTS, nemesis_interval=5, seed=11,
+                                    db_targets=("one", "majority", "controller", "leader"),
+                                    recovery_time=5, final_time_limit=60, check=True, report=False)
     result = run_test(options)
     assert result.status == "complete"
-    events = list(read_history(result.run_dir / "history.jsonl"))
+    events = list(raw_events(result.run_dir / "history.jsonl"))
     assert wellformedness_problems(events, "queue") == []
     struck = {F_NAMES[e["f"]][0] for e in events if e["process"] == "nemesis"
               and e["f"] in F_NAMES}

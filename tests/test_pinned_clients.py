@@ -123,12 +123,12 @@ def test_pinned_run_records_each_ops_node_and_writes_only_through_leaders(cluste
 
 def test_pinning_needs_a_local_cluster(tmp_path):
     with pytest.raises(ValueError, match="--pin-clients needs a local cluster .* not --bootstrap-servers"):
-        TestOptions(bootstrap_servers="127.0.0.1:9092", pin_clients=True).validate()
+        TestOptions.from_flat(bootstrap_servers="127.0.0.1:9092", pin_clients=True).validate()
     inventory = tmp_path / "cluster.yaml"
     inventory.write_text("name: prod-like\nnodes:\n  - {name: n1, host: 192.0.2.1, key_file: k, home: /srv}\n")
     with pytest.raises(ValueError,
                        match=f"{inventory} is not the inventory of one; real machines have no client namespaces"):
-        TestOptions(nodes_file=str(inventory), pin_clients=True).validate()
+        TestOptions.from_flat(nodes_file=str(inventory), pin_clients=True).validate()
 
 
 def test_down_removes_client_namespaces_a_dead_run_left(fresh_cluster):

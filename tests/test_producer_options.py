@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.presets import PRESETS, apply_preset, preset_options
+from harness.flat import flat_names
 from harness.runner import TestOptions
 from nemesis.producer_state import BROKER_SETTINGS
 from workloads.producer_knobs import IdleGenerator, check_max_in_flight, invoke_extra, producer_config
@@ -53,10 +54,10 @@ def test_bad_set_is_a_usage_error_naming_it():
 
 
 def test_every_preset_names_real_test_options():
-    fields = set(TestOptions.__dataclass_fields__)
+    fields = flat_names(TestOptions)
     for name, preset in PRESETS.items():
         assert set(preset.options) <= fields, name
-        TestOptions(local=3, **preset.options).validate()
+        TestOptions.from_flat(local=3, **preset.options).validate()
 
 
 def test_max_in_flight_limits():
@@ -65,7 +66,7 @@ def test_max_in_flight_limits():
     with pytest.raises(ValueError, match="between 1 and 5 with idempotence"):
         check_max_in_flight(6, idempotent=True)
     with pytest.raises(ValueError, match="--max-in-flight"):
-        TestOptions(local=3, max_in_flight=6).validate()
+        TestOptions.from_flat(local=3, max_in_flight=6).validate()
     assert producer_config(WorkloadSettings(max_in_flight=3)) == {"max.in.flight.requests.per.connection": 3}
     assert producer_config(WorkloadSettings()) == {}
 

@@ -4,11 +4,11 @@ import json
 import os
 
 from benchmarks.runner_overhead import NoopRun
+from checkers.history.stream import raw_events
+from checkers.history.wellformed import wellformedness_problems
 from clusters import exit_codes
-from checkers.history.writer import read_history
 from harness import runner
 from harness.runner import TestOptions
-from checkers.history.wellformed import wellformedness_problems
 from results import store
 from results.runs import list_runs
 
@@ -27,19 +27,20 @@ def test_run_dirs_are_per_test_and_timestamp_and_latest_follows(tmp_path):
 
 
 def test_test_names_say_workload_faults_and_settings():
-    assert runner.test_name(TestOptions(local=3)) == "queue-no-faults-acks=all"
-    name = runner.test_name(TestOptions(local=3, workload="list-append", nemesis=("partition", "pause"), txn=True,
-                                 acks="1", idempotence=False, sub_via="subscribe"))
+    assert runner.test_name(TestOptions.from_flat(local=3)) == "queue-no-faults-acks=all"
+    options = TestOptions.from_flat(local=3, workload="list-append", nemesis=("partition", "pause"), txn=True,
+                                    acks="1", idempotence=False, sub_via="subscribe")
+    name = runner.test_name(options)
     assert name == "list-append-partition,pause-acks=1-txn-no-idem-subscribe"
 
 
 def test_a_run_records_options_status_and_a_well_formed_history(tmp_path):
-    options = TestOptions(bootstrap_servers="unused", store=str(tmp_path), time_limit=0.5, rate=2000,
-                          concurrency=3, recovery_time=0, check=False, report=False, seed=7)
+    options = TestOptions.from_flat(bootstrap_servers="unused", store=str(tmp_path), time_limit=0.5, rate=2000,
+                                    concurrency=3, recovery_time=0, check=False, report=False, seed=7)
     result = NoopRun(options).execute()
     assert result.status == "complete"
     assert result.exit_code == exit_codes.UNKNOWN  # not checked (--no-check)
-    events = list(read_history(result.run_dir / "history.jsonl"))
+    events = list(raw_events(result.run_dir / "history.jsonl"))
     assert len(events) > 10 and wellformedness_problems(events, "queue") == []
     test_json = json.loads((result.run_dir / "test.json").read_text())
     assert test_json["status"] == "complete" and test_json["seed"] == 7
@@ -53,9 +54,9 @@ def test_a_run_records_options_status_and_a_well_formed_history(tmp_path):
 def test_bad_options_are_refused_before_a_run_directory_exists(tmp_path):
     import pytest
     with pytest.raises(ValueError, match="exactly one of"):
-        NoopRun(TestOptions(store=str(tmp_path)))
+        NoopRun(TestOptions.from_flat(store=str(tmp_path)))
     with pytest.raises(ValueError, match="faults need a cluster"):
-        NoopRun(TestOptions(bootstrap_servers="x", nemesis=("pause",), store=str(tmp_path)))
+        NoopRun(TestOptions.from_flat(bootstrap_servers="x", nemesis=("pause",), store=str(tmp_path)))
     with pytest.raises(ValueError, match="--acks all"):
-        NoopRun(TestOptions(bootstrap_servers="x", acks="1", store=str(tmp_path)))
+        NoopRun(TestOptions.from_flat(bootstrap_servers="x", acks="1", store=str(tmp_path)))
     assert not any(tmp_path.iterdir())

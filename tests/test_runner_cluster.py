@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from clusters import exit_codes
-from checkers.history.writer import read_history
-from harness.runner import TestOptions, run_test
+from checkers.history.stream import raw_events
 from checkers.history.wellformed import wellformedness_problems
+from clusters import exit_codes
+from harness.runner import TestOptions, run_test
 from nemesis.heal import verify_healed
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -25,11 +25,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(cluster, tmp_path, **overrides):
-    options = TestOptions(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
-                          leave_db_running=True, recovery_time=2, final_time_limit=30, rate=100,
-                          concurrency=5, check=False, report=False, **overrides)
+    options = TestOptions.from_flat(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
+                                    leave_db_running=True, recovery_time=2, final_time_limit=30, rate=100,
+                                    concurrency=5, check=False, report=False, **overrides)
     result = run_test(options)
-    events = list(read_history(result.run_dir / "history.jsonl"))
+    events = list(raw_events(result.run_dir / "history.jsonl"))
     test_json = json.loads((result.run_dir / "test.json").read_text())
     return result, events, test_json
 
@@ -102,6 +102,32 @@ def test_txn_run_commits_and_aborts(cluster, tmp_path):
     assert {m[2][1] for c in committed for m in c["value"] if m[0] == "send"} <= polled
 
 
+def test_check_options_go_from_logtrial_test_into_test_json_and_results(cluster, tmp_path):
+    store = tmp_path / "store"
+    command = [sys.executable, "-m", "harness.cli", "test", "--nodes-file", str(cluster.inventory.path),
+               "--store", str(store), "--workload", "list-append", "--time-limit", "4", "--rate", "50",
+               "--concurrency", "3", "--recovery-time", "1", "--final-time-limit", "30", "--leave-db-running",
+               "--no-report", "--consistency-model", "serializable", "--forbid", "G0", "--engine", "local"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode in (exit_codes.VALID, exit_codes.INVALID), done.stdout + done.stderr
+    run_dir = next(store.glob("*/*/history.jsonl")).parent
+    recorded = json.loads((run_dir / "test.json").read_text())["check"]
+    assert (recorded["consistency_model"], recorded["forbid"], recorded["engine"]) == ("serializable", ["G0"], "local")
+
+    def checker() -> dict:
+        results = json.loads((run_dir / "results.json").read_text())
+        assert set(results["anomaly_types"]) & {"G0"} <= set(results["bad_anomaly_types"])
+        return results["checker"]
+    found = checker()
+    assert (found["consistency_model"], found["forbid"], found["engine"]) == ("serializable", ["G0"], "local")
+    # checked again, the run's recorded options are the defaults; the command line's win
+    recheck = [sys.executable, "-m", "harness.cli", "check", str(run_dir), "--allow", "G1c"]
+    done = subprocess.run(recheck, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode in (exit_codes.VALID, exit_codes.INVALID), done.stdout + done.stderr
+    found = checker()
+    assert (found["consistency_model"], found["forbid"], found["allow"]) == ("serializable", ["G0"], ["G1c"])
+
+
 def test_ctrl_c_leaves_partial_history_incomplete_status_and_healed_cluster(cluster, tmp_path):
     store = tmp_path / "store"
     command = [sys.executable, "-m", "harness.cli", "test", "--nodes-file", str(cluster.inventory.path),
@@ -114,7 +140,7 @@ def test_ctrl_c_leaves_partial_history_incomplete_status_and_healed_cluster(clus
         deadline = time.monotonic() + 180  # setup alone can take a minute on a loaded machine
         while time.monotonic() < deadline:
             runs = list(store.glob("*/*/history.jsonl"))
-            events = list(read_history(runs[0])) if runs else []
+            events = list(raw_events(runs[0])) if runs else []
             struck = any(e["process"] == "nemesis" for e in events)
             if len(events) > 50 and (struck or not faults):  # interrupt with a fault in force
                 history = runs[0]
@@ -128,7 +154,7 @@ def test_ctrl_c_leaves_partial_history_incomplete_status_and_healed_cluster(clus
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == exit_codes.INTERRUPTED, output
-    events = list(read_history(history))
+    events = list(raw_events(history))
     assert len(events) > 50
     assert wellformedness_problems(events, "queue") == []
     test_json = json.loads((history.parent / "test.json").read_text())

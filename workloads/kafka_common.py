@@ -3,6 +3,7 @@ creation, client configuration and value encoding."""
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -152,7 +153,6 @@ class KafkaWorkloadBase:
         self._rngs: dict = {}
 
     def rng_for(self, process: int):
-        import random
         rng = self._rngs.get(process)
         if rng is None:
             rng = self._rngs[process] = random.Random(self.seed * 1_000_003 + process)

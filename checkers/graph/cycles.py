@@ -17,22 +17,12 @@ Classification of a cycle by the edges it uses (Adya / Elle):
 - suffix "-realtime" if the cycle needs a realtime edge, else "-process" if
   it needs a process edge (e.g. "G-single-realtime").
 
-Search (`find_cycles`): for each `CycleSpec` in order (strongest first), take
-the subgraph of the spec's edge kinds, compute its strongly connected
-components with a compiled routine (scipy), and inside each component try
-"first" edges of the spec's first kind, closing each with the shortest path
-over the spec's "rest" kinds that uses every kind the spec `need`s (a BFS over
-(vertex, kinds still needed) states); the shortest cycle found is kept. A found cycle is kept only if it is
-simple and its classification equals the spec name, so reported types are
-always exact (sound). The search is complete for G0, G1c, G-single and
-G0-process/-realtime; for the others it is best effort, as in Elle (a
-shortest walk that uses the needed kinds may revisit a vertex).
+The search itself, one for both workloads, is checkers/graph/search.py.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -63,46 +53,6 @@ class Step(NamedTuple):
     value: str | None = None
     offset: int | None = None
     prev: str | None = None
-
-
-@dataclass(frozen=True)
-class CycleSpec:
-    """What a search looks for: a cycle named `name`, starting with an edge
-    whose kind is in `first`, closed by a path of `rest` kinds that contains
-    at least one edge of each kind in `need`."""
-
-    name: str
-    first: frozenset[str]
-    rest: frozenset[str]
-    need: frozenset[str] = frozenset()
-
-    @property
-    def kinds(self) -> frozenset[str]:
-        return self.first | self.rest
-
-
-def _spec(name: str, first: str, rest: set[str], need: set[str] = frozenset()) -> CycleSpec:
-    return CycleSpec(name, frozenset({first}), frozenset(rest), frozenset(need))
-
-
-def _tier_specs(suffix: str, order: set[str], needed: str | None) -> list[CycleSpec]:
-    """The four base anomalies with `order` edges allowed; `needed` is the
-    order kind the cycle must use to carry `suffix`."""
-    ww, wr, rw = {"ww"} | order, {"ww", "wr"} | order, {"ww", "wr", "rw"} | order
-    if needed is None:
-        return [_spec("G0", "ww", ww), _spec("G1c", "wr", wr),
-                _spec("G-single", "rw", wr), _spec("G2-item", "rw", rw, {"rw"})]
-    return [_spec("G0" + suffix, needed, ww),
-            _spec("G1c" + suffix, needed, wr, {"wr"}),
-            _spec("G-single" + suffix, "rw", wr, {needed}),
-            _spec("G2-item" + suffix, "rw", rw, {"rw", needed})]
-
-
-#: Strongest first: data edges only, then with process order, then realtime.
-DEFAULT_SPECS: tuple[CycleSpec, ...] = tuple(
-    _tier_specs("", set(), None)
-    + _tier_specs("-process", {"process"}, "process")
-    + _tier_specs("-realtime", {"process", "realtime"}, "realtime"))
 
 
 @dataclass(frozen=True)
@@ -191,73 +141,6 @@ def strongly_connected(steps: Sequence[Step]) -> list[list[Step]]:
             groups.setdefault(label, []).append(step)
     order = lambda s: (s.src, s.dst, s.kind, str(s.key), str(s.value))  # noqa: E731 (fast, no dataclass compares)
     return [sorted(g, key=order) for _, g in sorted(groups.items(), key=lambda kv: min(map(order, kv[1])))]
-
-
-def _adjacency(steps: Iterable[Step]) -> dict[int, list[Step]]:
-    """Out-steps per vertex, weakest kind first so closing paths prefer ww
-    (simpler to read) and the cycle gets the strongest classification."""
-    out: dict[int, list[Step]] = {}
-    for s in sorted(steps, key=lambda s: (EDGE_KINDS.index(s.kind), s)):
-        out.setdefault(s.src, []).append(s)
-    return out
-
-
-def _close(first: Step, rest: dict[int, list[Step]], need: frozenset[str]) -> list[Step] | None:
-    """The shortest path of `rest` steps from first.dst back to first.src that
-    uses every kind in `need`: BFS over (vertex, kinds-still-needed) states.
-    None if there is none or if the shortest one is not a simple cycle."""
-    start, goal = (first.dst, need), (first.src, frozenset())
-    parent: dict[tuple, tuple | None] = {start: None}
-    queue = deque([start])
-    while queue and goal not in parent:
-        state = queue.popleft()
-        vertex, missing = state
-        for step in rest.get(vertex, ()):
-            nxt = (step.dst, missing - {step.kind})
-            if nxt not in parent:
-                parent[nxt] = (state, step)
-                queue.append(nxt)
-    if goal not in parent:
-        return None
-    path, state = [], goal
-    while parent[state] is not None:
-        state, step = parent[state]
-        path.append(step)
-    path.reverse()
-    visited = [first.src] + [s.src for s in path] if path else [first.src]
-    return path if len(set(visited)) == len(visited) and (path or first.src == first.dst) \
-        else None
-
-
-def _search(spec: CycleSpec, component: list[Step], max_tries: int) -> Cycle | None:
-    rest = _adjacency(s for s in component if s.kind in spec.rest)
-    firsts = [s for s in component if s.kind in spec.first]
-    best: list[Step] | None = None
-    for first in firsts[:max_tries]:
-        path = _close(first, rest, spec.need)
-        if path is None or classify([first, *path]) != spec.name:
-            continue
-        if best is None or len(path) + 1 < len(best):
-            best = [first, *path]
-        if len(best) <= 2:         # nothing shorter exists but a self-loop
-            break
-    return None if best is None else Cycle(spec.name, tuple(best))
-
-
-def find_cycles(steps: Iterable[Step], specs: Sequence[CycleSpec] = DEFAULT_SPECS,
-                max_tries: int = 200) -> list[Cycle]:
-    """At most one cycle per spec name and per strongly connected component of
-    that spec's subgraph; strongest names first. `max_tries` bounds the first
-    edges tried per component (the graph is small, but keep it bounded)."""
-    steps = sorted(set(steps))
-    found: list[Cycle] = []
-    for spec in specs:
-        sub = [s for s in steps if s.kind in spec.kinds]
-        for component in strongly_connected(sub):
-            cycle = _search(spec, component, max_tries)
-            if cycle is not None:
-                found.append(cycle)
-    return found
 
 
 # ---------------------------------------------------------------- wording

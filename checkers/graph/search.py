@@ -37,6 +37,7 @@ from scipy.sparse.csgraph import connected_components
 from checkers.graph.cycles import Cycle, Step, classify, strongly_connected  # noqa: F401 (classify re-exported)
 
 DATA = frozenset({"ww", "wr", "rw"})
+_KIND_ORDER = {"ww": 0, "wr": 1, "rw": 2, "process": 3, "realtime": 4}
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,16 @@ class Spec:
     kinds: frozenset[str]          # edge kinds the cycle may use
     need: frozenset[str]           # kinds it must use at least once
     rw: str                        # none | one | nonadjacent | adjacent
+    # kinds its first edge may have; None: an rw edge where it has one, else
+    # a kind it needs (any of its kinds if it needs none)
+    first: frozenset[str] | None = None
+
+    def firsts(self, usable: Sequence[Step]) -> list[Step]:
+        if self.first is not None:
+            return [s for s in usable if s.kind in self.first]
+        if self.rw != "none":
+            return [s for s in usable if s.kind == "rw"]
+        return [s for s in usable if s.kind in (self.need or self.kinds)]
 
 
 BASE = (("G0", frozenset({"ww"}), frozenset(), "none"),
@@ -94,6 +105,27 @@ def implied(name: str) -> set[str]:
 SEARCH_ORDER = tuple(sorted(SPECS, key=lambda n: (depth(n), n)))
 
 
+def _tier(suffix: str, order: frozenset[str]) -> list[Spec]:
+    """The four base types with `order` edges allowed and, when there is a
+    suffix, needed: each cycle starts on the edge that makes it its type (the
+    order edge of a variant, else wr for G1c, rw for G-single and G2-item).
+    A -realtime cycle may use process edges too."""
+    ww, wr, rw = frozenset({"ww"}) | order, frozenset({"ww", "wr"}) | order, DATA | order
+    needed = frozenset({suffix[1:]}) if suffix else frozenset()
+    start = lambda kind: needed or frozenset({kind})  # noqa: E731
+    return [Spec("G0" + suffix, ww, frozenset(), "none", start("ww")),
+            Spec("G1c" + suffix, wr, frozenset({"wr"}) if suffix else frozenset(), "none", start("wr")),
+            Spec("G-single" + suffix, rw, needed, "one", frozenset({"rw"})),
+            Spec("G2-item" + suffix, rw, needed, "adjacent", frozenset({"rw"}))]
+
+
+#: For cycles_per_spec, strongest first: data edges only, then with process
+#: order, then realtime.
+TIERED_SPECS: tuple[Spec, ...] = tuple(
+    _tier("", frozenset()) + _tier("-process", frozenset({"process"}))
+    + _tier("-realtime", frozenset({"process", "realtime"})))
+
+
 def _rw_ok(spec: Spec, count: int, adjacent: bool) -> bool:
     return {"none": count == 0, "one": count == 1, "nonadjacent": count >= 2 and not adjacent,
             "adjacent": count >= 2 and adjacent}[spec.rw]
@@ -109,11 +141,13 @@ class _Adjacency(NamedTuple):
     full: int                          # every needed kind
 
 
-def _adjacency(spec: Spec, usable: Sequence[Step]) -> _Adjacency:
+def _adjacency(spec: Spec, usable: Sequence[Step], weakest_first: bool = False) -> _Adjacency:
+    """`weakest_first`: each vertex's out-steps by kind (ww first), then by
+    step, so closing paths prefer ww; else in `usable`'s order."""
     bit = {kind: 1 << i for i, kind in enumerate(sorted(spec.need))}
     index = {v: i for i, v in enumerate(dict.fromkeys(v for s in usable for v in (s.src, s.dst)))}
     out: list[list[tuple]] = [[] for _ in index]
-    for s in usable:
+    for s in (sorted(usable, key=lambda s: (_KIND_ORDER[s.kind], s)) if weakest_first else usable):
         out[index[s.src]].append((index[s.dst], bit.get(s.kind, 0), s.kind == "rw", s))
     return _Adjacency(index, out, bit, (1 << len(bit)) - 1)
 
@@ -241,7 +275,13 @@ def _preferred(component: list[Step]) -> dict[tuple[int, int], Step]:
 
 
 def _search(spec: Spec, component: list[Step], max_tries: int,
-            preferred: dict[tuple[int, int], Step]) -> Cycle | None:
+            preferred: dict[tuple[int, int], Step] | None = None, refine: int | None = None,
+            weakest_first: bool = False) -> Cycle | None:
+    """The shortest cycle of `spec` found from at most `max_tries` first
+    edges; once one is found, `refine` more firsts are tried (None: all).
+    With `preferred`, each step is explained by the strongest relation between
+    its two operations (Elle's way) before the cycle is classified;
+    `weakest_first`: see _adjacency."""
     usable = [s for s in component if s.kind in spec.kinds]
     if not spec.need <= {s.kind for s in usable}:
         return None
@@ -249,10 +289,8 @@ def _search(spec: Spec, component: list[Step], max_tries: int,
         return None
     # only edges inside a cycle of the spec's own edge kinds can start one
     usable = [s for part in strongly_connected(usable) for s in part]
-    adj = _adjacency(spec, usable)
-    firsts = [s for s in usable if s.kind == "rw"] if spec.rw != "none" else \
-        [s for s in usable if s.kind in (spec.need or spec.kinds)]
-    firsts = _closable(spec, adj, firsts)[:max_tries]
+    adj = _adjacency(spec, usable, weakest_first)
+    firsts = _closable(spec, adj, spec.firsts(usable))[:max_tries]
     best: list[Step] | None = None
     last_try = len(firsts)
     for i, first in enumerate(firsts):
@@ -262,11 +300,11 @@ def _search(spec: Spec, component: list[Step], max_tries: int,
         path = _close(spec, first, adj, None if best is None else len(best) - 2)
         if path is None:
             continue
-        cycle = _explained([first, *path], preferred)
+        cycle = _explained([first, *path], preferred) if preferred is not None else [first, *path]
         if classify(cycle) != spec.name:
             continue
-        if best is None:
-            last_try = i + REFINE_TRIES
+        if best is None and refine is not None:
+            last_try = i + refine
         if best is None or len(cycle) < len(best):
             best = cycle
         if len(best) <= 2:
@@ -278,7 +316,6 @@ def _search(spec: Spec, component: list[Step], max_tries: int,
 # one (easier to read); Elle keeps the first it finds.
 REFINE_TRIES = 30
 
-_KIND_ORDER = {"ww": 0, "wr": 1, "rw": 2, "process": 3, "realtime": 4}
 
 
 def cycle_anomalies(steps: Iterable[Step], wanted: Iterable[str] = SEARCH_ORDER,
@@ -294,8 +331,25 @@ def cycle_anomalies(steps: Iterable[Step], wanted: Iterable[str] = SEARCH_ORDER,
         for name in wanted:
             if name in redundant:
                 continue
-            cycle = _search(SPECS[name], component, max_tries, preferred)
+            cycle = _search(SPECS[name], component, max_tries, preferred, REFINE_TRIES)
             if cycle is not None:
                 found.append(cycle)
                 redundant |= implied(name)
+    return found
+
+
+def cycles_per_spec(steps: Iterable[Step], specs: Sequence[Spec] = TIERED_SPECS,
+                    max_tries: int = 200) -> list[Cycle]:
+    """At most one cycle per spec and per strongly connected component of that
+    spec's own subgraph, every spec searched (no type makes another
+    redundant): the queue's way, which reports G0 and G1c side by side.
+    Steps are explained as walked, and closing paths prefer ww (simpler to
+    read)."""
+    steps = sorted(set(steps))
+    found: list[Cycle] = []
+    for spec in specs:
+        for component in strongly_connected([s for s in steps if s.kind in spec.kinds]):
+            cycle = _search(spec, component, max_tries, weakest_first=True)
+            if cycle is not None:
+                found.append(cycle)
     return found

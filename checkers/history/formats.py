@@ -21,6 +21,7 @@ class HistoryFormat:
     workload: str
     check_invoke: mop_rules.InvokeRule          # an invoke's micro-ops (docs/history-format.md)
     check_completion: mop_rules.CompletionRule  # an ok completion's, against its invoke's
+    write_mop: str                              # the micro-op that writes a value
     # the Parquet companion keeps the micro-op records (queue-mops/) beside the operations
     micro_records: bool
     # in Spark, the check of each event's value; None: the value is parsed by the checker
@@ -33,10 +34,10 @@ def _queue_spark_value_check() -> ValueCheck:
 
 
 FORMATS: dict[str, HistoryFormat] = {
-    "queue": HistoryFormat("queue", mop_rules.queue_invoke, mop_rules.queue_completion,
+    "queue": HistoryFormat("queue", mop_rules.queue_invoke, mop_rules.queue_completion, "send",
                            micro_records=True, spark_value_check=_queue_spark_value_check),
     "list-append": HistoryFormat("list-append", mop_rules.list_append_invoke, mop_rules.list_append_completion,
-                                 micro_records=False, spark_value_check=None),
+                                 "append", micro_records=False, spark_value_check=None),
 }
 
 

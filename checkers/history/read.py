@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from checkers.history.errors import MAX_REPORTED, TYPES, HistoryError, Problem, malformed_json
-from checkers.history.lines import BLOCK_BYTES, Lines, line_blocks, read_lines
 from checkers.history.formats import format_for
+from checkers.history.lines import BLOCK_BYTES, Lines, line_blocks, read_lines
 from checkers.history.mop_rules import MopProblem
 from checkers.history.op_row import ROW_COLUMNS
 
@@ -51,7 +51,7 @@ class ParsedHistory:
     def ops(self) -> pd.DataFrame:
         """The rows as a DataFrame sorted by invoke index (pandas is imported
         only here: a bad history, or a check that needs no frame, goes without)."""
-        from checkers.history.ops_frame import ops_frame
+        from checkers.history.ops_frame import ops_frame  # loads pandas: only when needed
         return ops_frame(self.rows)
 
     def rows_by_index(self) -> list[tuple] | None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from checkers.history.formats import format_for
+
 COMPLETIONS = {"ok", "fail", "info"}
 
 
@@ -59,7 +61,7 @@ def wellformedness_problems(events: Iterable[dict], workload: str = "queue") -> 
 def _written_values(invoke: dict, workload: str) -> list[int]:
     if not isinstance(invoke.get("value"), list):
         return []
-    kind = "send" if workload == "queue" else "append"
+    kind = format_for(workload).write_mop
     return [m[2] for m in invoke["value"] if isinstance(m, list) and m and m[0] == kind]
 
 

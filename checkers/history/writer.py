@@ -16,7 +16,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 COMPLETION_TYPES = ("ok", "fail", "info")
 FLUSH_CHARS = 1 << 16  # pending history written out at this size, or every flush_interval
@@ -122,23 +122,3 @@ class HistoryWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def read_history(path: str | Path) -> Iterator[dict]:
-    """Yields the events of a history file.
-
-    A torn last line (the control node died mid-write) is skipped; a malformed
-    line anywhere else raises ValueError naming the file and line.
-    """
-    path = Path(path)
-    with open(path, encoding="utf-8") as f:
-        lines = f.readlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            yield json.loads(line)
-        except json.JSONDecodeError as e:
-            if number == len(lines) and not line.endswith("\n"):
-                return  # torn final write
-            raise ValueError(f"{path}:{number}: not a JSON object: {e}") from None

@@ -22,20 +22,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple
 from itertools import chain
 from operator import itemgetter
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from checkers.verdict import consistency
-from checkers.history.collector import without_cyclic_gc
-from checkers.graph.search import SEARCH_ORDER, cycle_anomalies
 from checkers.graph.cycles import ListAppendPhrasing, Step, components, explain_cycle
+from checkers.graph.order_local import OrderEdges, process_order, realtime_order
+from checkers.graph.search import SEARCH_ORDER, cycle_anomalies
+from checkers.history.collector import without_cyclic_gc
+from checkers.history.read import OP_COLUMNS
+from checkers.list_append.explain import explain
 from checkers.list_append.keys import Finding, KeyMop, analyze_key, group_by_key
 from checkers.list_append.txn import txn_findings
-from checkers.list_append.explain import explain
-from checkers.graph.order_local import OrderEdges, process_order, realtime_order
+from checkers.verdict import consistency
 from checkers.verdict.verdict import Evidence, verdict
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class Txn(NamedTuple):
 
 
 def _none(x):
-    import pandas as pd
+    import pandas as pd  # loads pandas: only when needed
     return None if x is None or x is pd.NA or (isinstance(x, float) and x != x) else x
 
 
@@ -85,7 +86,6 @@ def txns(ops: pd.DataFrame) -> list[Txn]:
 def txns_from_rows(rows: list[tuple]) -> list[Txn]:
     """`txns` of the rows of a read history (history_read.OP_COLUMNS) that
     are in invoke-index order, without a DataFrame: the same Txns."""
-    from checkers.history.read import OP_COLUMNS
     pick = itemgetter(*(OP_COLUMNS.index(c) for c in TXN_COLUMNS))
     return [_txn(*row[1:]) for row in map(pick, rows) if row[0] == "txn"]
 

@@ -34,20 +34,21 @@ from __future__ import annotations
 import json
 import math
 import os
-
+from functools import reduce
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from checkers.history import queue_mops_spark as queue_mops
+from checkers.history.queue_records import (COLUMNS, FAIL, FS, IDEMPOTENT, INFO, NULL, OK, POLL, PROVEN, RESET, SEND,
+                                            SINGLE_KEY_WRITER, TYPES)
 from checkers.queue import edges as queue_edges
 from checkers.queue import order as queue_order
 from checkers.queue import series as queue_series
 from checkers.queue import txn_reads as queue_txn_reads
 from checkers.queue import versions as queue_versions
 from checkers.queue import writes as queue_writes
-from checkers.history.queue_records import (COLUMNS, FAIL, FS, IDEMPOTENT, INFO, NULL, OK, POLL, PROVEN, RESET,
-                                            SEND, SINGLE_KEY_WRITER, TYPES)
 from checkers.queue.frame import Found, proven_sends
 
 if TYPE_CHECKING:
@@ -67,17 +68,17 @@ def bucket_count(ops: int) -> int:
 
 
 def _code(column: str, names: tuple[str, ...]) -> Column:
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
     return (F.array_position(F.array(*[F.lit(n) for n in names]), F.col(column)) - 1).cast("long")
 
 
 def _long(column: str) -> Column:
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
     return F.coalesce(F.col(column).cast("long"), F.lit(NULL))
 
 
 def _rows(df: DataFrame, kind: int, pos: Column, flags: Column) -> DataFrame:
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
     return df.select(_long("key").alias("key"), _long("offset").alias("offset"), _long("value").alias("value"),
                      F.col("op_id").alias("op"), F.col("process").cast("long").alias("process"),
                      F.lit(kind).cast("long").alias("kind"), _code("type", TYPES).alias("otype"),
@@ -90,10 +91,9 @@ def _also_as_ok(parse, ops: DataFrame, outcomes: tuple[str, ...], **kw) -> DataF
     """parse(ops) (queue_mops.sends / .reads, which read the completions of
     ok operations only) reading the completions of operations with these
     `outcomes` too: each parsed as if ok, then given its outcome back."""
-    from functools import reduce
 
-    from pyspark.sql import DataFrame as SparkFrame
-    from pyspark.sql import functions as F
+    from pyspark.sql import DataFrame as SparkFrame  # loads pyspark: only when needed
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
     other = ~F.coalesce(F.col("type").isin(*outcomes), F.lit(False))
     parts = [parse(ops.filter(other), **kw)]
     for outcome in outcomes:
@@ -107,9 +107,8 @@ def records(ops: DataFrame) -> DataFrame:
     checkers/queue/frame.COLUMNS; which rows: its docstring). The Parquet
     companion stores these. (checkers/queue/local.records_frame builds the
     same rows in pandas.)"""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
 
-    from checkers.history import queue_mops_spark as queue_mops
     idempotent = F.coalesce(F.col("idempotent"), F.lit(False)) if "idempotent" in ops.columns else F.lit(False)
     flags = (F.when(F.col("single_key"), F.lit(SINGLE_KEY_WRITER)).otherwise(F.lit(0))
              + F.when(F.col("_idempotent"), F.lit(IDEMPOTENT)).otherwise(F.lit(0))).cast("long")
@@ -125,7 +124,7 @@ def _proven(sends: DataFrame, polls: DataFrame) -> DataFrame:
     """`sends` with PROVEN on every send of an info op that an ok poll
     returned one of the values of (on any key). Info sends are few: they
     are broadcast, so the polls are not shuffled for this."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
     info = sends.filter(F.col("otype") == INFO).select("key", "value", "op")
     read = polls.filter(F.col("otype") == OK).select("key", "value")
     proven = read.join(F.broadcast(info), ["key", "value"]).select("op").distinct()
@@ -136,7 +135,7 @@ def _proven(sends: DataFrame, polls: DataFrame) -> DataFrame:
 def bucketed(micro: DataFrame, ops: DataFrame, buckets: int) -> DataFrame:
     """`micro` records with `bucket`, plus every assign/subscribe of `ops`
     copied into each bucket."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
 
     keyed = micro.select(*COLUMNS).withColumn("bucket", F.pmod(F.xxhash64("key"), F.lit(buckets)))
     copies = reset_records(ops).crossJoin(
@@ -147,9 +146,8 @@ def bucketed(micro: DataFrame, ops: DataFrame, buckets: int) -> DataFrame:
 def reset_records(ops: DataFrame) -> DataFrame:
     """A RESET record (COLUMNS) for every assign/subscribe of `ops`: `records`
     leaves them out, since each bucket needs its own copy."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
 
-    from checkers.history import queue_mops_spark as queue_mops
     resets = (queue_mops.resets(ops)
               .select(F.lit(None).alias("key"), F.lit(None).alias("offset"), F.lit(None).alias("value"), "op_id",
                       "process", "type", "f", F.lit(None).alias("invoke_time"), F.lit(None).alias("complete_time"),

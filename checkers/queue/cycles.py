@@ -1,7 +1,7 @@
 """G0 / G1c (and -process / -realtime) for the queue: the dependency graph
 between committed operations (ww/wr edges: checkers/queue/edges.py, per key
 bucket; process/realtime edges), cut down to the part that can hold a
-cycle, searched and explained on the driver (checkers/graph/cycles.py).
+cycle, searched (checkers/graph/search.cycles_per_spec) and explained (checkers/graph/cycles.py) on the driver.
 
 Two ways to gather the graph, one search:
 - Spark (`find_cycles_queue`): edges stay in Spark, are shrunk there
@@ -27,15 +27,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from checkers.graph.cycles import DEFAULT_SPECS, Cycle, QueuePhrasing, Step, components, explain_cycle, find_cycles
+from checkers.graph.cycles import Cycle, QueuePhrasing, Step, components, explain_cycle
 from checkers.graph.order_local import process_edges as local_process_edges
 from checkers.graph.order_local import realtime_edges as local_realtime_edges
+from checkers.graph.search import TIERED_SPECS, cycles_per_spec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-G1C_SPECS = tuple(s for s in DEFAULT_SPECS if s.name.startswith("G1c"))
-QUEUE_SPECS = tuple(s for s in DEFAULT_SPECS if s.name.startswith(("G0", "G1c")))
+G1C_SPECS = tuple(s for s in TIERED_SPECS if s.name.startswith("G1c"))
+QUEUE_SPECS = tuple(s for s in TIERED_SPECS if s.name.startswith(("G0", "G1c")))
 DATA_FS = ("send", "poll", "txn")
 COLLECT_LIMIT = 40_000
 ORDER_ROUNDS = 12        # graph_shrink rounds when order edges are in (they defeat the buckets' shrinking)
@@ -71,8 +72,8 @@ def search(steps: list[Step], truncated: bool, graph_stats: dict, limit: int,
     ({type: {count, examples}}, stats). G1c examples list wr-only cycles
     first; stats["wr_only"] counts them. `op_details(ids)` describes the
     operations the examples show ({id: op}, anomalies.op_struct's fields)."""
-    every = _by_type(find_cycles(steps, QUEUE_SPECS))
-    wr_only = _by_type(find_cycles([s for s in steps if s.kind != "ww"], G1C_SPECS))
+    every = _by_type(cycles_per_spec(steps, QUEUE_SPECS))
+    wr_only = _by_type(cycles_per_spec([s for s in steps if s.kind != "ww"], G1C_SPECS))
     for kind, pure in wr_only.items():
         every[kind] = pure + [c for c in every.get(kind, []) if c.uses_ww]
     shown = [c for cs in every.values() for c in cs[:limit]]
@@ -90,9 +91,9 @@ def search(steps: list[Step], truncated: bool, graph_stats: dict, limit: int,
 def order_edges(ops: DataFrame) -> DataFrame:
     """Process and realtime edges between non-failed data operations; only
     ok operations have a known completion for real-time order."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
 
-    from checkers.graph.order_spark import process_edges, realtime_edges
+    from checkers.graph.order_spark import process_edges, realtime_edges  # loads pyspark: only when needed
     ordered = (ops.filter(F.col("f").isin(*DATA_FS) & (F.col("type") != "fail"))
                .select(F.col("invoke_index").alias("id"), "process", "invoke_index",
                        F.when(F.col("type") == "ok", F.col("complete_index")).alias("complete_index")))
@@ -101,8 +102,10 @@ def order_edges(ops: DataFrame) -> DataFrame:
 
 def _spark_op_details(ops: DataFrame) -> OpDetails:
     def details(ids: list[int]) -> dict[int, dict]:
-        from checkers.queue.anomalies_spark import op_struct
-        from pyspark.sql import functions as F
+        from pyspark.sql import functions as F  # loads pyspark: only when needed
+
+        from checkers.queue.anomalies_spark import op_struct  # loads pyspark: only when needed
+
         # a filter, not a join: no shuffle of the operations, and Parquet skips
         # the row groups outside the ids' range (ops are in invoke order)
         rows = (ops.filter(F.col("invoke_index").isin(ids)).select("invoke_index", op_struct().alias("op"))
@@ -115,7 +118,7 @@ def find_cycles_in(spark: SparkSession, edges: DataFrame, ops: DataFrame, limit:
                    collect_limit: int = COLLECT_LIMIT, max_rounds: int = ORDER_ROUNDS
                    ) -> tuple[dict[str, dict], dict]:
     """Shrink `edges` in Spark, then `search`."""
-    from checkers.graph.shrink_spark import shrink
+    from checkers.graph.shrink_spark import shrink  # loads pyspark: only when needed
     graph = shrink(edges, collect_limit=collect_limit, max_rounds=max_rounds)
     return search(graph.steps, graph.truncated, graph.stats, limit, _spark_op_details(ops))
 
@@ -130,7 +133,7 @@ def find_cycles_queue(spark: SparkSession, edges: DataFrame, ops: DataFrame, lim
     have already dropped pure polls and contracted single-key chains, so
     what is left goes straight to the strongly-connected-components step
     (no trim/contract rounds)."""
-    from checkers.graph.shrink_spark import conform_edges
+    from checkers.graph.shrink_spark import conform_edges  # loads pyspark: only when needed
     edges = conform_edges(edges)
     if realtime:
         return find_cycles_in(spark, edges.unionByName(order_edges(ops)), ops, limit)
@@ -211,7 +214,7 @@ def local_graph(edges: pd.DataFrame, collect_limit: int = COLLECT_LIMIT, rounds:
     only drop or merge edges on no cycle) before its SCC step: here the SCC
     cut does that at once, so there the stats differ ("rounds" stays empty).
     The steps passed on are always only those inside strongly connected
-    components: all that cycles.find_cycles looks at (it searches each
+    components: all that search.cycles_per_spec looks at (it searches each
     component of each kind-subgraph, and those lie inside the whole graph's
     components), so the cycles are the same."""
     stats: dict = {"edges": len(edges), "rounds": []}

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from checkers.history import queue_mops_spark as queue_mops
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -102,16 +104,15 @@ def producer_sends(ops: DataFrame) -> DataFrame:
     """queue_mops.sends (one row per send micro-op of a send/txn operation) with
     the operation's error name. An operation with no completion ends at
     +infinity (`end_time`)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
 
-    from checkers.history import queue_mops_spark as queue_mops
     return (queue_mops.sends(ops, extra=("error_name", "error_message"))
             .withColumn("end_time", F.coalesce("complete_time", F.lit(NO_END).cast("long"))))
 
 
 def error_counts(ops: DataFrame) -> dict[str, int]:
     """{error name: number of send/txn operations it ended}, most frequent first."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
     rows = (ops.filter(F.col("f").isin(*PRODUCER_OPS) & F.col("error_name").isNotNull())
                .groupBy("error_name").count()
                .orderBy(F.desc("count"), "error_name").collect())
@@ -123,7 +124,7 @@ def out_of_order_without_loss(ops: DataFrame, lost_writes: DataFrame,
     """Operations that ended with OUT_OF_ORDER_SEQUENCE_NUMBER, one row each,
     with `near_lost` = how many lost writes on their keys fall in the window.
     `lost_writes`: (key, value, start, end) of the queue checker's lost writes."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
     window_ns = int(window_s * 1e9)
     oos = producer_sends(ops.filter(F.col("error_name") == OUT_OF_ORDER))
     lost = lost_writes.select(F.col("key").alias("lost_key"), F.col("start").alias("lost_start"),
@@ -143,7 +144,7 @@ def analyze(ops: DataFrame, checks: ProducerChecks, lost: DataFrame, idempotent_
     `ops`: history_io.pair_operations rows; `lost`: (key, value, start, end)
     of the queue checker's lost writes; `idempotent_dups`: (key, value) of
     its duplicates on keys that only idempotent producers wrote."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
     errors = error_counts(ops)
     oos_found = None
     if errors.get(OUT_OF_ORDER):

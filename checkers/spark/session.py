@@ -15,6 +15,9 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from checkers.spark.archive import archive_file
+from clusters.jvm_archive import use_options
+
 APP_NAME = "logtrial-check"
 
 
@@ -52,8 +55,6 @@ NO_CALL_SITES = {"spark.python.sql.dataFrameDebugging.enabled": "false"}
 def _driver_java_options() -> str:
     """Quiet logging, and the driver's class archive (checkers/spark/archive.py)
     when there is one: a local driver JVM then starts on about 40 % less CPU."""
-    from clusters.jvm_archive import use_options
-    from checkers.spark.archive import archive_file
     return f"{_quiet_jvm_option()} {use_options(archive_file())}".rstrip()
 
 

@@ -7,31 +7,45 @@ from pathlib import Path
 
 import click
 
+from checkers.api import check_history
+from checkers.history.errors import HistoryError
+from checkers.options import CheckOptionError, CheckOptions
 from checkers.registry import WORKLOAD_NAMES
 from clusters import exit_codes
+from harness.check_cli import check_options, given_on_command_line
 
 HISTORY_FILE = "history.jsonl"
 
 
-def resolve_history(target: Path) -> tuple[Path, str | None]:
-    """(history file, workload named in the run's test.json if any)."""
+def resolve_history(target: Path) -> tuple[Path, dict]:
+    """(history file, the run's test.json, {} if there is none)."""
     if target.is_dir() and (target / HISTORY_FILE).exists():
-        return target / HISTORY_FILE, _workload_of(target / "test.json")
+        return target / HISTORY_FILE, _test_json(target / "test.json")
     if target.is_dir() and not any(p.suffix == ".parquet" for p in target.iterdir()):
         history = target / HISTORY_FILE
         if not history.exists():
             raise click.BadParameter(f"{target} has no {HISTORY_FILE}", param_hint="RUN_DIR_OR_HISTORY")
-        return history, _workload_of(target / "test.json")
-    return target, _workload_of(target.parent / "test.json")
+        return history, _test_json(target / "test.json")
+    return target, _test_json(target.parent / "test.json")
 
 
-def _workload_of(test_json: Path) -> str | None:
-    if not test_json.exists():
-        return None
+def _test_json(path: Path) -> dict:
+    if not path.exists():
+        return {}
     try:
-        return json.loads(test_json.read_text()).get("workload")
-    except (json.JSONDecodeError, AttributeError) as e:
-        raise click.BadParameter(f"{test_json}: not a JSON object ({e})") from e
+        found = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise click.BadParameter(f"{path}: not a JSON object ({e})") from e
+    if not isinstance(found, dict):
+        raise click.BadParameter(f"{path}: not a JSON object")
+    return found
+
+
+def recorded_check(test: dict, given: dict) -> dict:
+    """The check options: the command line's, else those the run recorded
+    (test.json's "check", written by `logtrial test`), else the defaults."""
+    recorded = test.get("check") if isinstance(test.get("check"), dict) else {}
+    return {**recorded, **given}
 
 
 def exit_code_for(valid) -> int:
@@ -57,30 +71,17 @@ def summary(results: dict, path: Path) -> str:
               help="Default: from the run's test.json, else queue.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where results.json goes (default: beside the history).")
-@click.option("--spark-master", default=None, help="spark://host:7077, yarn, k8s://... (default: embedded local[*]).")
-@click.option("--allow", multiple=True, metavar="TYPE", help="Anomaly type that does not make the run invalid.")
-@click.option("--forbid", multiple=True, metavar="TYPE", help="Anomaly type that makes the run invalid.")
-@click.option("--consistency-model", default="strict-serializable", show_default=True,
-              help="list-append: the model to check against.")
-@click.option("--engine", type=click.Choice(["auto", "local", "spark"]), default="auto", show_default=True,
-              help="local: in-process, no JVM; spark: on Spark; auto: local up to 64 MB of JSON Lines "
-                   "(queue) or 512 MB (list-append) with no --spark-master, else Spark.")
-@click.option("--realtime-cycles", is_flag=True,
-              help="queue: also search -process/-realtime cycles (slow on big histories).")
-def check(target: Path, workload, out_dir, spark_master, allow, forbid, consistency_model, engine,
-          realtime_cycles) -> None:
+@check_options
+def check(target: Path, workload, out_dir, **check_values) -> None:
     """Check a history for anomalies. Exit 0 valid, 1 invalid, 2 unknown, 3 bad input."""
-    from checkers.api import check_history
-    from checkers.history.errors import HistoryError
-    from checkers.options import CheckOptionError, CheckOptions
 
     try:
-        history, detected = resolve_history(target)
-        workload = workload or detected or "queue"
-        options = CheckOptions(consistency_model=consistency_model, allow=allow, forbid=forbid,
-                               realtime_cycles=realtime_cycles)
-        results = check_history(history, workload=workload, out_dir=out_dir, spark_master=spark_master,
-                                engine=engine, options=options)
+        history, test = resolve_history(target)
+        workload = workload or test.get("workload") or "queue"
+        values = recorded_check(test, given_on_command_line(check_values))
+        results = check_history(history, workload=workload, out_dir=out_dir,
+                                spark_master=values.get("spark_master"), engine=values.get("engine", "auto"),
+                                options=CheckOptions.from_record(values))
     except (HistoryError, click.BadParameter, CheckOptionError) as e:
         click.echo(f"logtrial check: {e}", err=True)
         sys.exit(exit_codes.BAD_INPUT)

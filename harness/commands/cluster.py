@@ -21,7 +21,9 @@ from clusters.kafka_versions import KafkaVersionError, resolve
 from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
 from clusters.ssh import SSHError, SSHPool
 from harness.kafka_options import kafka_release_options
-from nemesis.heal import ClusterNotHealed, heal as heal_cluster, verify_healed
+from nemesis.heal import ClusterNotHealed
+from nemesis.heal import heal as heal_cluster
+from nemesis.heal import verify_healed
 
 FAILURES = (LocalClusterError, SSHError, DatabaseError, ClusterNotHealed)
 

@@ -12,10 +12,14 @@ from dataclasses import dataclass
 
 import click
 
+from checkers.spark.archive import archive_file as spark_archive
 from clusters import exit_codes
 from clusters.faketime import LIBRARY as FAKETIME_LIB
 from clusters.faketime import faketime_env
-from clusters.kafka_config import KAFKA_VERSION, kafka_cache_dir
+from clusters.kafka_archive import archive_file as kafka_archive
+from clusters.kafka_config import DEFAULT_JVM_OPTS, KAFKA_VERSION, kafka_cache_dir
+from clusters.kafka_install import is_installed
+from clusters.kafka_versions import KRAFT, RELEASE_PATTERN, KafkaRelease, cache_root, resolve, version_tuple
 
 # command -> Debian package that provides it
 SYSTEM_TOOLS = {
@@ -87,8 +91,6 @@ def check_kafka_cache() -> Check:
 
 def check_other_versions() -> Check:
     """Other Kafka versions are fetched on first use; say which are already here."""
-    from clusters.kafka_install import is_installed
-    from clusters.kafka_versions import RELEASE_PATTERN, KRAFT, KafkaRelease, cache_root, version_tuple
     versions = [d.name.removeprefix("kafka-") for d in cache_root().glob("kafka-*") if d.is_dir()]
     cached = [v for v in sorted(filter(RELEASE_PATTERN.match, versions), key=version_tuple)
               if is_installed(KafkaRelease(v, KRAFT))]  # the jars do not depend on the mode
@@ -97,10 +99,6 @@ def check_other_versions() -> Check:
 
 def check_class_archives() -> list[Check]:
     """The JVMs' class-data-sharing archives: optional, they only make start-up cheaper."""
-    from checkers.spark.archive import archive_file as spark_archive
-    from clusters.kafka_config import DEFAULT_JVM_OPTS
-    from clusters.kafka_archive import archive_file as kafka_archive
-    from clusters.kafka_versions import resolve
     found = [("class archive: brokers", kafka_archive(resolve(), DEFAULT_JVM_OPTS))]
     if importlib.util.find_spec("pyspark") is not None:
         found.append(("class archive: spark", spark_archive()))

@@ -1,5 +1,5 @@
 """`logtrial import-edn`: turn a Jepsen/Elle history.edn into a history.jsonl
-(checkers/history/edn.py), so `logtrial check` can check it and its results
+(checkers/history/edn_convert.py), so `logtrial check` can check it and its results
 can be compared with Jepsen's."""
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from checkers.history.edn_convert import import_edn as convert
+from checkers.history.edn_read import EdnImportError
 from clusters import exit_codes
 
 
@@ -27,7 +29,6 @@ def import_edn(src: Path, out: Path | None, workload: str | None) -> None:
     of maps) to logtrial's history.jsonl. Keys that are not ints get ints in
     first-seen order, written to OUT.keys.json. Exit 0 written, 3 bad input
     (file:line on stderr, nothing written)."""
-    from checkers.history.edn import EdnImportError, import_edn as convert
 
     out = out or default_out(src)
     if out.resolve() == src.resolve():

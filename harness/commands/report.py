@@ -12,7 +12,7 @@ from clusters import exit_codes
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def report(run_dir: Path) -> None:
     """Rebuild RUN_DIR/report.html from its history, results and settings."""
-    from results.report import write_report
+    from results.report import write_report  # loads matplotlib: only when needed
 
     if not run_dir.is_dir():
         click.echo(f"logtrial report: {run_dir} is not a run directory", err=True)

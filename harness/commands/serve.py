@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from clusters import exit_codes
+from results.index import write_static_index
+from results.server import make_server
 
 store_option = click.option("--store", "store", type=click.Path(path_type=Path), default=Path("store"),
                             show_default=True, help="the store directory holding the runs")
@@ -25,7 +27,6 @@ def existing_store(store: Path) -> Path:
 @click.option("--port", default=8080, show_default=True, type=int)
 def serve(store: Path, host: str, port: int) -> None:
     """Serve an index of every run in the store, with links into each report."""
-    from results.server import make_server
 
     server = make_server(existing_store(store), host, port)
     click.echo(f"serving {store.resolve()} at http://{host}:{server.server_address[1]}/ (Ctrl-C to stop)")
@@ -42,6 +43,5 @@ def serve(store: Path, host: str, port: int) -> None:
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="where to write (default STORE/index.html)")
 def index(store: Path, out: Path | None) -> None:
     """Write the index of every run as static HTML."""
-    from results.index import write_static_index
 
     click.echo(str(write_static_index(existing_store(store), out)))

@@ -7,9 +7,12 @@ import sys
 import click
 
 from clusters import exit_codes
+from harness.check_cli import check_options
 from harness.kafka_options import kafka_release_options
 from harness.presets import preset_options
-from harness.runner import WORKLOADS, TestOptions, run_test
+from harness.runner import run_test
+from harness.test_options import TestOptions
+from workloads.registry import WORKLOAD_NAMES
 
 # precedence of exit codes when --test-count runs several tests: the worst wins
 _SEVERITY = [exit_codes.VALID, exit_codes.UNKNOWN, exit_codes.INVALID, exit_codes.HARNESS_ERROR,
@@ -19,7 +22,7 @@ _SEVERITY = [exit_codes.VALID, exit_codes.UNKNOWN, exit_codes.INVALID, exit_code
 def nemesis_options(f):
     """The nemesis helper's option decorator when it is there, else --nemesis none only."""
     try:
-        from nemesis.options import nemesis_options as real
+        from nemesis.options import nemesis_options as real  # loads confluent_kafka: only when needed
     except ImportError:
         f = click.option("--nemesis-interval", type=float, default=10.0, show_default=True,
                          help="Seconds between fault changes.")(f)
@@ -30,7 +33,7 @@ def nemesis_options(f):
 
 
 @click.command()
-@click.option("--workload", type=click.Choice(WORKLOADS), default="queue", show_default=True)
+@click.option("--workload", type=click.Choice(WORKLOAD_NAMES), default="queue", show_default=True)
 @click.option("--nodes-file", type=click.Path(exists=True, dir_okay=False),
               help="Inventory (YAML) of the cluster's nodes.")
 @click.option("--local", type=click.IntRange(1, 9), help="Bring up a local cluster of N nodes for this run.")
@@ -54,6 +57,7 @@ def nemesis_options(f):
               help="Seconds the final reads may take.")
 @click.option("--leave-db-running", is_flag=True, help="Leave Kafka (and a --local cluster) up afterwards.")
 @click.option("--check/--no-check", default=True, show_default=True)
+@check_options
 @click.option("--report/--no-report", default=True, show_default=True)
 @click.option("--acks", type=click.Choice(["0", "1", "all"]), default="all", show_default=True)
 @click.option("--idempotence/--no-idempotence", default=True, show_default=True)
@@ -105,20 +109,21 @@ def interrupt_on_signals() -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
-def build_options(safe: bool, nemesis, **kwargs) -> TestOptions:
-    """Click's values -> TestOptions; the nemesis helper's extra options ride along."""
+# what --safe sets (explicit flags lose to it)
+SAFE = dict(acks="all", idempotence=True, isolation_level="read_committed", auto_offset_reset="earliest",
+            enable_auto_commit=False, sub_via="assign")
+
+
+def build_options(safe: bool, nemesis, **values) -> TestOptions:
+    """Click's values -> TestOptions, validated; bad input exits BAD_INPUT naming it."""
     if isinstance(nemesis, str):
         nemesis = tuple(k.strip() for k in nemesis.split(",") if k.strip())
-    known = set(TestOptions.__dataclass_fields__)
-    nemesis_extra = {k: v for k, v in kwargs.items() if k not in known}
-    values = {k: v for k, v in kwargs.items() if k in known}
     if safe:
-        values.update(acks="all", idempotence=True, isolation_level="read_committed", auto_offset_reset="earliest",
-                      enable_auto_commit=False, sub_via="assign")
-    options = TestOptions(nemesis=tuple(nemesis or ()), nemesis_options=nemesis_extra, progress=True, **values)
+        values.update(SAFE)
     try:
+        options = TestOptions.from_flat(nemesis=tuple(nemesis or ()), progress=True, **values)
         options.validate()
-    except ValueError as e:
+    except ValueError as e:  # CheckOptionError too: a bad --consistency-model lists the known ones
         click.echo(f"error: {e}", err=True)
         sys.exit(exit_codes.BAD_INPUT)
     return options

@@ -8,12 +8,19 @@ import itertools
 import sys
 import traceback
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import click
 
 from clusters import exit_codes
+from harness.check_cli import check_options
 from harness.kafka_options import kafka_versions_option
+from results.index import write_static_index
+from results.matrix_report import MatrixRun, exit_code, summary_table, write_junit
+from results.runs import read_run
+from workloads.registry import workload_kind
 
+T = TypeVar("T")
 TXN_CHOICES = {"both": (False, True), "on": (True,), "off": (False,)}
 QUORUMS = {"static": False, "dynamic": True}   # --quorums: how each run's cluster is formatted
 
@@ -35,21 +42,22 @@ class Cell:
 def matrix(workloads: list[str], nemeses: list[str], txn: str, test_count: int,
            kafka_versions: list[str | None] | None = None, quorums: list[bool | None] | None = None) -> list[Cell]:
     """Every combination, in a stable order, one Kafka version (then quorum) after the
-    other (so a cluster serves all its runs). txn applies to the queue workload only
-    (list-append is always transactional), so list-append gets one txn setting."""
+    other (so a cluster serves all its runs). txn is an axis only of the workloads
+    that have one (WorkloadKind.txn_axis); the others get one txn setting.
+    UnknownWorkload (a ValueError) names the known workloads."""
     cells = []
     for version, quorum, workload, nemesis, attempt in itertools.product(
             kafka_versions or [None], quorums or [None], workloads, nemeses, range(1, test_count + 1)):
-        for with_txn in TXN_CHOICES[txn] if workload == "queue" else (TXN_CHOICES[txn][-1],):
+        for with_txn in workload_kind(workload).txn_settings(TXN_CHOICES[txn]):
             cells.append(Cell(workload, nemesis, with_txn, attempt, version, quorum))
     return cells
 
 
 def options_for(base, cell: Cell):
     kinds = tuple(k for k in cell.nemesis.split("+") if k and k != "none")
-    quorum = base.dynamic_quorum if cell.dynamic_quorum is None else cell.dynamic_quorum
-    return dataclasses.replace(base, workload=cell.workload, nemesis=kinds, txn=cell.txn,
-                               kafka_version=cell.kafka_version or base.kafka_version, dynamic_quorum=quorum)
+    quorum = base.cluster.dynamic_quorum if cell.dynamic_quorum is None else cell.dynamic_quorum
+    return base.replace(workload=cell.workload, nemesis=kinds, txn=cell.txn,
+                        kafka_version=cell.kafka_version or base.cluster.kafka_version, dynamic_quorum=quorum)
 
 
 def cell_label(cell: Cell) -> str:
@@ -66,8 +74,7 @@ def quorum_label(cell: Cell) -> str | None:
 
 def run_cell(base, cell: Cell, store: Path):
     """Run one cell; a crash of the harness becomes an error row, not the end of the matrix."""
-    from harness.runner import run_test
-    from results.runs import read_run
+    from harness.runner import run_test  # loads confluent_kafka: only when needed
 
     try:
         result = run_test(options_for(base, cell))
@@ -81,7 +88,6 @@ def run_cell(base, cell: Cell, store: Path):
 
 def matrix_run(cell: Cell, summary, code: int, error: str | None):
     """The summary row of one cell."""
-    from results.matrix_report import MatrixRun
     return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, summary, code, error,
                      cell.kafka_version, quorum_label(cell))
 
@@ -111,15 +117,14 @@ def matrix_run(cell: Cell, summary, code: int, error: str | None):
               help="Comma-separated controller quorums each combination runs on: static (controller.quorum."
                    "voters) and/or dynamic (KIP-853, Kafka 3.9+, as --dynamic-quorum). More than one needs "
                    "--local. Default: static.")
+@check_options
 @kafka_versions_option
 def test_all(workloads: str, nemeses: str, txn: str, test_count: int, store: Path, junit: Path | None,
              kafka_versions: str | None, quorums: str, **settings) -> None:
     """Run a matrix of tests and summarise them (table, JUnit XML, static index)."""
-    from harness.runner import TestOptions
-    from results.index import write_static_index
-    from results.matrix_report import exit_code, summary_table, write_junit
+    from harness.test_options import TestOptions  # loads confluent_kafka: only when needed
 
-    base = TestOptions(store=str(store), **settings)
+    base = bad_input_exits(lambda: TestOptions.from_flat(store=str(store), **settings))
     versions = split_list(kafka_versions or "")
     quorum_names = split_list(quorums)
     unknown = [q for q in quorum_names if q not in QUORUMS]
@@ -128,12 +133,12 @@ def test_all(workloads: str, nemeses: str, txn: str, test_count: int, store: Pat
                    f"(valid: {', '.join(QUORUMS)})", err=True)
         sys.exit(exit_codes.BAD_INPUT)
     for axis, values in (("--kafka-versions", versions), ("--quorums", quorum_names)):
-        if len(values) > 1 and not base.local:
+        if len(values) > 1 and not base.cluster.local:
             click.echo(f"logtrial test-all: {axis} {','.join(values)} needs --local N: one "
                        "cluster cannot run several at once", err=True)
             sys.exit(exit_codes.BAD_INPUT)
-    cells = matrix(split_list(workloads), split_list(nemeses) or ["none"], txn, test_count, versions,
-                   [QUORUMS[q] for q in quorum_names])
+    cells = bad_input_exits(lambda: matrix(split_list(workloads), split_list(nemeses) or ["none"], txn, test_count,
+                                           versions, [QUORUMS[q] for q in quorum_names]))
     validate_all(base, cells)
     runs = []
     try:
@@ -158,6 +163,16 @@ def validate_all(base, cells: list[Cell]) -> None:
         except ValueError as e:
             click.echo(f"logtrial test-all: {cell_label(cell)}: {e}", err=True)
             sys.exit(exit_codes.BAD_INPUT)
+
+
+def bad_input_exits(build: Callable[[], T]) -> T:
+    """build(), or exit BAD_INPUT naming what a ValueError says (CheckOptionError,
+    UnknownWorkload), before any run."""
+    try:
+        return build()
+    except ValueError as e:
+        click.echo(f"logtrial test-all: {e}", err=True)
+        sys.exit(exit_codes.BAD_INPUT)
 
 
 def interrupted_row(cell: Cell):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from checkers.history.errors import HistoryError
 from clusters import exit_codes
 from harness.commands.check import resolve_history
 
@@ -22,15 +23,14 @@ def to_parquet(target: Path, workload, spark_master) -> None:
     """Validate a history.jsonl and write history.parquet/ beside it, in one
     pass and in-process (no JVM). Exit 0 written, 3 bad input (file:line on
     stderr, nothing written)."""
-    from checkers.history.companion_write import write_companion
-    from checkers.history.errors import HistoryError
-    history, detected = resolve_history(target)
+    from checkers.history.companion_write import write_companion  # loads pandas: only when needed
+    history, test = resolve_history(target)
     if history.suffix != ".jsonl":
         click.echo(f"logtrial to-parquet: {history} is not a JSON Lines history", err=True)
         sys.exit(exit_codes.BAD_INPUT)
     started = time.monotonic()
     try:
-        out = write_companion(history, workload or detected or "queue")
+        out = write_companion(history, workload or test.get("workload") or "queue")
     except HistoryError as e:
         click.echo(f"logtrial to-parquet: {e}", err=True)
         sys.exit(exit_codes.BAD_INPUT)

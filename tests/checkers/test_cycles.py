@@ -1,4 +1,4 @@
-"""checkers/graph/cycles.py: classification, search and wording on small graphs,
+"""checkers/graph/cycles.py and search.py: classification, search and wording on small graphs,
 checked against brute-force enumeration of simple cycles (networkx)."""
 
 import itertools
@@ -7,8 +7,8 @@ import random
 import networkx as nx
 import pytest
 
-from checkers.graph.cycles import (Cycle, ListAppendPhrasing, QueuePhrasing, Step, classify,
-                             explain_cycle, find_cycles, strongly_connected)
+from checkers.graph.cycles import Cycle, ListAppendPhrasing, QueuePhrasing, Step, classify, explain_cycle, strongly_connected
+from checkers.graph.search import cycles_per_spec
 
 
 def S(src, dst, kind, key="k", value=None, offset=None, prev=None):
@@ -47,7 +47,7 @@ def test_each_base_anomaly_found_exactly():
              S(5, 6, "rw"), S(6, 5, "wr"),                  # G-single on 5, 6
              S(7, 8, "rw"), S(8, 7, "rw"),                  # G2-item on 7, 8
              S(9, 10, "ww"), S(10, 11, "wr")]               # acyclic
-    found = find_cycles(steps)
+    found = cycles_per_spec(steps)
     assert names(found) == ["G-single", "G0", "G1c", "G2-item"]
     by_name = {c.anomaly: c for c in found}
     assert set(by_name["G0"].ops) == {1, 2}
@@ -60,20 +60,20 @@ def test_each_base_anomaly_found_exactly():
 def test_order_variants_need_the_order_edge():
     steps = [S(1, 2, "wr"), S(2, 1, "process", key="3"),     # G1c-process
              S(3, 4, "rw"), S(4, 3, "realtime", prev="7", value="9")]  # G-single-realtime
-    assert names(find_cycles(steps)) == ["G-single-realtime", "G1c-process"]
+    assert names(cycles_per_spec(steps)) == ["G-single-realtime", "G1c-process"]
 
 
 def test_strongest_cycle_reported_first_and_no_weaker_duplicate():
     # ww cycle 1<->2 plus an rw chord: G0 found; G2-item only if a >=2 rw cycle exists.
     steps = [S(1, 2, "ww"), S(2, 1, "ww"), S(1, 2, "rw")]
-    found = find_cycles(steps)
+    found = cycles_per_spec(steps)
     assert names(found) == ["G-single", "G0"]   # rw 1->2 closed by ww 2->1
 
 
 def test_clean_graph_reports_nothing():
     steps = [S(1, 2, "ww"), S(2, 3, "wr"), S(1, 3, "rw"), S(3, 4, "realtime"),
              S(1, 4, "process")]
-    assert find_cycles(steps) == []
+    assert cycles_per_spec(steps) == []
     assert strongly_connected(steps) == []
 
 
@@ -106,7 +106,7 @@ def test_random_graphs_against_brute_force(seed):
     steps = sorted({S(rng.randrange(n), rng.randrange(n), rng.choice(["ww", "wr", "rw",
                                                                      "process", "realtime"]))
                     for _ in range(rng.randint(1, 10))})
-    found = find_cycles(steps)
+    found = cycles_per_spec(steps)
     for cycle in found:
         assert_is_cycle(cycle, steps)
     truth = brute_force_types(steps)
@@ -115,7 +115,7 @@ def test_random_graphs_against_brute_force(seed):
 
 
 def test_explanation_list_append_wording():
-    cycle = find_cycles([S(10, 20, "wr", key="3", value="5"),
+    cycle = cycles_per_spec([S(10, 20, "wr", key="3", value="5"),
                          S(20, 10, "ww", key="4", value="8", prev="7")])[0]
     ops = {10: {"index": 10, "process": 0, "time": 100, "f": "txn", "type": "ok"},
            20: {"index": 20, "process": 1, "time": 200, "f": "txn", "type": "ok"}}
@@ -128,7 +128,7 @@ def test_explanation_list_append_wording():
 
 
 def test_explanation_queue_wording():
-    cycle = find_cycles([S(1, 2, "wr", key="18", value="59", offset=162),
+    cycle = cycles_per_spec([S(1, 2, "wr", key="18", value="59", offset=162),
                          S(2, 1, "wr", key="19", value="45", offset=119)])[0]
     text = explain_cycle(cycle, {}, QueuePhrasing())
     assert text["explanation"] == (

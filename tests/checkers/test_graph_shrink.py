@@ -7,7 +7,8 @@ import random
 import networkx as nx
 import pytest
 
-from checkers.graph.cycles import Step, find_cycles
+from checkers.graph.cycles import Step
+from checkers.graph.search import cycles_per_spec
 from checkers.graph.shrink_spark import EDGE_SCHEMA, drop_read_only, shrink
 from checkers.graph.order_spark import process_edges, realtime_edges
 
@@ -24,7 +25,7 @@ def S(src, dst, kind, key=None, value=None):
 
 
 def cycle_types(steps):
-    return sorted(c.anomaly for c in find_cycles(steps))
+    return sorted(c.anomaly for c in cycles_per_spec(steps))
 
 
 def test_read_only_rule_refuses_rw_and_order_edges(spark):
@@ -92,7 +93,7 @@ def test_shrink_keeps_exactly_the_cyclic_edges(spark):
     assert shrunk.stats["rounds"][0] < shrunk.stats["edges"] and not shrunk.truncated
     for steps, got in zip(batch, per_graph):
         assert triples(got) == on_cycle(steps)
-        assert [c.anomaly for c in find_cycles(got)] == [c.anomaly for c in find_cycles(steps)]
+        assert [c.anomaly for c in cycles_per_spec(got)] == [c.anomaly for c in cycles_per_spec(steps)]
     assert sorted(per_graph[0]) == sorted(READ_ONLY_IN_G_SINGLE)
     assert cycle_types(per_graph[0]) == ["G-single"]
     assert sorted(per_graph[1]) == sorted(REALTIME_PATH)
@@ -120,7 +121,7 @@ def test_rounds_alone_lose_no_cycle(spark):
     assert shrunk.stats["steps_collected"] < sum(len(triples(g)) for g in batch)
     for steps, got in zip(batch, per_graph):
         assert triples(got) >= on_cycle(steps)
-        assert [c.anomaly for c in find_cycles(got)] == [c.anomaly for c in find_cycles(steps)]
+        assert [c.anomaly for c in cycles_per_spec(got)] == [c.anomaly for c in cycles_per_spec(steps)]
     assert triples(per_graph[1]) == triples(REALTIME_PATH)     # noise trimmed
 
 

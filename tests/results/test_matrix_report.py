@@ -34,10 +34,11 @@ def test_matrix_covers_every_combination():
 
 
 def test_options_for_a_cell():
-    options = options_for(runner.TestOptions(local=3, time_limit=5), Cell("queue", "partition+pause", True, 1))
-    assert (options.workload, options.nemesis, options.txn, options.local, options.time_limit) == (
-        "queue", ("partition", "pause"), True, 3, 5)
-    assert options_for(runner.TestOptions(), Cell("queue", "none", False, 1)).nemesis == ()
+    base = runner.TestOptions.from_flat(local=3, time_limit=5)
+    options = options_for(base, Cell("queue", "partition+pause", True, 1))
+    assert (options.workload.name, options.nemesis.kinds, options.workload.settings.txn, options.cluster.local,
+            options.timing.time_limit) == ("queue", ("partition", "pause"), True, 3, 5)
+    assert options_for(runner.TestOptions.from_flat(), Cell("queue", "none", False, 1)).nemesis.kinds == ()
 
 
 def test_junit_one_testcase_per_run_with_bad_types_as_failure(tmp_path):
@@ -95,9 +96,10 @@ def test_quorum_axis_runs_every_combination_on_each_quorum_and_shows_it(tmp_path
     cells = matrix(["queue"], ["none", "membership"], "off", 1, None, [False, True])
     assert [(c.dynamic_quorum, c.nemesis) for c in cells] == [
         (False, "none"), (False, "membership"), (True, "none"), (True, "membership")]
-    base = runner.TestOptions(local=3)
-    assert [options_for(base, c).dynamic_quorum for c in cells] == [False, False, True, True]
-    assert options_for(runner.TestOptions(dynamic_quorum=True), Cell("queue", "none", False, 1)).dynamic_quorum
+    base = runner.TestOptions.from_flat(local=3)
+    assert [options_for(base, c).cluster.dynamic_quorum for c in cells] == [False, False, True, True]
+    dynamic = runner.TestOptions.from_flat(dynamic_quorum=True)
+    assert options_for(dynamic, Cell("queue", "none", False, 1)).cluster.dynamic_quorum
     runs = [matrix_run(tmp_path, "valid", attempt=1), matrix_run(tmp_path, "invalid", attempt=2)]
     runs[0].quorum, runs[1].quorum = "static", "dynamic"
     lines = summary_table(runs).splitlines()

@@ -12,9 +12,9 @@ from results.index import SummaryCache
 
 
 def test_the_runner_writes_a_report_the_index_lists(tmp_path):
-    options = runner.TestOptions(bootstrap_servers="unused", store=str(tmp_path), time_limit=1.0, rate=500,
-                                 concurrency=3, recovery_time=0, seed=11,
-                                 check=False)  # the checked path is test_checked_report.py; Spark is slow
+    options = runner.TestOptions.from_flat(bootstrap_servers="unused", store=str(tmp_path), time_limit=1.0,
+                                           rate=500, concurrency=3, recovery_time=0, seed=11,
+                                           check=False)  # the checked path is test_checked_report.py; Spark is slow
     result = NoopRun(options).execute()
     html = (result.run_dir / "report.html").read_text()
     results = json.loads((result.run_dir / "results.json").read_text())

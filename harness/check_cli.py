@@ -1,0 +1,41 @@
+"""The check's command-line options, the same on `logtrial check`, `test` and
+`test-all`: they build one checkers.options.CheckOptions (plus the engine and
+Spark master), which the runner records in test.json's "check"."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import click
+from click.core import ParameterSource
+
+from checkers.api import ENGINES
+from checkers.options import DEFAULT_MODEL
+
+CHECK_OPTIONS = [
+    click.option("--consistency-model", default=DEFAULT_MODEL, show_default=True, metavar="MODEL",
+                 help="list-append: the model to check against."),
+    click.option("--allow", multiple=True, metavar="TYPE", help="Anomaly type that does not make the run invalid."),
+    click.option("--forbid", multiple=True, metavar="TYPE", help="Anomaly type that makes the run invalid."),
+    click.option("--realtime-cycles", is_flag=True,
+                 help="queue: also search -process/-realtime cycles (slow on big histories)."),
+    click.option("--engine", type=click.Choice(ENGINES), default="auto", show_default=True,
+                 help="local: in-process, no JVM; spark: on Spark; auto: local up to 64 MB of JSON Lines "
+                      "(queue) or 512 MB (list-append) with no --spark-master, else Spark."),
+    click.option("--spark-master", default=None,
+                 help="spark://host:7077, yarn, k8s://... (default: embedded local[*])."),
+]
+CHECK_NAMES = ("consistency_model", "allow", "forbid", "realtime_cycles", "engine", "spark_master")
+
+
+def check_options(command: Callable) -> Callable:
+    """Adds --consistency-model, --allow, --forbid, --realtime-cycles, --engine and --spark-master."""
+    for option in reversed(CHECK_OPTIONS):
+        command = option(command)
+    return command
+
+
+def given_on_command_line(values: dict[str, Any]) -> dict[str, Any]:
+    """The check options among `values` that the command line set (not defaults)."""
+    ctx = click.get_current_context()
+    return {name: values[name] for name in CHECK_NAMES
+            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None)}

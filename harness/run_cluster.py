@@ -1,0 +1,104 @@
+"""The cluster a run uses, from opening to closing: an inventory's, a local
+one brought up (or reused) for the run, or bare bootstrap servers; its
+release reconciled with what was asked; client pinning; and at the end its
+node logs collected and Kafka stopped (unless --leave-db-running)."""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Callable
+
+from clusters.inventory import load_inventory, write_inventory
+from clusters.kafka_config import MODE_KEY, QUORUM_KEY, VERSION_KEY
+from clusters.kafka_versions import resolve
+from clusters.local import DEFAULT_NAME, LocalCluster
+from clusters.pinning import ClientPins, local_cluster_of
+from clusters.reconfigure import restart_if_reconfigured
+from harness.test_options import ClusterSpec
+from harness.test_record import TestRecord
+
+log = logging.getLogger(__name__)
+
+# the cluster --local brings up (and reuses when left running)
+LOCAL_CLUSTER = DEFAULT_NAME
+
+
+class ClusterSession:
+    def __init__(self, spec: ClusterSpec, record: TestRecord, say: Callable[[str], None]):
+        self.spec = spec
+        self.record = record
+        self._say = say
+        self.cluster = None          # clusters.cluster.Cluster, when reached over SSH
+        self.local_cluster = None    # clusters.local.LocalCluster, with --local
+
+    def open(self) -> str:
+        """Opens (or brings up) the cluster, starting Kafka where needed; its bootstrap servers."""
+        spec = self.spec
+        if spec.bootstrap_servers:
+            return spec.bootstrap_servers
+        from clusters.cluster import Cluster  # loads confluent_kafka: only when needed
+        inventory_path = self._bring_up_local(spec.local) if spec.local else spec.nodes_file
+        if not spec.local:
+            self._record_where({"inventory": str(Path(inventory_path).resolve())})
+        self.cluster = Cluster.open(inventory_path, insecure_host_keys=spec.insecure_host_keys,
+                                    db_settings={**spec.db_settings, **spec.release_settings})
+        release = self.cluster.db.release
+        log.info("cluster %s open; %s running on every node", self.cluster.inventory.name, release.label)
+        self.record["kafka"] = {"version": release.version, "mode": release.mode}
+        self.record["versions"]["kafka"] = release.version
+        for line in restart_if_reconfigured(self.cluster):
+            self._say(line)
+        self.record["nodes"] = [n.name for n in self.cluster.inventory.nodes]
+        return self.cluster.db.bootstrap_servers()
+
+    def _record_where(self, where: dict) -> None:
+        """Written before the cluster is touched, so `logtrial cluster heal --run`
+        finds it even if this process dies in the next instant."""
+        self.record.write(cluster=where)
+
+    def _bring_up_local(self, nodes: int) -> str:
+        """Brings up the local cluster LOCAL_CLUSTER, or reuses it if one of the
+        right size was left running (--leave-db-running); its inventory."""
+        local = LocalCluster(LOCAL_CLUSTER)
+        self._record_where({"local": local.name, "state_root": str(local.root)})
+        wanted = self.spec.release_settings
+        if local.exists():
+            left = load_inventory(local.inventory_path)
+            if len(left.nodes) != nodes or _release_of(left.settings) != _release_of(wanted):
+                local.down()
+        if not local.exists():
+            self._say(f"bringing up local cluster {LOCAL_CLUSTER} ({nodes} nodes)")
+            inventory = local.up(nodes)
+            # the release travels with the inventory: a reused cluster says what it runs
+            write_inventory(dataclasses.replace(inventory, settings=wanted), local.inventory_path)
+        self.local_cluster = local
+        return str(local.inventory_path)
+
+    def client_pins(self) -> ClientPins | None:
+        """With --pin-clients, each process's clients reach one node (docs/pinned-clients.md)."""
+        if not self.spec.pin_clients:
+            return None
+        return ClientPins(self.local_cluster or local_cluster_of(self.spec.nodes_file))
+
+    def collect_logs(self, dest: Path) -> None:
+        """Every node's Kafka logs into dest/<node>/, in parallel, best effort."""
+        if self.cluster is None:
+            return
+        for node, error in self.cluster.collect_logs(dest).items():
+            log.warning("collecting logs from %s failed: %s", node, error)
+
+    def close(self) -> None:
+        """Stops Kafka (an inventory's) or takes the local cluster down, unless --leave-db-running."""
+        if self.cluster is not None:
+            if not self.spec.leave_db_running and self.spec.nodes_file:
+                for node in self.cluster.inventory.nodes:
+                    self.cluster.db.stop(node.name)
+            self.cluster.close()
+        if self.local_cluster is not None and not self.spec.leave_db_running:
+            self.local_cluster.down()
+
+
+def _release_of(settings: dict) -> tuple[str, str, str]:
+    release = resolve(settings.get(VERSION_KEY), settings.get(MODE_KEY))
+    return release.version, release.mode, settings.get(QUORUM_KEY, "static")
