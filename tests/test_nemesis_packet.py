@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from checkers.history.writer import read_history
+from checkers.history.stream import raw_events
 from clusters.cluster import Cluster
 from harness.runner import TestOptions, run_test
 from nemesis import packet_mechanisms as mechanisms
@@ -150,14 +150,14 @@ def test_heal_after_the_control_process_is_sigkilled(healed_cluster):
 
 @pytest.mark.slow
 def test_a_run_with_packet_faults_records_and_shades_them(cluster, tmp_path):
-    options = TestOptions(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
+    options = TestOptions.from_flat(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
                           leave_db_running=True, time_limit=30, rate=40, concurrency=4,
                           nemesis=("packet",), nemesis_interval=5, seed=3,
                           recovery_time=5, final_time_limit=60, check=False, report=True)
     result = run_test(options)
     assert result.status == "complete"
     history = result.run_dir / "history.jsonl"
-    starts = [e for e in read_history(history) if e["process"] == "nemesis"
+    starts = [e for e in raw_events(history) if e["process"] == "nemesis"
               and e["f"] == "start-packet"]
     assert starts
     for event in starts:
