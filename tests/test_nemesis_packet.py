@@ -49,17 +49,17 @@ def connect_ms(cluster, from_node: str, to_node: str, tries: int = 5) -> float:
     return float(out)
 
 
-def udp_received(cluster, from_node: str, to_node: str, count: int = 400) -> int:
-    """How many of `count` datagrams from_node sends reach to_node."""
+def udp_arrivals(cluster, from_node: str, to_node: str, count: int = 400) -> list[int]:
+    """The sequence numbers of the `count` datagrams from_node sends, as to_node
+    receives them (in arrival order)."""
     listen = ("import socket\n"
               "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-              f"s.bind(('0.0.0.0', {UDP_PORT})); s.settimeout(2); n = 0\n"
-              "print('ready', flush=True)\n"
+              f"s.bind(('0.0.0.0', {UDP_PORT})); s.settimeout(2); seen = []\n"
               "try:\n"
               "    while True:\n"
-              "        s.recv(100); n += 1\n"
+              "        seen.append(s.recv(100).decode())\n"
               "except socket.timeout:\n"
-              "    print(n)")
+              "    print(' '.join(seen))")
     got: dict = {}
     listener = threading.Thread(target=lambda: got.update(out=cluster.ssh[to_node].exec(
         f"python3 -c {shlex.quote(listen)}", timeout=60).stdout))
@@ -69,10 +69,23 @@ def udp_received(cluster, from_node: str, to_node: str, count: int = 400) -> int
     send = ("import socket, time\n"
             "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
             f"for i in range({count}):\n"
-            f"    s.sendto(b'x', ({host!r}, {UDP_PORT})); time.sleep(0.002)")
+            f"    s.sendto(str(i).encode(), ({host!r}, {UDP_PORT})); time.sleep(0.002)")
     cluster.ssh[from_node].exec(f"python3 -c {shlex.quote(send)}", timeout=60)
     listener.join()
-    return int(got["out"].split()[-1])
+    return [int(n) for n in got["out"].split()]
+
+
+def udp_received(cluster, from_node: str, to_node: str) -> int:
+    return len(udp_arrivals(cluster, from_node, to_node))
+
+
+def out_of_order(arrivals: list[int]) -> int:
+    """How many datagrams arrived after one sent later than them."""
+    highest, late = -1, 0
+    for n in arrivals:
+        late += n < highest
+        highest = max(highest, n)
+    return late
 
 
 def no_traces(cluster) -> dict[str, list[str]]:
@@ -111,6 +124,28 @@ def test_loss_drops_a_share_and_rate_throttles(healed_cluster):
     assert 120 <= received <= 280, received  # 400 sent, half lost
     packets.stop(cluster)
     assert udp_received(cluster, "n1", "n2") >= 390
+
+
+def test_duplication_reordering_and_corruption_by_the_holder(healed_cluster):
+    cluster = healed_cluster
+    baseline = udp_arrivals(cluster, "n2", "n3")
+    assert len(baseline) >= 390 and out_of_order(baseline) == 0
+    packets = fault(cluster)
+    link = {"target": "links", "links": [["n2", "n3"]]}
+    value = packets.start(cluster, {**link, "behaviour": {"delay_ms": 40, "reorder_pct": 50,
+                                                          "duplicate_pct": 50}})
+    assert value["mechanisms"]["n2"]["used"] == ["nfqueue"], value
+    assert value["mechanisms"]["n3"]["used"] == []  # the receiver does nothing here
+    arrivals = udp_arrivals(cluster, "n2", "n3")
+    assert 500 <= len(arrivals) <= 700, len(arrivals)  # 400 sent, half of them twice
+    assert set(arrivals) == set(range(400))
+    assert out_of_order(arrivals) >= 50, out_of_order(arrivals)  # half overtake the held
+    packets.stop(cluster)
+    # a flipped bit fails the UDP checksum at the receiver: corruption is loss there
+    packets.start(cluster, {**link, "behaviour": {"corrupt_pct": 50}})
+    assert 120 <= udp_received(cluster, "n2", "n3") <= 280
+    packets.stop(cluster)
+    assert no_traces(cluster) == {"n1": [], "n2": [], "n3": []}
 
 
 STRIKE_AND_WAIT = """
