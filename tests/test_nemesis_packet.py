@@ -161,7 +161,28 @@ time.sleep(600)
 """
 
 
-def test_heal_after_the_control_process_is_sigkilled(healed_cluster):
+def left_in_namespace(local, node: str) -> list[str]:
+    """Our qdiscs, rules and holder as the namespace itself shows them (not through SSH
+    or the harness's own checks)."""
+    def run(*cmd: str) -> str:
+        return subprocess.run(["ip", "netns", "exec", local.netns(node), *cmd],
+                              capture_output=True, text=True, check=True).stdout
+    found = [line for line in run("tc", "qdisc", "show").splitlines()
+             if mechanisms.HANDLE in line]
+    found += [line for line in run("iptables", "-S").splitlines() if "LOGTRIAL-PACKET" in line]
+    found += [f"holder pid {pid}" for pid in run("ip", "netns", "pids", local.netns(node)).split()
+              if "packet-holder.py" in command_line(pid)]
+    return found
+
+
+def command_line(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+    except OSError:
+        return ""  # gone already (the commands that listed it)
+
+
+def test_heal_after_the_control_process_is_sigkilled(healed_cluster, local_cluster):
     cluster = healed_cluster
     proc = subprocess.Popen([sys.executable, "-c", STRIKE_AND_WAIT, str(cluster.inventory.path)],
                             cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -173,6 +194,7 @@ def test_heal_after_the_control_process_is_sigkilled(healed_cluster):
     finally:
         proc.kill()
     assert no_traces(cluster)["n2"]  # the dead process left its fault in place
+    assert len(left_in_namespace(local_cluster, "n2")) >= 3  # qdisc, rules, holder
     with Cluster.open(cluster.inventory.path, start=False) as fresh:
         actions = heal(fresh)
         verify_healed(fresh)
@@ -180,6 +202,7 @@ def test_heal_after_the_control_process_is_sigkilled(healed_cluster):
     assert any("n3: removed logtrial's packet qdisc" in a for a in actions), actions
     assert any("n2: removed logtrial's packet iptables chains" in a for a in actions), actions
     assert no_traces(cluster) == {"n1": [], "n2": [], "n3": []}
+    assert [left_in_namespace(local_cluster, n) for n in cluster.nodes] == [[], [], []]
     assert connect_ms(cluster, "n2", "n3") < 90
 
 
