@@ -1,9 +1,11 @@
-"""Cycle search on a small dependency graph, Elle style, with explanations.
+"""A small dependency graph, Elle style: its steps, its strongly connected
+components, how a cycle is classified, and how it is explained.
 
 Pure driver-side functions. Input: the steps of the (already shrunk, see
 checkers/graph/shrink_spark.py) dependency graph, one `Step` per original edge
-between two operations. Output: `Cycle`s, each classified the Elle way, and
-`explain_cycle()` turns one into data plus plain-words text.
+between two operations. The search (checkers/graph/search.py) returns
+`Cycle`s, each classified the Elle way, and `explain_cycle()` turns one into
+data plus plain-words text.
 
 Edge kinds: "ww" (write-write), "wr" (write-read), "rw" (anti-dependency),
 "process" (same process, one after the other) and "realtime" (one completed

@@ -1,5 +1,6 @@
-"""Cycle anomalies the way Elle searches for them (elle.txn/cycles).
+"""The one cycle search, for both workloads.
 
+`cycle_anomalies` (list-append) searches the way Elle does (elle.txn/cycles).
 The graph's strongly connected components are computed once, over every
 edge kind present. Inside each component the anomaly types are tried from
 the weakest model's to the strongest's (G0, G1c, G-single, G-nonadjacent,
@@ -8,8 +9,12 @@ type it implies redundant for that component (finding G0 there says all a
 G1c would), so each component reports at most one cycle per type, and only
 the types nothing weaker explains. Counts therefore compare with Elle's.
 
+`cycles_per_spec` (queue) searches every spec of a list in the strongly
+connected components of that spec's own subgraph, at most one cycle each,
+none making another redundant.
+
 Each type is a `Spec`: which edge kinds the cycle may use, which it must
-use, and its rule on rw (anti-dependency) edges:
+use, which its first edge may have, and its rule on rw (anti-dependency) edges:
 
 - "none":        no rw edge (G0, G1c);
 - "one":         exactly one (G-single);

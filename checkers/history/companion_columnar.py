@@ -9,7 +9,7 @@ by process, and the micro-op values of the frequent operations (ok sends,
 ok polls) are decoded in one typed call per block. What remains in Python
 runs per micro-op record, or for the few other operations (txns, failed and
 indefinite ones) through the very rules and record builder the careful path
-uses (mop_rules, queue_local.record_rows).
+uses (mop_rules, history.queue_records.record_rows).
 
 It only accepts: whatever this path does not handle, or finds wrong, raises
 NotColumnar, and companion_write falls back to the careful path, which
@@ -194,7 +194,7 @@ class Pairs(NamedTuple):
 
 class Pairing:
     """Pairs invokes with completions block by block, with the careful path's
-    rules (history_read._Pairing), refusing any breach: per process, indexes
+    rules (history.read._Pairing), refusing any breach: per process, indexes
     increase, a completion follows a pending invoke of the same f, an invoke
     follows none. Between blocks it keeps each process's pending invoke, or
     its last completion (as a SEEN row) for the index rule.
@@ -308,7 +308,7 @@ def _columns(frame: dict[str, np.ndarray | int], n: int) -> pd.DataFrame:
 
 
 def _producer_flags(raws: np.ndarray) -> tuple[list, list]:
-    """(idempotent, transactional) of each invoke, as history_read._producer."""
+    """(idempotent, transactional) of each invoke, as history.read._producer."""
     if not any(raws.tolist()):
         return [None] * len(raws), [None] * len(raws)
     pairs = [_producer(p) for p in _decode_each(raws)]
@@ -447,7 +447,7 @@ def _arrow(values, kind: pa.DataType, n: int) -> pa.Array:
 
 
 def value_texts(raws: np.ndarray) -> pa.Array:
-    """Each value as companion_write.ops_table keeps it (a string's own
+    """Each value as history.companion_write.ops_table keeps it (a string's own
     text, anything else compact JSON, null None): the JSON text as written,
     bar the few values whose text is not that (parsed and dumped again)."""
     texts = raws.tolist()

@@ -1,5 +1,5 @@
 """What both companion writers share (checkers/history/companion_write.py, the
-careful path, and companion_columnar.py, the fast one): the Parquet schemas, the
+careful path, and history.companion_columnar.py, the fast one): the Parquet schemas, the
 part files, the operation counts, the held-back info sends, and the second
 writing process."""
 from __future__ import annotations
@@ -65,7 +65,7 @@ class Child:
 
 class OpCounts:
     """Operations per (f, type) and the last time of each (a completion's,
-    else the invoke's): what queue_spark.op_stats counts in Spark."""
+    else the invoke's): what queue.spark.op_stats counts in Spark."""
 
     def __init__(self) -> None:
         self.counts: dict[tuple[str, str], list[int]] = {}

@@ -1,9 +1,9 @@
 """Writing a history's Parquet companion in-process, in one streaming pass.
 
-history_read.stream_history parses, validates and pairs the JSON Lines a
+history.read.stream_history parses, validates and pairs the JSON Lines a
 block of lines at a time, with the in-process engine's rules and messages;
 each block's operations become a row group of ops/ and, for the queue, their
-micro-op records (queue_local.record_rows) a row group of queue-mops/. The
+micro-op records (history.queue_records.record_rows) a row group of queue-mops/. The
 layout and columns are those checkers/history/spark_load.py reads (Spark wrote
 them before; its records of the same operations are the same rows).
 

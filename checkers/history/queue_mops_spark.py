@@ -89,7 +89,7 @@ PARSED = "_mops"
 
 
 def value_check() -> ValueCheck:
-    """For a raw history event (history_io.load_history columns): what is
+    """For a raw history event (history.spark_read.load_history columns): what is
     wrong with its queue micro-ops, or null. Run with the row checks, so a
     bad micro-op is reported by file and line instead of becoming a null.
     The micro-ops are parsed once, into PARSED, for all the conditions."""

@@ -21,7 +21,7 @@ float conversions (a missing value is NULL):
                           whose sent values an ok poll returned, on any key
                           (so it happened; set where all keys are seen)
 
-Which rows the record builders give (queue_bucket.records, queue_local):
+Which rows the record builders give (queue.bucket.records, queue_local):
 a SEND row for every send micro-op whatever its outcome, its offset from an
 ok or info completion (NULL for a fail, or when unknown); a POLL row for
 every (offset, value) a poll micro-op of any completed operation returned
@@ -107,11 +107,11 @@ def _key_text(k) -> str | None:
 
 def records_frame(ops: pd.DataFrame) -> pd.DataFrame:
     """The micro-op records of `ops` (checkers/queue/frame.COLUMNS, int64),
-    as Spark builds them: queue_bucket.records (every send micro-op of a
+    as Spark builds them: queue.bucket.records (every send micro-op of a
     send/txn operation, whatever its outcome, with the offset of an ok or
     info completion; every (offset, value) a poll of a completed poll/txn
     returned; PROVEN on the sends of info ops an ok poll read from) plus the
-    RESET row of every assign/subscribe that queue_bucket.bucketed copies
+    RESET row of every assign/subscribe that queue.bucket.bucketed copies
     into each bucket."""
     n = len(ops)
     columns = zip(ops["f"].tolist(), ops["type"].tolist(), *(int64s(ops[c]).tolist() for c in (
@@ -170,7 +170,7 @@ def record_rows(ops: Iterable[tuple], resets: bool = True) -> list[tuple]:
 
 def _proven(rec: pd.DataFrame) -> pd.DataFrame:
     """PROVEN on every send of an info op that an ok poll returned one of
-    the values of, on any key (queue_bucket._proven)."""
+    the values of, on any key (queue.bucket._proven)."""
     kind, otype = rec["kind"].to_numpy(), rec["otype"].to_numpy()
     info = (kind == SEND) & (otype == TYPES.index("info"))
     if info.any():

@@ -15,7 +15,7 @@ line(s) and what is wrong, before any checker runs:
   key, as Elle requires).
 
 The result, `ParsedHistory.ops` (checkers/history/ops_frame.py), has the columns of
-history_io.pair_operations (one row per client operation) with values
+history.spark_read.pair_operations (one row per client operation) with values
 parsed, plus the line numbers of both events. It is built on first use:
 `ParsedHistory.rows` holds the same rows as tuples, for a checker that
 needs no DataFrame (list-append in-process) and for validation alone.

@@ -1,4 +1,4 @@
-"""Streaming writer (and tolerant reader) for history.jsonl.
+"""Streaming writer for history.jsonl (readers: read.py, stream.py).
 
 The format is the contract in docs/history-format.md:
 one JSON object per line with `index` and `time` (ns since the test started,

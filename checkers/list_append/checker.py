@@ -84,7 +84,7 @@ def txns(ops: pd.DataFrame) -> list[Txn]:
 
 
 def txns_from_rows(rows: list[tuple]) -> list[Txn]:
-    """`txns` of the rows of a read history (history_read.OP_COLUMNS) that
+    """`txns` of the rows of a read history (history.op_row.ROW_COLUMNS) that
     are in invoke-index order, without a DataFrame: the same Txns."""
     pick = itemgetter(*(OP_COLUMNS.index(c) for c in TXN_COLUMNS))
     return [_txn(*row[1:]) for row in map(pick, rows) if row[0] == "txn"]
@@ -179,7 +179,7 @@ def check_list_append(ops: pd.DataFrame, consistency_model: str = "strict-serial
 def check_rows(rows: list[tuple], consistency_model: str = "strict-serializable",
                allow=(), forbid=(), examples: int = DEFAULT_EXAMPLES) -> dict:
     """check_list_append of a read history's rows in invoke-index order
-    (history_read.ParsedHistory.rows_by_index), with no DataFrame."""
+    (history.read.ParsedHistory.rows_by_index), with no DataFrame."""
     return _check_made(lambda: txns_from_rows(rows), consistency_model, allow, forbid, examples)
 
 

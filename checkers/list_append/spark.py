@@ -5,7 +5,7 @@ same `assemble()` on the driver, so both engines give identical results.
 1. One pass over the txn operations (mapInPandas): each txn's own findings
    (la_txn) and its micro-ops, tagged with a bucket = hash(key) mod B.
 2. One shuffle by bucket (applyInPandas): every key of the bucket through
-   la_keys.analyze_key, giving findings and ww/wr/rw edges.
+   list_append.keys.analyze_key, giving findings and ww/wr/rw edges.
 3. Driver: exact counts and the first examples per type; the order edges
    (from five integers per operation); the strongly connected components
    of the whole graph from (src, dst) pairs alone (scipy); then only the

@@ -12,12 +12,12 @@ producer checks (checkers/queue/producer_errors.py) and a few facts about the
 operations. `results()` turns what was gathered into the results dict, so
 the two engines cannot disagree on anything but how they gather:
 
-- Spark (checkers/queue/spark.py): `ops` from history_io.pair_operations
-  (or the companion, history_parquet.load); one shuffle by key bucket runs
+- Spark (checkers/queue/spark.py): `ops` from history.spark_read.pair_operations
+  (or the companion, history.spark_load.load); one shuffle by key bucket runs
   the analysis in executors and the driver receives only counts, examples,
   series candidates and the part of the graph that can hold a cycle;
 - in-process (checkers/queue/local.py): `ops` as a pandas frame
-  (history_read.ParsedHistory.ops), the whole history one bucket.
+  (history.read.ParsedHistory.ops), the whole history one bucket.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ class Gathered(Protocol):
         """The TOP_KEYS (key, peak, counts) unseen series of highest peak."""
 
     def cycles(self) -> tuple[dict[str, dict], dict]:
-        """queue_cycles.search's ({type: {count, examples}}, stats)."""
+        """queue.cycles.search's ({type: {count, examples}}, stats)."""
 
     def used_subscribe(self) -> bool:
         """Did some operation subscribe?"""
@@ -63,10 +63,10 @@ class Gathered(Protocol):
         """Did an ok poll (or txn with a poll) begin after `time`?"""
 
     def producer(self, checks: ProducerChecks) -> dict:
-        """producer_errors.producer_results for this history."""
+        """queue.producer_errors.producer_results for this history."""
 
     def txn_reads(self) -> dict[str, dict]:
-        """queue_txn_reads.anomaly: partial transaction reads, with the first
+        """queue.txn_reads.anomaly: partial transaction reads, with the first
         `limit` examples."""
 
 

@@ -88,7 +88,7 @@ def _rows(df: DataFrame, kind: int, pos: Column, flags: Column) -> DataFrame:
 
 
 def _also_as_ok(parse, ops: DataFrame, outcomes: tuple[str, ...], **kw) -> DataFrame:
-    """parse(ops) (queue_mops.sends / .reads, which read the completions of
+    """parse(ops) (history.queue_mops_spark.sends / .reads, which read the completions of
     ok operations only) reading the completions of operations with these
     `outcomes` too: each parsed as if ok, then given its outcome back."""
 
@@ -248,7 +248,7 @@ def idempotent_only(dups: pd.DataFrame, sends: pd.DataFrame) -> dict:
 
 def run(spark: SparkSession, ops: DataFrame, op_count: int, limit: int, end_time: int,
         shrink: bool, micro: DataFrame | None = None) -> DataFrame:
-    """The bucket pass over `ops` (history_io.pair_operations rows) and their
+    """The bucket pass over `ops` (history.spark_read.pair_operations rows) and their
     micro-op `records` (computed from `ops` when not given): OUT_SCHEMA rows."""
     buckets = bucket_count(op_count)
     rows = bucketed(records(ops) if micro is None else micro, ops, buckets)

@@ -172,13 +172,13 @@ def _in_sccs(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
 
 def _text(series: pd.Series) -> list:
-    """Explanation columns as graph_shrink.EDGE_SCHEMA types them: text."""
+    """Explanation columns as graph.shrink_spark.EDGE_SCHEMA types them: text."""
     return [None if x is None or x is pd.NA or (isinstance(x, float) and x != x) else str(x) for x in series]
 
 
 def edge_frame(bucket_edges: pd.DataFrame, order: list[Step] = ()) -> pd.DataFrame:
-    """Bucket edges (queue_bucket.OUT_SCHEMA "edge" rows) and order steps in
-    one frame of graph_shrink.EDGE_SCHEMA's types (conform_edges)."""
+    """Bucket edges (queue.bucket.OUT_SCHEMA "edge" rows) and order steps in
+    one frame of graph.shrink_spark.EDGE_SCHEMA's types (conform_edges)."""
     frame = pd.DataFrame({"src": bucket_edges["src"].to_numpy("int64"), "dst": bucket_edges["dst"].to_numpy("int64"),
                           "kind": list(bucket_edges["kind"]), "key": _text(bucket_edges["key"]),
                           "value": _text(bucket_edges["value"]),
@@ -194,7 +194,7 @@ def edge_frame(bucket_edges: pd.DataFrame, order: list[Step] = ()) -> pd.DataFra
 
 def _paths(edges: pd.DataFrame) -> pd.DataFrame:
     """One edge per (src, dst, kind), with the smallest explanation (nulls
-    first): what graph_shrink._as_paths keeps."""
+    first): what graph.shrink_spark._as_paths keeps."""
     ordered = edges.sort_values(list(EDGE_FIELDS), na_position="first", kind="stable")
     return ordered.drop_duplicates(["src", "dst", "kind"], keep="first")
 
@@ -205,7 +205,7 @@ def _cut(edges: pd.DataFrame) -> pd.DataFrame:
 
 def local_graph(edges: pd.DataFrame, collect_limit: int = COLLECT_LIMIT, rounds: bool = False
                 ) -> tuple[list[Step], bool, dict]:
-    """graph_shrink.shrink in-process: (steps, truncated, stats), the stats
+    """graph.shrink_spark.shrink in-process: (steps, truncated, stats), the stats
     as Spark reports them. Without `rounds` (max_rounds=0 there) Spark cuts
     the raw edges to their strongly connected components above
     `collect_limit`, then keeps one edge per (src, dst, kind) (`_paths`) and

@@ -2,14 +2,14 @@
 
     check_queue_local(ops, allow=(), forbid=()) -> results dict
 
-`ops`: one row per operation, the columns of history_io.pair_operations with
+`ops`: one row per operation, the columns of history.spark_read.pair_operations with
 the values parsed (checkers/history/read.ParsedHistory.ops; JSON text is
 parsed here too). The analysis is the Spark checker's (checkers/queue/assemble.py):
-`records_frame` builds the micro-op records exactly as queue_bucket.records
+`records_frame` builds the micro-op records exactly as queue.bucket.records
 and .bucketed do in Spark, checkers/queue/bucket.analyze_bucket runs over the
 whole history as one bucket (every per-key analysis is independent of the
 other keys, so one bucket finds what many do), and `LocalPass` gathers from
-its rows what SparkPass gathers in Spark, for the same queue.results().
+its rows what SparkPass gathers in Spark, for the same queue.assemble.results().
 Nothing here imports pyspark.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from checkers.queue.series import TOP_KEYS
 
 
 def op_stats(ops: pd.DataFrame) -> dict:
-    """queue_spark.op_stats on a pandas frame."""
+    """queue.spark.op_stats on a pandas frame."""
     ends = np.where(ops["complete_time"].isna().to_numpy(), int64s(ops["invoke_time"]), int64s(ops["complete_time"]))
     by_f: dict[str, dict[str, int]] = {}
     by_type: dict[str, int] = {}
@@ -54,7 +54,7 @@ class LocalPass:
     def __init__(self, ops: pd.DataFrame, limit: int = DEFAULT_EXAMPLES, realtime: bool = False,
                  passed: pd.DataFrame | None = None, stats: dict | None = None) -> None:
         """`passed`/`stats`: the bucket pass's rows and op_stats when an engine
-        ran them already (Spark, for a small history: queue_spark.driver_pass)."""
+        ran them already (Spark, for a small history: queue.spark.driver_pass)."""
         self.values = ops[ops["f"].isin(QUEUE_OPS)]
         self.limit, self.realtime = limit, realtime
         self.op_stats = stats if stats is not None else op_stats(self.values)

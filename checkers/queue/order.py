@@ -129,7 +129,7 @@ def placed_sends(obs: pd.DataFrame, bucket: pd.DataFrame, proven: pd.Series) -> 
     """Sends that landed, each at its acknowledged offset, or, when that is
     unknown (an info send proven by a poll, an ok completion without one), at
     the lowest offset a poll returned its value (as Jepsen places a send by
-    where its value sits in the log). `proven`: queue_frame.proven_sends."""
+    where its value sits in the log). `proven`: queue.frame.proven_sends."""
     sends = obs[obs["kind"] == SEND]
     unplaced = bucket[(bucket["kind"] == SEND) & (bucket["offset"] == NULL) & proven]
     if unplaced.empty:

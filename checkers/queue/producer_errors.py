@@ -101,7 +101,7 @@ def producer_results(checks: ProducerChecks, errors: dict[str, int], oos: tuple 
 # ---------------------------------------------------------------- Spark
 
 def producer_sends(ops: DataFrame) -> DataFrame:
-    """queue_mops.sends (one row per send micro-op of a send/txn operation) with
+    """history.queue_mops_spark.sends (one row per send micro-op of a send/txn operation) with
     the operation's error name. An operation with no completion ends at
     +infinity (`end_time`)."""
     from pyspark.sql import functions as F  # loads pyspark: only when needed
@@ -141,7 +141,7 @@ def out_of_order_without_loss(ops: DataFrame, lost_writes: DataFrame,
 
 def analyze(ops: DataFrame, checks: ProducerChecks, lost: DataFrame, idempotent_dups: DataFrame) -> dict:
     """The producer part of a queue history's results, in Spark.
-    `ops`: history_io.pair_operations rows; `lost`: (key, value, start, end)
+    `ops`: history.spark_read.pair_operations rows; `lost`: (key, value, start, end)
     of the queue checker's lost writes; `idempotent_dups`: (key, value) of
     its duplicates on keys that only idempotent producers wrote."""
     from pyspark.sql import functions as F  # loads pyspark: only when needed
@@ -166,7 +166,7 @@ def _none(x):
 
 def analyze_local(ops: pd.DataFrame, sends: pd.DataFrame, checks: ProducerChecks, lost: pd.DataFrame,
                   idempotent_dups: pd.DataFrame, null_key: int | None = None) -> dict:
-    """`analyze` on pandas frames: `ops` (history_read.ParsedHistory.ops
+    """`analyze` on pandas frames: `ops` (history.read.ParsedHistory.ops
     columns), `sends` their send micro-op records (op, key: queue_frame
     columns; `null_key` marks a key that was not an integer), `lost`
     (key, value, start, end) and `idempotent_dups` (key, value) as the

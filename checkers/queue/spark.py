@@ -38,7 +38,7 @@ def op_stats(ops: DataFrame) -> dict:
 
 def stats_from_counts(counts: list[tuple[str, str, int, int | None]]) -> dict:
     """op_stats from (f, type, operations, last time) per f and type (the
-    Parquet companion keeps them: history_parquet.Loaded.op_counts)."""
+    Parquet companion keeps them: history.spark_load.Loaded.op_counts)."""
     by_f: dict[str, dict[str, int]] = {}
     for f, kind, n, _ in counts:
         by_f.setdefault(f, {})[kind] = n

@@ -49,8 +49,8 @@ def multi_key(sends: pd.DataFrame) -> pd.DataFrame:
     return sends[sends["txn"].isin(keys[keys >= 2].index)].reset_index(drop=True)
 
 
-# The bucket pass (queue_bucket.analyze_bucket) gathers what the finder needs
-# of each bucket of keys, in its output rows (queue_bucket.OUT_SCHEMA): a key's
+# The bucket pass (queue.bucket.analyze_bucket) gathers what the finder needs
+# of each bucket of keys, in its output rows (queue.bucket.OUT_SCHEMA): a key's
 # sends and polls, and every process's resets, are all in its bucket. By rec,
 # this finder's column -> the output column that carries it:
 BUCKET_ROWS = {

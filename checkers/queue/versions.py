@@ -18,11 +18,11 @@ from checkers.queue.frame import Found, first_ops, op_struct, run_starts
 
 def observations(bucket: pd.DataFrame, proven: pd.Series) -> pd.DataFrame:
     """Sends with a known offset that certainly landed (ok, or info and
-    proven: queue_frame.proven_sends) and the results of every poll, the
+    proven: queue.frame.proven_sends) and the results of every poll, the
     polls of failed and info operations included (Jepsen's version orders
     take all polls: a poller always sees what the log holds, whether or not
     its own transaction commits), with `idx` (dense rank of the offset in
-    its key). `proven`: queue_frame.proven_sends(bucket)."""
+    its key). `proven`: queue.frame.proven_sends(bucket)."""
     kind = bucket["kind"]
     seen = (proven & (bucket["offset"] != NULL)) | (kind == POLL)
     obs = bucket[seen]

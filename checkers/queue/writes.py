@@ -19,7 +19,7 @@ OP_COLUMNS = ["op", "process", "otype", "fcode", "itime", "ctime", "cindex"]
 def ok_polls(bucket: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
     """The reads: poll results of ok operations (only `columns`, when given:
     copying every column of a million rows costs). (Polls of failed and info
-    operations show what the log held, queue_versions.observations, but
+    operations show what the log held, queue.versions.observations, but
     nobody is known to have consumed them.)"""
     reads = (bucket["kind"] == POLL) & (bucket["otype"] == OK)
     return bucket[reads] if columns is None else bucket.loc[reads, columns]
@@ -41,12 +41,12 @@ def lost_and_unseen(bucket: pd.DataFrame, proven: pd.Series, found: Found) -> pd
     """unseen: every ok send that no ok poll returned by the end of the
     history (as Jepsen's kafka checker counts it: its final "unseen" map).
     lost-write: every send that certainly landed (ok, or info and proven:
-    queue_frame.proven_sends) at or below the highest offset an ok poll read
+    queue.frame.proven_sends) at or below the highest offset an ok poll read
     on its key, and that no ok poll returned: a reader must have passed over
     it. An unseen send above that offset (or of unknown offset) may only not
     have been read yet. An ok lost write is reported under both types.
     Returns the lost writes (key, value, itime, ctime). `proven`:
-    queue_frame.proven_sends(bucket)."""
+    queue.frame.proven_sends(bucket)."""
     polls = ok_polls(bucket, ["key", "value", "offset"])
     landed = unread(bucket[proven], polls)
     highest = polls.groupby("key")["offset"].max()

@@ -50,7 +50,7 @@ class _SecondHalfInProcess:
 
 
 class _RecordsInProcess:
-    """companion_write._RecordsWriter's stand-in: the careful path's records
+    """history.companion_write._RecordsWriter's stand-in: the careful path's records
     written in this process once the operations are."""
 
     def __init__(self, history, workload, out, block_bytes) -> None:

@@ -1,5 +1,5 @@
-"""Reading a history in blocks (history_lines.line_blocks,
-history_read.stream_history) gives what reading it whole gives: the same
+"""Reading a history in blocks (history.lines.line_blocks,
+history.read.stream_history) gives what reading it whole gives: the same
 lines, the same operations, the same errors, whatever the block size."""
 from __future__ import annotations
 

@@ -133,7 +133,7 @@ IN_SPARK = {"driver_gather_max_ops": 0}   # gather in Spark (SparkPass) however 
 
 def spark_check(spark, path: Path, **options) -> dict:
     """The Spark engine; a small history's rows are gathered on the driver
-    (queue_spark.driver_pass) unless options has IN_SPARK."""
+    (queue.spark.driver_pass) unless options has IN_SPARK."""
     from checkers.history.spark_read import load_history, pair_operations
     from checkers.queue.spark import check_queue_spark
     return check_queue_spark(spark, pair_operations(load_history(spark, path)), **options)

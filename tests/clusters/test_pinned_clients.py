@@ -20,7 +20,7 @@ from clusters.local import LocalCluster
 from harness.runner import TestOptions
 from nemesis.partition import CHAIN, apply_script
 from workloads.kafka_common import KeySpace
-from tests.test_runner_cluster import completed_ops, run
+from tests.harness.test_runner_cluster import completed_ops, run
 
 pytestmark = [pytest.mark.cluster]
 

@@ -21,7 +21,7 @@ from nemesis.heal import verify_healed
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(cluster, tmp_path, **overrides):
@@ -66,7 +66,7 @@ def test_queue_run_is_well_formed_and_final_reads_see_every_ack(cluster, tmp_pat
     phases = [p["phase"] for p in test_json["phases"]]
     assert phases == ["main", "heal", "recover", "final", "teardown", "check"]
     assert [p["time_s"] for p in test_json["phases"]] == sorted(p["time_s"] for p in test_json["phases"])
-    # the shared cluster is the default release; tests/test_kafka_versions.py runs 3.0.0 (ZooKeeper)
+    # the shared cluster is the default release; tests/clusters/test_kafka_versions.py runs 3.0.0 (ZooKeeper)
     assert test_json["kafka"] == {"version": "4.1.1", "mode": "kraft"} and test_json["versions"]["kafka"] == "4.1.1"
     for node in cluster.nodes:  # teardown collected every broker's log
         assert (result.run_dir / "nodes" / node / "server.log").stat().st_size > 0

@@ -28,7 +28,7 @@ from nemesis.heal import verify_healed
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIGNALS = [signal.SIGINT] * 5 + [signal.SIGKILL] * 5
 SEED = 20261124
 

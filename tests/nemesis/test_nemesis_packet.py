@@ -25,7 +25,7 @@ from results.plots import new_axes, shade_faults
 from results.timeline import read_timeline
 
 pytestmark = pytest.mark.cluster
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BROKER_PORT = 9092
 UDP_PORT = 47123
 

@@ -1,6 +1,6 @@
 """TestOptions' specs against the command line, the workload registry against
 the checkers', and the check's options through `test`, `test-all` and `check`
-(no cluster: the end-to-end run is in tests/test_runner_cluster.py)."""
+(no cluster: the end-to-end run is in tests/harness/test_runner_cluster.py)."""
 from __future__ import annotations
 
 import json
@@ -82,7 +82,7 @@ def test_check_takes_the_recorded_options_unless_given():
 def test_checking_a_run_again_takes_its_recorded_allow_and_forbid(tmp_path):
     """A stored run whose test.json allows lost writes: `check` on it leaves them
     out of the bad types, unless the command line says otherwise."""
-    oracle = Path(__file__).resolve().parent / "fixtures" / "oracle" / "queue-unsafe-kill-partition.jsonl"
+    oracle = Path(__file__).resolve().parents[1] / "fixtures" / "oracle" / "queue-unsafe-kill-partition.jsonl"
     (tmp_path / "history.jsonl").write_bytes(oracle.read_bytes())
     recorded = {**CheckOptions(allow=("lost-write",)).record(), "engine": "local", "spark_master": None}
     (tmp_path / "test.json").write_text(json.dumps({"workload": "queue", "check": recorded}))
