@@ -20,6 +20,8 @@ from nemesis import packet_mechanisms as mechanisms
 from nemesis.heal import verify_healed
 from nemesis.packet import PacketFault
 from nemesis.roles import RoleResolver
+from nemesis.runner import DEFAULT_TARGETS
+from nemesis.schedule import START, build_schedule, load_schedule
 from results.plots import new_axes, shade_faults
 from results.timeline import read_timeline
 
@@ -78,6 +80,34 @@ def udp_received(cluster, from_node: str, to_node: str) -> int:
     return len(udp_arrivals(cluster, from_node, to_node))
 
 
+def tcp_transfer_s(cluster, from_node: str, to_node: str, size: int = 500_000) -> float:
+    """Seconds to_node takes to receive `size` bytes over TCP from from_node, from the
+    first byte to the last (the sender's buffers do not count)."""
+    listen = ("import socket, time\n"
+              "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+              f"s.bind(('0.0.0.0', {UDP_PORT})); s.listen(1); s.settimeout(20)\n"
+              "c, _ = s.accept(); c.settimeout(30); got = len(c.recv(65536)); t = time.monotonic()\n"
+              "while True:\n"
+              "    chunk = c.recv(65536)\n"
+              "    if not chunk: break\n"
+              "    got += len(chunk)\n"
+              "print(got, time.monotonic() - t)")
+    got: dict = {}
+    listener = threading.Thread(target=lambda: got.update(out=cluster.ssh[to_node].exec(
+        f"python3 -c {shlex.quote(listen)}", timeout=90).stdout))
+    listener.start()
+    time.sleep(1.5)
+    host = cluster.inventory.node(to_node).host
+    send = ("import socket\n"
+            f"c = socket.create_connection(({host!r}, {UDP_PORT}), timeout=30)\n"
+            f"c.sendall(b'x' * {size}); c.close()")
+    cluster.ssh[from_node].exec(f"python3 -c {shlex.quote(send)}", timeout=90)
+    listener.join()
+    received, seconds = got["out"].split()
+    assert int(received) == size
+    return float(seconds)
+
+
 def out_of_order(arrivals: list[int]) -> int:
     """How many datagrams arrived after one sent later than them."""
     highest, late = -1, 0
@@ -123,6 +153,13 @@ def test_loss_drops_a_share_and_rate_throttles(healed_cluster):
     assert 120 <= received <= 280, received  # 400 sent, half lost
     packets.stop(cluster)
     assert udp_received(cluster, "n1", "n2") >= 390
+    # 500 kB through a 1000 kbit/s class: 4 s; unshaped it takes milliseconds
+    assert tcp_transfer_s(cluster, "n1", "n2") < 1
+    packets.start(cluster, {"target": "links", "links": [["n1", "n2"]],
+                            "behaviour": {"rate_kbit": 1000}})
+    assert 3 <= tcp_transfer_s(cluster, "n1", "n2") <= 8
+    assert tcp_transfer_s(cluster, "n2", "n1") < 1  # the other direction is not struck
+    packets.stop(cluster)
 
 
 def test_duplication_reordering_and_corruption_by_the_holder(healed_cluster):
@@ -226,6 +263,15 @@ def test_a_run_with_packet_faults_records_and_shades_them(cluster, tmp_path):
     for event in starts:
         assert {"behaviour", "links", "mechanisms"} <= set(event["value"]), event
         assert all(m["path"] == "fallback" for m in event["value"]["mechanisms"].values())
+    # the history replays as the seeded plan: same targets, links and behaviours
+    planned = [s.params for s in build_schedule(["packet"], cluster.nodes, 5, 3, DEFAULT_TARGETS,
+                                                30) if s.action == START]
+    replayed = [s.params for s in load_schedule(history) if s.action == START]
+    assert len(replayed) == len(starts) and len(replayed) <= len(planned)
+    for plan, replay in zip(planned, replayed):
+        assert (plan["target"], plan["behaviour"]) == (replay["target"], replay["behaviour"])
+        assert plan.get("links") in (None, replay.get("links"))
+        assert plan.get("nodes") in (None, replay.get("nodes"))
     timeline = read_timeline(history)
     assert "packet" in timeline.faults.kinds()
     _, axes = new_axes("ops")
