@@ -14,10 +14,10 @@ producer-state's overrides are known only to its fault object (Fault.heal).
 from __future__ import annotations
 
 from clusters.cluster import Cluster
-from nemesis import clock, membership_undo, packet_mechanisms, partition, pause
+from nemesis import clock, membership_undo, packet_traces, partition, pause
 from nemesis.fault import ClusterTraces, NodeTraces
 
-NODE_TRACES: tuple[NodeTraces, ...] = (partition.TRACES, packet_mechanisms.TRACES, pause.TRACES,
+NODE_TRACES: tuple[NodeTraces, ...] = (partition.TRACES, packet_traces.TRACES, pause.TRACES,
                                         clock.TRACES)
 CLUSTER_TRACES: tuple[ClusterTraces, ...] = (membership_undo.TRACES,)
 

@@ -11,9 +11,10 @@ has no netem) is nemesis/packet_mechanisms.py; the value records it per node.
 from __future__ import annotations
 
 import random
-from typing import Sequence
+from typing import Callable, Sequence
 
 from nemesis import packet_behaviour as behaviours
+from nemesis import packet_detect, packet_traces
 from nemesis import packet_mechanisms as mechanisms
 from nemesis.fault import ProcessFault, strike, with_errors
 
@@ -40,7 +41,7 @@ class PacketFault(ProcessFault):
     name = "packet"
     stop_f = STOP_F
 
-    def __init__(self, resolve_role) -> None:
+    def __init__(self, resolve_role: Callable[[str], list[str]]) -> None:
         super().__init__(resolve_role)
         self.detected: dict[str, dict] = {}  # node -> what it has (the kernel won't change)
 
@@ -55,37 +56,39 @@ class PacketFault(ProcessFault):
             targets = self.plan_targets(nodes, target_specs, rng)
         return {**targets, "behaviour": behaviours.plan_behaviour(rng)}
 
-    def links_for(self, cluster, params: dict) -> list[list[str]]:
+    def targets_for(self, cluster, params: dict) -> dict:
+        """{"links": [...]}, plus the struck "nodes" for a node target (roles resolved)."""
         if params["target"] == LINKS:
-            return [list(link) for link in params["links"]]
+            return {"links": [list(link) for link in params["links"]]}
         nodes = self.nodes_for(params)
-        params["nodes"] = nodes
-        return links_touching(nodes, cluster.nodes)
+        return {"nodes": nodes, "links": links_touching(nodes, cluster.nodes)}
 
     def start(self, cluster, params: dict) -> dict:
-        params = dict(params)
         try:
-            links = self.links_for(cluster, params)
+            targets = self.targets_for(cluster, params)
         except Exception as e:  # noqa: BLE001 - a role nobody holds: report it, go on
             return {**params, "links": [], "errors": {"*": f"{type(e).__name__}: {e}"}}
+        used, errors = self._strike_links(cluster, targets["links"], params["behaviour"])
+        return with_errors({**params, **targets, "mechanisms": used}, errors)
+
+    def _strike_links(self, cluster, links: list[list[str]], behaviour: dict
+                      ) -> tuple[dict[str, dict], dict[str, str]]:
+        """({node: what it has and used}, {node: error}) for the nodes of `links`."""
         involved = sorted({n for link in links for n in link})
         self.struck = sorted(set(self.struck) | set(involved))
         errors = strike(involved, lambda node: self._prepare(cluster, node))
-        ready = [n for n in involved if n not in errors]
-        used: dict[str, list[str]] = {n: [] for n in ready}
-        errors |= strike(ready, lambda node: used[node].extend(
-            self._apply(cluster, node, links, params["behaviour"])))
-        value = {**params, "links": links, "mechanisms": {
-            n: {**self.detected[n], "used": used.get(n, [])} for n in involved
-            if n in self.detected}}
-        return with_errors(value, errors)
+        used: dict[str, list[str]] = {n: [] for n in involved if n not in errors}
+        errors |= strike(list(used), lambda node: used[node].extend(
+            self._apply(cluster, node, links, behaviour)))
+        return {n: {**self.detected[n], "used": used.get(n, [])} for n in involved
+                if n in self.detected}, errors
 
     def _prepare(self, cluster, node: str) -> None:
         """Clears what an earlier strike may have left, and learns what the node has."""
         session = cluster.ssh[node]
-        mechanisms.undo_traces(cluster, session)
+        packet_traces.undo_traces(cluster, session)
         if node not in self.detected:
-            self.detected[node] = mechanisms.detect(session)
+            self.detected[node] = packet_detect.detect(session)
 
     def _apply(self, cluster, node: str, links: list[list[str]], behaviour: dict) -> list[str]:
         session, host = cluster.ssh[node], cluster.inventory.node
@@ -101,5 +104,5 @@ class PacketFault(ProcessFault):
         return used
 
     def stop(self, cluster) -> dict:
-        return self.stop_on_struck(lambda node: mechanisms.undo_traces(cluster,
-                                                                       cluster.ssh[node]))
+        return self.stop_on_struck(lambda node: packet_traces.undo_traces(cluster,
+                                                                          cluster.ssh[node]))

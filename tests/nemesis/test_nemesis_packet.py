@@ -17,6 +17,7 @@ import pytest
 from checkers.history.stream import raw_events
 from harness.runner import TestOptions, run_test
 from nemesis import packet_mechanisms as mechanisms
+from nemesis import packet_traces
 from nemesis.heal import verify_healed
 from nemesis.packet import PacketFault
 from nemesis.roles import RoleResolver
@@ -119,7 +120,7 @@ def out_of_order(arrivals: list[int]) -> int:
 
 def no_traces(cluster) -> dict[str, list[str]]:
     """Our rules, qdiscs and holder per node, seen on the node (not through heal)."""
-    return {node: mechanisms.traces_left(cluster, cluster.ssh[node]) for node in cluster.nodes}
+    return {node: packet_traces.traces_left(cluster, cluster.ssh[node]) for node in cluster.nodes}
 
 
 def test_delay_slows_the_struck_links_only_and_stop_undoes_it(healed_cluster):
