@@ -51,6 +51,15 @@ def connect_ms(cluster, from_node: str, to_node: str, tries: int = 5) -> float:
     return float(out)
 
 
+def wait_bound(cluster, node: str, proto: str) -> None:
+    """Until the node's listener holds the test port (/proc/net/udp or tcp: port in hex,
+    then the unset remote end and the state, 07 an unconnected udp socket, 0A listening)."""
+    state = {"udp": "07", "tcp": "0A"}[proto]
+    bound = f"grep -q ':{UDP_PORT:04X} 00000000:0000 {state} ' /proc/net/{proto}"
+    cluster.ssh[node].exec(f"for i in $(seq 200); do {bound} && exit 0; sleep 0.05; done; "
+                           "exit 1", timeout=30)
+
+
 def udp_arrivals(cluster, from_node: str, to_node: str, count: int = 400) -> list[int]:
     """The sequence numbers of the `count` datagrams from_node sends, as to_node
     receives them (in arrival order)."""
@@ -66,7 +75,7 @@ def udp_arrivals(cluster, from_node: str, to_node: str, count: int = 400) -> lis
     listener = threading.Thread(target=lambda: got.update(out=cluster.ssh[to_node].exec(
         f"python3 -c {shlex.quote(listen)}", timeout=60).stdout))
     listener.start()
-    time.sleep(1.5)  # the listener binds (an SSH round trip and a python start)
+    wait_bound(cluster, to_node, "udp")
     host = cluster.inventory.node(to_node).host
     send = ("import socket, time\n"
             "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
@@ -97,7 +106,7 @@ def tcp_transfer_s(cluster, from_node: str, to_node: str, size: int = 500_000) -
     listener = threading.Thread(target=lambda: got.update(out=cluster.ssh[to_node].exec(
         f"python3 -c {shlex.quote(listen)}", timeout=90).stdout))
     listener.start()
-    time.sleep(1.5)
+    wait_bound(cluster, to_node, "tcp")
     host = cluster.inventory.node(to_node).host
     send = ("import socket\n"
             f"c = socket.create_connection(({host!r}, {UDP_PORT}), timeout=30)\n"
