@@ -273,6 +273,43 @@ def test_heal_after_the_control_process_is_sigkilled(healed_cluster, local_clust
     assert connect_ms(cluster, "n2", "n3") < 90
 
 
+def last_packet_event(store: Path) -> str | None:
+    """The f of the newest packet event in the run's history so far."""
+    events = []
+    for history in store.glob("*/*/history.jsonl"):
+        lines = history.read_text(encoding="utf-8").splitlines()
+        events += [line for line in lines if '"process":"nemesis"' in line and "-packet" in line]
+    return json.loads(events[-1])["f"] if events else None
+
+
+@pytest.mark.slow
+def test_a_run_sigkilled_mid_fault_is_healed_by_cluster_heal(healed_cluster, local_cluster,
+                                                             tmp_path):
+    cluster, store = healed_cluster, tmp_path / "store"
+    run = subprocess.Popen([sys.executable, "-m", "harness.cli", "test", "--nodes-file",
+                            str(cluster.inventory.path), "--store", str(store), "--time-limit",
+                            "40", "--rate", "20", "--concurrency", "2", "--nemesis", "packet",
+                            "--nemesis-interval", "4", "--seed", "2", "--leave-db-running",
+                            "--no-check", "--no-report"],
+                           cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while last_packet_event(store) != "start-packet" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        run.send_signal(signal.SIGKILL)
+        run.wait(timeout=30)
+    finally:
+        run.kill()
+    assert last_packet_event(store) == "start-packet"
+    assert any(left_in_namespace(local_cluster, n) for n in cluster.nodes)
+    healed = subprocess.run([sys.executable, "-m", "harness.cli", "cluster", "heal",
+                             "--inventory", str(cluster.inventory.path)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert healed.returncode == 0, healed.stdout + healed.stderr
+    assert "packet" in healed.stdout
+    assert [left_in_namespace(local_cluster, n) for n in cluster.nodes] == [[], [], []]
+
+
 @pytest.mark.slow
 def test_a_run_with_packet_faults_records_and_shades_them(cluster, tmp_path):
     options = TestOptions.from_flat(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
