@@ -4,9 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install system kafka venv archives demo test bench clean
+.PHONY: install system kafka venv archives java-client demo test bench clean
 
-install: system kafka venv archives
+install: system kafka venv archives java-client
 
 system:
 	@bash scripts/install-system.sh
@@ -25,6 +25,11 @@ $(VENV)/.installed: pyproject.toml
 archives: kafka venv
 	@$(BIN)/python -m clusters.kafka_archive
 	@$(BIN)/python -m checkers.spark_archive_build
+
+# the Java client's server (--client java), compiled against the default Kafka's
+# kafka-clients jar into the jar cache; other versions compile on first use
+java-client: kafka venv
+	@$(BIN)/python -m workloads.java_client.build
 
 demo: install
 	@bash scripts/demo.sh

@@ -17,10 +17,10 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks.bench_cluster import add_cluster_options, bench_cluster
 from clusters.cluster import Cluster
-from clusters.local import LocalCluster
 from nemesis.clock import ClockFault
-from nemesis.heal import verify_healed
+from nemesis.heal import heal, verify_healed
 from nemesis.partition import PartitionFault
 from nemesis.pause import PauseFault
 from nemesis.roles import RoleResolver
@@ -57,10 +57,10 @@ def measure(cluster: Cluster, repeat: int) -> dict:
             cluster, {"target": "one", "nodes": [node], "mode": "bump", "offset_ms": 5000.0}))
         skews.append(bump["observed_ms"][node])
         add("clock_reset", lambda: clock.stop(cluster))
-        add("heal_healthy_cluster", cluster.heal)
+        add("heal_healthy_cluster", lambda: heal(cluster))
         pause.start(cluster, {"target": "one", "nodes": [node]})
         partition.start(cluster, plan)
-        add("heal_after_pause_and_partition", cluster.heal)
+        add("heal_after_pause_and_partition", lambda: heal(cluster))
         add("verify_healed", lambda: verify_healed(cluster))
     return {"median_s": {k: round(statistics.median(v), 3) for k, v in samples.items()},
             "max_s": {k: round(max(v), 3) for k, v in samples.items()},
@@ -69,23 +69,13 @@ def measure(cluster: Cluster, repeat: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--inventory")
-    parser.add_argument("--name", default="bench-nemesis")
+    add_cluster_options(parser, "bench-nemesis")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    local = None
-    if args.inventory is None:
-        local = LocalCluster(args.name)
-        local.down()
-        local.up(nodes=3)
-    try:
-        with Cluster.open(args.inventory or local.inventory_path) as cluster:
-            result = measure(cluster, args.repeat)
-        result["cpu_pressure"] = Path("/proc/pressure/cpu").read_text().splitlines()[0]
-        print(json.dumps(result, indent=2))
-    finally:
-        if local is not None:
-            local.down()
+    with bench_cluster(args) as cluster:
+        result = measure(cluster, args.repeat)
+    result["cpu_pressure"] = Path("/proc/pressure/cpu").read_text().splitlines()[0]
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

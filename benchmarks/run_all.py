@@ -14,6 +14,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("benchmarks.runner_throughput", ["--local", "3"]),
     ("benchmarks.cluster_bringup", ["--nodes", "3"]),
     ("benchmarks.nemesis_latency", ["--repeat", "3"]),
+    ("benchmarks.client_overhead", ["--ops", "1000"]),
     # issue 12's targets: 10^7 queue operations (2 x 10^7 events) from JSON Lines and from Parquet
     ("benchmarks.bench_check", ["--sizes", "2000000,20000000", "--json-up-to", "20000000",
                                 "--out", "/tmp/logtrial-bench", "--results", "benchmarks/results/check-1e7.json"]),

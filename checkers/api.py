@@ -117,6 +117,7 @@ def check_history(history_path, workload: str = "queue", out_dir=None, spark_mas
     (checkers/options.py). Raises HistoryError on bad input, CheckOptionError
     on a bad option."""
     checker = checker_for(workload)
+    checker.validate(options)
     history_path = Path(history_path)
     out = Path(out_dir) if out_dir is not None else history_path.parent
     out.mkdir(parents=True, exist_ok=True)
@@ -130,6 +131,6 @@ def check_history(history_path, workload: str = "queue", out_dir=None, spark_mas
                           "seconds": round(time.monotonic() - started, 3),
                           "allow": sorted(options.allow), "forbid": sorted(options.forbid)}
     if checker.uses_model:
-        results["checker"]["consistency_model"] = options.consistency_model
+        results["checker"]["consistency_model"] = options.model
     write_results(results, out)
     return results

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from checkers.verdict.consistency import MODELS
+from checkers.verdict.consistency import DEFAULT_MODEL, check_model
 
-DEFAULT_MODEL = "strict-serializable"
 DEFAULT_EXAMPLES = 20
 
 
@@ -17,7 +16,8 @@ class CheckOptionError(ValueError):
 
 @dataclass(frozen=True)
 class CheckOptions:
-    consistency_model: str = DEFAULT_MODEL   # list-append: the model checked against
+    # the model checked against (list-append); None: the workload's default
+    consistency_model: str | None = None
     allow: tuple[str, ...] = ()              # anomaly types that do not make a run invalid
     forbid: tuple[str, ...] = ()             # anomaly types that do
     realtime_cycles: bool = False            # queue: also -process/-realtime cycles
@@ -27,11 +27,18 @@ class CheckOptions:
         # click hands over lists or tuples; a frozen value wants tuples
         object.__setattr__(self, "allow", tuple(self.allow))
         object.__setattr__(self, "forbid", tuple(self.forbid))
-        if self.consistency_model not in MODELS:
-            raise CheckOptionError(f"unknown consistency model {self.consistency_model!r}; "
-                                   f"known: {', '.join(MODELS)}")
+        if self.consistency_model is not None:
+            try:
+                object.__setattr__(self, "consistency_model", check_model(self.consistency_model))
+            except ValueError as e:
+                raise CheckOptionError(str(e)) from None
         if self.examples < 1:
             raise CheckOptionError(f"examples must be at least 1, not {self.examples}")
+
+    @property
+    def model(self) -> str:
+        """The model a workload judged by one is checked against."""
+        return self.consistency_model or DEFAULT_MODEL
 
     def record(self) -> dict:
         """As recorded in test.json and results.json."""

@@ -29,6 +29,14 @@ class WorkloadChecker:
     check_local: Callable[[Any, CheckOptions], dict]          # (ParsedHistory, options)
     check_spark: Callable[[Any, Any, CheckOptions], dict]     # (SparkSession, loaded history, options)
 
+    def validate(self, options: CheckOptions) -> None:
+        """Refuses options that would not apply, rather than ignore them."""
+        if options.consistency_model is not None and not self.uses_model:
+            raise CheckOptionError(
+                f"the {self.name} workload is not checked against a consistency model: each anomaly type "
+                f"declares whether it makes a run invalid (docs/checkers.md); drop --consistency-model "
+                f"{options.consistency_model}, and use --allow or --forbid to change what counts")
+
 
 def _queue_local(parsed, options: CheckOptions) -> dict:
     from checkers.queue.local import check_queue_local  # loads pandas: only when needed
@@ -49,7 +57,7 @@ def _queue_spark(spark, loaded, options: CheckOptions) -> dict:
 def _list_append_local(parsed, options: CheckOptions) -> dict:
     from checkers.list_append.checker import check_list_append, check_rows  # loads numpy: only when needed
     rows = parsed.rows_by_index()   # as a rule: then no DataFrame, no pandas
-    args = (options.consistency_model, options.allow, options.forbid)
+    args = (options.model, options.allow, options.forbid)
     if rows is not None:
         return check_rows(rows, *args, examples=options.examples)
     return check_list_append(parsed.ops, *args, examples=options.examples)
@@ -57,7 +65,7 @@ def _list_append_local(parsed, options: CheckOptions) -> dict:
 
 def _list_append_spark(spark, loaded, options: CheckOptions) -> dict:
     from checkers.list_append.spark import check_list_append_spark  # loads pyspark: only when needed
-    return check_list_append_spark(spark, loaded.ops, options.consistency_model, options.allow,
+    return check_list_append_spark(spark, loaded.ops, options.model, options.allow,
                                    options.forbid, examples=options.examples)
 
 

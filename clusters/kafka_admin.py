@@ -179,14 +179,34 @@ def elect_preferred(cluster, keys: Iterable[str]) -> dict[str, str]:
             if error is not None and error.code() != KafkaError.ELECTION_NOT_NEEDED}
 
 
+def finalized_feature(cluster, via: str, feature: str) -> int:
+    """A feature's finalized level; 0 when the cluster never finalized it (the tool omits
+    it or says so)."""
+    text = run_tool(cluster, via, f"{_tool(cluster, 'feature')} --bootstrap-server {_bootstrap(cluster)} describe",
+                    "describing features")
+    match = re.search(rf"Feature: {re.escape(feature)}\s.*?FinalizedVersionLevel: (\d+)", text)
+    return int(match.group(1)) if match else 0
+
+
 def kraft_version(cluster, via: str) -> int:
     """The cluster's finalized kraft.version: 0 for a static controller quorum
     (controller.quorum.voters), 1 once the quorum is dynamic (KIP-853)."""
-    text = run_tool(cluster, via, f"{_tool(cluster, 'feature')} --bootstrap-server {_bootstrap(cluster)} describe",
-                    "describing features")
-    match = re.search(r"Feature: kraft\.version\s.*?FinalizedVersionLevel: (\d+)", text)
-    # a cluster that never finalized kraft.version runs it at 0 (the tool omits it or says so)
-    return int(match.group(1)) if match else 0
+    return finalized_feature(cluster, via, "kraft.version")
+
+
+TRANSACTION_VERSION = "transaction.version"
+
+
+def set_transaction_version(cluster, via: str, level: int) -> int:
+    """Finalizes transaction.version (Kafka 4.0+, KIP-890: 2 bumps the producer epoch at
+    every transaction's end and adds partitions implicitly) at `level`, upgrading or
+    downgrading; the level the cluster then reports."""
+    current = finalized_feature(cluster, via, TRANSACTION_VERSION)
+    if current != level:
+        verb = "upgrade" if level > current else "downgrade"
+        run_tool(cluster, via, f"{_tool(cluster, 'feature')} --bootstrap-server {_bootstrap(cluster)} {verb} "
+                 f"--feature {TRANSACTION_VERSION}={level}", f"setting {TRANSACTION_VERSION} to {level}")
+    return finalized_feature(cluster, via, TRANSACTION_VERSION)
 
 
 # -- the KRaft controller quorum (KIP-853) -------------------------------------------------

@@ -9,11 +9,13 @@ import click
 from click.core import ParameterSource
 
 from checkers.api import ENGINES
-from checkers.options import DEFAULT_MODEL
+from checkers.verdict.consistency import DEFAULT_MODEL
 
 CHECK_OPTIONS = [
-    click.option("--consistency-model", default=DEFAULT_MODEL, show_default=True, metavar="MODEL",
-                 help="list-append: the model to check against."),
+    click.option("--consistency-model", default=None, metavar="MODEL",
+                 help=f"list-append: the model to check against (default {DEFAULT_MODEL}; Elle's lattice, "
+                      "PL-* names too). Refused for the queue, whose anomaly types each say whether they "
+                      "make a run invalid."),
     click.option("--allow", multiple=True, metavar="TYPE", help="Anomaly type that does not make the run invalid."),
     click.option("--forbid", multiple=True, metavar="TYPE", help="Anomaly type that makes the run invalid."),
     click.option("--realtime-cycles", is_flag=True,

@@ -49,8 +49,18 @@ class ClusterSession:
         self.record["versions"]["kafka"] = release.version
         for line in restart_if_reconfigured(self.cluster):
             self._say(line)
+        if spec.txn_version is not None:
+            self._set_txn_version(spec.txn_version)
         self.record["nodes"] = [n.name for n in self.cluster.inventory.nodes]
         return self.cluster.db.bootstrap_servers()
+
+    def _set_txn_version(self, level: int) -> None:
+        """Finalizes transaction.version before any client connects (producers read the
+        finalized features when they connect) and records what the cluster then reports."""
+        from clusters.kafka_admin import set_transaction_version  # loads confluent_kafka: only when needed
+        node = self.cluster.inventory.nodes[0].name
+        self.record["transaction_version"] = set_transaction_version(self.cluster, node, level)
+        log.info("transaction.version finalized at %s", self.record["transaction_version"])
 
     def _record_where(self, where: dict) -> None:
         """Written before the cluster is touched, so `logtrial cluster heal --run`

@@ -120,11 +120,12 @@ class Run:
         bootstrap = self.session.open()
         brokers = broker_count(bootstrap)
         log.info("kafka at %s: %d brokers", bootstrap, brokers)
-        settings = self.options.workload.settings_for(brokers)
+        settings = self.options.workload.settings_for(brokers, self.record.data.get("kafka", {}).get("version"))
         self.record["workload_settings"] = dataclasses.asdict(settings)
         self.record["bootstrap_servers"] = bootstrap
         self.workload = self.options.workload.kind.make(bootstrap, settings, self.run_id, self.seed)
         self.workload.setup()
+        self.record["versions"].update(self.workload.clients.versions())
         self.pins = self.session.client_pins()
         if self.pins is not None:
             self.record["pinned_clients"] = self.pins.addresses()

@@ -17,14 +17,18 @@ from clusters.kafka_versions import resolve
 from clusters.pinning import local_cluster_of
 from harness.flat import flat, flat_names, from_flat, replace_flat, to_flat
 from results import store
+from workloads.client_kinds import client_kind
 from workloads.producer_knobs import check_max_in_flight
 from workloads.registry import WorkloadKind, workload_kind
 from workloads.settings import WorkloadSettings
 
+TXN_VERSIONS = (1, 2)
+TXN_VERSION_SINCE = (4, 0, 0)
 # settings of specs owned elsewhere that `logtrial test` leaves at their defaults
 NO_OPTION = {
     "examples": "CheckOptions: examples kept per anomaly type (`check` has no option either)",
     "poll_timeout": "WorkloadSettings: how long one consumer poll waits; tuned, not a test axis",
+    "kafka_clients_version": "WorkloadSettings: the cluster's Kafka version, filled in at setup",
 }
 
 
@@ -43,6 +47,8 @@ class ClusterSpec:
     # each process's clients reach one node only, round-robin (docs/pinned-clients.md)
     pin_clients: bool = False
     leave_db_running: bool = False
+    # the cluster's transaction.version feature (Kafka 4.0+); None: as the cluster has it
+    txn_version: int | None = None
 
     def validate(self) -> None:
         sources = [n for n in ("nodes_file", "local", "bootstrap_servers") if getattr(self, n)]
@@ -63,6 +69,18 @@ class ClusterSpec:
             release = resolve(self.kafka_version, self.kafka_mode)  # KafkaVersionError names the version
             if self.dynamic_quorum:
                 check_dynamic_quorum(release)
+        if self.txn_version is not None:
+            self._check_txn_version()
+
+    def _check_txn_version(self) -> None:
+        if self.bootstrap_servers:
+            raise ValueError("--txn-version sets a feature through Kafka's tools on a node: it needs a "
+                             "cluster reached over SSH (--nodes-file or --local)")
+        if self.txn_version not in TXN_VERSIONS:
+            raise ValueError(f"--txn-version must be one of {', '.join(map(str, TXN_VERSIONS))}")
+        release = resolve(self.kafka_version, self.kafka_mode)
+        if release.parts < TXN_VERSION_SINCE:
+            raise ValueError(f"--txn-version needs Kafka 4.0 or later (transaction.version), not {release.version}")
 
     @property
     def release_settings(self) -> dict[str, str]:
@@ -81,6 +99,9 @@ class WorkloadSpec:
     def validate(self) -> None:
         self.kind  # UnknownWorkload names the known ones
         s = self.settings
+        if self.name not in client_kind(s.client).workloads:
+            raise ValueError(f"--client {s.client} has no client for --workload {self.name} "
+                             f"(it has: {', '.join(client_kind(s.client).workloads)})")
         if s.op_timeout <= 0:
             raise ValueError("--op-timeout must be positive")
         if s.idempotence and s.acks != "all":  # librdkafka refuses the combination
@@ -91,11 +112,13 @@ class WorkloadSpec:
             raise ValueError("--txn needs idempotence (transactions imply it); drop --no-idempotence")
         check_max_in_flight(s.max_in_flight, s.idempotence or s.txn)
 
-    def settings_for(self, brokers: int) -> WorkloadSettings:
-        """The settings on a cluster of `brokers`: replication capped by its size."""
+    def settings_for(self, brokers: int, kafka_version: str | None = None) -> WorkloadSettings:
+        """The settings on a cluster of `brokers` running `kafka_version` (None: not known):
+        replication capped by its size, the Java client on its version's jars."""
         replication = min(self.settings.replication_factor, brokers)
         return dataclasses.replace(self.settings, replication_factor=replication,
-                                   min_insync_replicas=min(self.settings.min_insync_replicas, replication))
+                                   min_insync_replicas=min(self.settings.min_insync_replicas, replication),
+                                   kafka_clients_version=kafka_version)
 
 
 @dataclass(frozen=True)
@@ -192,6 +215,7 @@ class TestOptions:
                              "not --bootstrap-servers")
         self.timing.validate()
         self.workload.validate()
+        self.workload.kind.checker.validate(self.check.options)
 
 
 def test_name(options: TestOptions) -> str:
@@ -200,7 +224,8 @@ def test_name(options: TestOptions) -> str:
     parts = [options.workload.name, ",".join(options.nemesis.active_kinds) or "no-faults", f"acks={s.acks}"]
     flags = [(s.txn, "txn"), (not s.idempotence, "no-idem"), (s.isolation_level != "read_committed", "read-uncommitted"),
              (s.sub_via != "assign", s.sub_via), (s.enable_auto_commit, "auto-commit"), (s.crash_clients, "crash"),
-             (cluster.pin_clients, "pinned"), (cluster.dynamic_quorum, "dynamic-quorum")]
+             (cluster.pin_clients, "pinned"), (cluster.dynamic_quorum, "dynamic-quorum"),
+             (s.client != "librdkafka", s.client), (cluster.txn_version is not None, f"tv{cluster.txn_version}")]
     parts += [label for on, label in flags if on]
     if cluster.kafka_version or cluster.kafka_mode:
         parts.append("-".join(["kafka", cluster.kafka_version or "default", cluster.kafka_mode or ""]).rstrip("-"))

@@ -72,8 +72,14 @@ def versions() -> dict[str, str]:
     except Exception:
         logtrial = "unknown"
     # "kafka" is the cluster's version, known once it is open (unknown behind --bootstrap-servers)
-    return {"logtrial": logtrial, "kafka": "unknown", "confluent_kafka": confluent_kafka.version()[0],
-            "librdkafka": confluent_kafka.libversion()[0]}
+    return {"logtrial": logtrial, "kafka": "unknown", "confluent_kafka": _first(confluent_kafka.version()),
+            "librdkafka": _first(confluent_kafka.libversion())}
+
+
+def _first(version: str | tuple) -> str:
+    """The version string: confluent-kafka's version() is a string in some
+    releases and a (string, int) pair in others; [0] of the string took "2"."""
+    return version if isinstance(version, str) else version[0]
 
 
 def now_iso() -> str:

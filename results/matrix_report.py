@@ -24,11 +24,13 @@ class MatrixRun:
     error: str | None = None
     kafka_version: str | None = None  # the version axis of test-all, when given
     quorum: str | None = None         # its quorum axis ("static"/"dynamic"), when given
+    client: str | None = None         # its client axis ("librdkafka"/"java"), when given
 
     @property
     def label(self) -> str:
         axes = f"kafka={self.kafka_version} " if self.kafka_version else ""
         axes += f"quorum={self.quorum} " if self.quorum else ""
+        axes += f"client={self.client} " if self.client else ""
         return f"{axes}{self.workload} nemesis={self.nemesis} txn={'on' if self.txn else 'off'} #{self.attempt}"
 
     @property
@@ -58,8 +60,9 @@ def summary_table(runs: list[MatrixRun]) -> str:
              ", ".join(r.summary.bad_anomaly_types) if r.summary else (r.error or "")[:60],
              f"{r.summary.duration_s:.0f}s" if r.summary and r.summary.duration_s is not None else "-",
              r.summary.rel if r.summary else "-"] for i, r in enumerate(runs, 1)]
-    # a quorum or version axis: compare them side by side
-    for header, value in (("quorum", lambda r: r.quorum), ("kafka", lambda r: r.kafka_version)):
+    # a client, quorum or version axis: compare them side by side
+    for header, value in (("client", lambda r: r.client), ("quorum", lambda r: r.quorum),
+                          ("kafka", lambda r: r.kafka_version)):
         if any(value(r) for r in runs):
             headers.insert(1, header)
             for row, run in zip(rows, runs):

@@ -13,6 +13,7 @@ declare -A need=(
   [ps]=procps
   [faketime]=faketime
   [java]=openjdk-17-jre-headless
+  [javac]=openjdk-17-jdk-headless   # compiles the Java client's server (workloads/java_client)
   [mvn]=maven
   [chromium]=chromium
   [chromedriver]=chromium-driver

@@ -12,6 +12,7 @@ from typing import Any, Callable
 from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, OFFSET_INVALID, Consumer, KafkaError, KafkaException,
                              Producer, TopicPartition)
 
+from workloads.consumer_config import shared_consumer_config
 from workloads.errors import Classified, classify, harness_error
 from workloads import producer_knobs
 from workloads.kafka_common import KeySpace, decode, encode
@@ -61,19 +62,10 @@ def lookup_config(bootstrap: str, client_id: str, group_id: str) -> dict:
 def consumer_config(bootstrap: str, settings: WorkloadSettings, client_id: str, group_id: str,
                     auto_offset_reset: str | None = None) -> dict:
     return {
-        "bootstrap.servers": bootstrap,
-        "client.id": client_id,
-        "group.id": group_id,
-        "isolation.level": settings.isolation_level,
-        "auto.offset.reset": auto_offset_reset or settings.auto_offset_reset,
-        # offsets inside a transaction go through the producer, never auto commit
-        "enable.auto.commit": settings.enable_auto_commit and not settings.txn,
-        "session.timeout.ms": 6000,
-        "heartbeat.interval.ms": 1000,
+        **shared_consumer_config(bootstrap, settings, client_id, group_id, auto_offset_reset),
         "fetch.wait.max.ms": 50,
         "socket.timeout.ms": 5000,
         "enable.partition.eof": False,
-        "reconnect.backoff.max.ms": 1000,
         "logger": LIBRDKAFKA_LOG,
     }
 

@@ -140,7 +140,9 @@ class KafkaWorkloadBase:
     name = "kafka"
     topic_tag = "k"
 
-    def __init__(self, bootstrap: str, settings, run_id: str, seed: int):
+    def __init__(self, bootstrap: str, settings, run_id: str, seed: int, clients):
+        """`clients`: the run's ClientFactory (workloads/client_kinds.py), which the
+        registry opens for the client the settings name."""
         from workloads.base import KeyRotation, ValueSource  # (base imports nothing Kafka)
         self.bootstrap = bootstrap
         self.settings = settings
@@ -151,6 +153,7 @@ class KafkaWorkloadBase:
         self.rotation = KeyRotation(settings.key_count, settings.max_writes_per_key, on_new_key=self.topics.prefetch)
         self.values = ValueSource()
         self._rngs: dict = {}
+        self.clients = clients
 
     def rng_for(self, process: int):
         rng = self._rngs.get(process)
@@ -168,3 +171,4 @@ class KafkaWorkloadBase:
 
     def close(self) -> None:
         self.topics.close()
+        self.clients.close()

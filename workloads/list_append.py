@@ -134,8 +134,8 @@ class ListAppendWorkload(KafkaWorkloadBase):
     topic_tag = "la"
     name = "list-append"
 
-    def __init__(self, bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int):
-        super().__init__(bootstrap, settings, run_id, seed)
+    def __init__(self, bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int, clients):
+        super().__init__(bootstrap, settings, run_id, seed, clients)
         self.written: set[int] = set()
 
     def generator(self) -> ListAppendGenerator:

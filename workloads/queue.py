@@ -18,7 +18,7 @@ import time
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException
 
-from workloads.base import Completion, KeyRotation, Op, Recorder, ValueSource
+from workloads.base import Client, Completion, KeyRotation, Op, Recorder, ValueSource
 from workloads.clients import (Indefinite, ProcessClient, Transaction, committed_starts, first_error, guarded,
                                poll_messages, produce_all, rewind)
 from workloads.errors import classify, harness_error
@@ -261,8 +261,8 @@ class QueueWorkload(KafkaWorkloadBase):
     topic_tag = "q"
     name = "queue"
 
-    def __init__(self, bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int):
-        super().__init__(bootstrap, settings, run_id, seed)
+    def __init__(self, bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int, clients):
+        super().__init__(bootstrap, settings, run_id, seed, clients)
         self.acks = Acks()
         self.group_id = f"{run_id}-group"
 
@@ -270,8 +270,8 @@ class QueueWorkload(KafkaWorkloadBase):
         return QueueGenerator(self.settings, self.keys, self.rotation, self.values, self.acks,
                               random.Random(self.seed))
 
-    def new_client(self, process: int) -> QueueClient:
-        return QueueClient(self, process)
+    def new_client(self, process: int) -> Client:
+        return self.clients.queue_client(self, process)
 
     def final_reads(self, process: int, record: Recorder, deadline: float, new_process) -> dict:
         """Fresh clients assign every key ever written from the beginning and poll
@@ -283,7 +283,7 @@ class QueueWorkload(KafkaWorkloadBase):
         client = None
         while keys and missing and time.monotonic() < deadline:
             if client is None:
-                client = QueueClient(self, process, final=True)
+                client = self.clients.queue_client(self, process, final=True)
                 if record(process, client, Op("assign", keys)).type != "ok":
                     client.close(); client = None; process = new_process(); time.sleep(0.5)
                     continue

@@ -12,6 +12,7 @@ from typing import Callable
 
 from checkers.registry import WorkloadChecker, checker_for
 from workloads.base import Workload
+from workloads.client_kinds import open_clients
 from workloads.settings import WorkloadSettings
 
 # (bootstrap servers, settings, run id, seed) -> the workload
@@ -40,12 +41,12 @@ class WorkloadKind:
 
 def _queue(bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int) -> Workload:
     from workloads.queue import QueueWorkload  # loads confluent_kafka: only when needed
-    return QueueWorkload(bootstrap, settings, run_id, seed)
+    return QueueWorkload(bootstrap, settings, run_id, seed, open_clients(settings))
 
 
 def _list_append(bootstrap: str, settings: WorkloadSettings, run_id: str, seed: int) -> Workload:
     from workloads.list_append import ListAppendWorkload  # loads confluent_kafka: only when needed
-    return ListAppendWorkload(bootstrap, settings, run_id, seed)
+    return ListAppendWorkload(bootstrap, settings, run_id, seed, open_clients(settings))
 
 
 KINDS: dict[str, WorkloadKind] = {

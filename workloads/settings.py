@@ -6,6 +6,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class WorkloadSettings:
+    client: str = "librdkafka"            # which Kafka client (workloads/client_kinds.py)
+    # the Kafka version whose kafka-clients jar the Java client runs: the cluster's,
+    # filled in at setup (None: the default version)
+    kafka_clients_version: str | None = None
     acks: str = "all"
     idempotence: bool = True
     retries: int | None = None            # None: librdkafka's default

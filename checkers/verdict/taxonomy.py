@@ -12,9 +12,10 @@ it bad:
   rebalances excuse.
 
 The `-process` / `-realtime` variants of the cycle types are derived, not
-written out: a cycle that needs process order is forbidden by
-strong-session-serializable, one that needs real-time order by
-strict-serializable.
+written out: a cycle that needs process order is forbidden by the session
+variant of the model that forbids its base (strong-session-read-committed for
+G1c-process), one that needs real-time order by the real-time ("strong")
+variant (ORDER_VARIANTS).
 
 To add an anomaly type: one entry here, one detector that returns findings
 of that name. `verdict()` (checkers/verdict/verdict.py) and the report need nothing
@@ -26,8 +27,16 @@ from dataclasses import dataclass
 
 QUEUE, LIST_APPEND, BOTH = ("queue",), ("list-append",), ("queue", "list-append")
 CYCLE_BASES = ("G0", "G1c", "G-single", "G-nonadjacent", "G2-item")
-ORDER_SUFFIXES = {"-process": ("strong-session-serializable", "process order"),
-                  "-realtime": ("strict-serializable", "real-time order")}
+ORDER_SUFFIXES = {"-process": "process order", "-realtime": "real-time order"}
+# the weakest model forbidding each base's cycle when it needs process order,
+# and when it needs real-time order
+ORDER_VARIANTS = {
+    "G0": ("strong-session-read-uncommitted", "strong-read-uncommitted"),
+    "G1c": ("strong-session-read-committed", "strong-read-committed"),
+    "G-single": ("strong-session-snapshot-isolation", "strong-snapshot-isolation"),
+    "G-nonadjacent": ("strong-session-snapshot-isolation", "strong-snapshot-isolation"),
+    "G2-item": ("strong-session-serializable", "strict-serializable"),
+}
 
 
 @dataclass(frozen=True)
@@ -51,7 +60,7 @@ _DECLARED = (
                 forbidden_by=("read-committed",)),
     AnomalyType("G-single", LIST_APPEND, "Read skew: a dependency cycle with exactly one "
                 "anti-dependency (a read that missed a write which, by the other edges, came "
-                "before it).", jepsen_name="G-single-item", forbidden_by=("repeatable-read", "snapshot-isolation")),
+                "before it).", jepsen_name="G-single-item", forbidden_by=("consistent-view", "repeatable-read")),
     AnomalyType("G-nonadjacent", LIST_APPEND, "A dependency cycle with two or more "
                 "anti-dependencies, no two of them in a row: snapshot isolation forbids it.",
                 jepsen_name="G-nonadjacent-item",
@@ -66,7 +75,7 @@ _DECLARED = (
                 "later overwrote within the same transaction.", forbidden_by=("read-committed",)),
     # ---- list-append, within one transaction or one key
     AnomalyType("internal", LIST_APPEND, "A transaction's read disagreed with its own earlier "
-                "reads and appends of the key.", forbidden_by=("read-uncommitted",)),
+                "reads and appends of the key.", forbidden_by=("read-atomic",)),
     AnomalyType("future-read", LIST_APPEND, "A transaction read an element that it appends only "
                 "later, itself.", forbidden_by=("read-committed",)),
     AnomalyType("duplicate-elements", LIST_APPEND, "A read saw the same appended element more "
@@ -77,7 +86,7 @@ _DECLARED = (
                 "on, an append of a transaction that failed.", forbidden_by=("read-committed",)),
     AnomalyType("lost-update", LIST_APPEND, "Two or more committed transactions read the same "
                 "state of a key and each appended to it: one's update was built on a state "
-                "the other had already replaced.", forbidden_by=("cursor-stability",)),
+                "the other had already replaced.", forbidden_by=("cursor-stability", "update-atomic")),
     # ---- queue
     AnomalyType("duplicate", QUEUE, "The same value appears at more than one offset of a key."),
     AnomalyType("inconsistent-offsets", QUEUE, "One offset of a key holds two different values, "
@@ -115,12 +124,9 @@ _DECLARED = (
 
 
 def _variants(base: AnomalyType) -> list[AnomalyType]:
-    out = []
-    for suffix, (model, order) in ORDER_SUFFIXES.items():
-        out.append(AnomalyType(base.name + suffix, base.workloads,
-                               f"{base.words} The cycle needs {order} edges too.",
-                               forbidden_by=(model,), bad=base.bad))
-    return out
+    return [AnomalyType(base.name + suffix, base.workloads, f"{base.words} The cycle needs {order} edges too.",
+                        forbidden_by=(model,), bad=base.bad)
+            for (suffix, order), model in zip(ORDER_SUFFIXES.items(), ORDER_VARIANTS[base.name])]
 
 
 TYPES: dict[str, AnomalyType] = {t.name: t for t in _DECLARED}

@@ -27,7 +27,8 @@ SYSTEM_TOOLS = {
     "ssh-keygen": "openssh-client", "timeout": "coreutils", "setsid": "util-linux",
     "java": "openjdk-17-jre-headless", "faketime": "faketime",
 }
-OPTIONAL_TOOLS = {"tc": "iproute2", "mvn": "maven", "chromium": "chromium"}
+# javac: only --client java needs it (its server is compiled on first use)
+OPTIONAL_TOOLS = {"tc": "iproute2", "mvn": "maven", "chromium": "chromium", "javac": "openjdk-17-jdk-headless"}
 PYTHON_MODULES = ["paramiko", "confluent_kafka", "yaml", "click", "pyspark", "networkx",
                   "matplotlib", "pandas", "pyarrow", "scipy"]
 

@@ -12,6 +12,7 @@ from harness.kafka_options import kafka_release_options
 from harness.presets import preset_options
 from harness.runner import run_test
 from harness.test_options import TestOptions
+from workloads.client_kinds import CLIENT_NAMES
 from workloads.registry import WORKLOAD_NAMES
 
 # precedence of exit codes when --test-count runs several tests: the worst wins
@@ -34,11 +35,15 @@ def nemesis_options(f):
 
 @click.command()
 @click.option("--workload", type=click.Choice(WORKLOAD_NAMES), default="queue", show_default=True)
+@click.option("--client", type=click.Choice(CLIENT_NAMES), default="librdkafka", show_default=True,
+              help="The Kafka client: librdkafka (confluent-kafka) or Kafka's own Java client (queue only).")
 @click.option("--nodes-file", type=click.Path(exists=True, dir_okay=False),
               help="Inventory (YAML) of the cluster's nodes.")
 @click.option("--local", type=click.IntRange(1, 9), help="Bring up a local cluster of N nodes for this run.")
 @click.option("--bootstrap-servers", help="An existing Kafka without SSH access (no faults, no node logs).")
 @click.option("--insecure-host-keys", is_flag=True, help="Accept unknown SSH host keys.")
+@click.option("--txn-version", type=click.Choice(["1", "2"]), callback=lambda ctx, param, v: v and int(v),
+              help="Finalize the cluster's transaction.version feature (Kafka 4.0+) before the run.")
 @click.option("--pin-clients", is_flag=True,
               help="Each process's clients reach one node only (round-robin; local clusters).")
 @kafka_release_options

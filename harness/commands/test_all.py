@@ -18,6 +18,7 @@ from harness.kafka_options import kafka_versions_option
 from results.index import write_static_index
 from results.matrix_report import MatrixRun, exit_code, summary_table, write_junit
 from results.runs import read_run
+from workloads.client_kinds import client_kind
 from workloads.registry import workload_kind
 
 T = TypeVar("T")
@@ -37,19 +38,25 @@ class Cell:
     attempt: int
     kafka_version: str | None = None  # None: the cluster's (or the default)
     dynamic_quorum: bool | None = None  # None: as --dynamic-quorum says (static by default)
+    client: str | None = None  # None: librdkafka, without the client axis
 
 
 def matrix(workloads: list[str], nemeses: list[str], txn: str, test_count: int,
-           kafka_versions: list[str | None] | None = None, quorums: list[bool | None] | None = None) -> list[Cell]:
+           kafka_versions: list[str | None] | None = None, quorums: list[bool | None] | None = None,
+           clients: list[str | None] | None = None) -> list[Cell]:
     """Every combination, in a stable order, one Kafka version (then quorum) after the
     other (so a cluster serves all its runs). txn is an axis only of the workloads
-    that have one (WorkloadKind.txn_axis); the others get one txn setting.
+    that have one (WorkloadKind.txn_axis); the others get one txn setting. A client
+    runs only the workloads it has clients for (ClientKind.workloads).
     UnknownWorkload (a ValueError) names the known workloads."""
     cells = []
-    for version, quorum, workload, nemesis, attempt in itertools.product(
-            kafka_versions or [None], quorums or [None], workloads, nemeses, range(1, test_count + 1)):
+    for version, quorum, client, workload, nemesis, attempt in itertools.product(
+            kafka_versions or [None], quorums or [None], clients or [None], workloads, nemeses,
+            range(1, test_count + 1)):
+        if client is not None and workload not in client_kind(client).workloads:
+            continue
         for with_txn in workload_kind(workload).txn_settings(TXN_CHOICES[txn]):
-            cells.append(Cell(workload, nemesis, with_txn, attempt, version, quorum))
+            cells.append(Cell(workload, nemesis, with_txn, attempt, version, quorum, client))
     return cells
 
 
@@ -57,13 +64,15 @@ def options_for(base, cell: Cell):
     kinds = tuple(k for k in cell.nemesis.split("+") if k and k != "none")
     quorum = base.cluster.dynamic_quorum if cell.dynamic_quorum is None else cell.dynamic_quorum
     return base.replace(workload=cell.workload, nemesis=kinds, txn=cell.txn,
-                        kafka_version=cell.kafka_version or base.cluster.kafka_version, dynamic_quorum=quorum)
+                        kafka_version=cell.kafka_version or base.cluster.kafka_version, dynamic_quorum=quorum,
+                        client=cell.client or base.workload.settings.client)
 
 
 def cell_label(cell: Cell) -> str:
     """The cell as the progress lines and errors name it."""
     axes = [f"kafka={cell.kafka_version}"] if cell.kafka_version else []
     axes += [f"quorum={quorum_label(cell)}"] if cell.dynamic_quorum is not None else []
+    axes += [f"client={cell.client}"] if cell.client else []
     return " ".join(axes + [cell.workload, f"nemesis={cell.nemesis}", f"txn={'on' if cell.txn else 'off'}"])
 
 
@@ -89,7 +98,7 @@ def run_cell(base, cell: Cell, store: Path):
 def matrix_run(cell: Cell, summary, code: int, error: str | None):
     """The summary row of one cell."""
     return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, summary, code, error,
-                     cell.kafka_version, quorum_label(cell))
+                     cell.kafka_version, quorum_label(cell), cell.client)
 
 
 @click.command(name="test-all")
@@ -117,10 +126,13 @@ def matrix_run(cell: Cell, summary, code: int, error: str | None):
               help="Comma-separated controller quorums each combination runs on: static (controller.quorum."
                    "voters) and/or dynamic (KIP-853, Kafka 3.9+, as --dynamic-quorum). More than one needs "
                    "--local. Default: static.")
+@click.option("--clients", metavar="librdkafka,java", default="",
+              help="Comma-separated Kafka clients each combination runs on (a client runs only the "
+                   "workloads it has: java, the queue). Default: librdkafka.")
 @check_options
 @kafka_versions_option
 def test_all(workloads: str, nemeses: str, txn: str, test_count: int, store: Path, junit: Path | None,
-             kafka_versions: str | None, quorums: str, **settings) -> None:
+             kafka_versions: str | None, quorums: str, clients: str, **settings) -> None:
     """Run a matrix of tests and summarise them (table, JUnit XML, static index)."""
     from harness.test_options import TestOptions  # loads confluent_kafka: only when needed
 
@@ -137,8 +149,11 @@ def test_all(workloads: str, nemeses: str, txn: str, test_count: int, store: Pat
             click.echo(f"logtrial test-all: {axis} {','.join(values)} needs --local N: one "
                        "cluster cannot run several at once", err=True)
             sys.exit(exit_codes.BAD_INPUT)
+    client_names = split_list(clients)
+    for name in client_names:
+        bad_input_exits(lambda: client_kind(name))
     cells = bad_input_exits(lambda: matrix(split_list(workloads), split_list(nemeses) or ["none"], txn, test_count,
-                                           versions, [QUORUMS[q] for q in quorum_names]))
+                                           versions, [QUORUMS[q] for q in quorum_names], client_names))
     validate_all(base, cells)
     runs = []
     try:

@@ -7,6 +7,7 @@ import json
 from click.testing import CliRunner
 
 from clusters import exit_codes
+from harness.cli import main
 from harness.commands.check import check
 from tests.checkers.histories import Builder
 
@@ -76,3 +77,34 @@ def test_auto_engine_keeps_list_append_in_process_longer_than_the_queue(tmp_path
         picks[size] = [choose_engine(path, "auto", None, w) for w in ("queue", "list-append")]
     assert list(picks.values()) == [["spark", "local"], ["spark", "spark"]]
     assert choose_engine(path, "auto", "spark://127.0.0.1:7077", "list-append") == "spark"
+
+
+def test_a_consistency_model_is_refused_for_the_queue_and_an_unknown_one_names_the_known(tmp_path):
+    """--consistency-model is not silently ignored where no model applies, and a typo is
+    bad input (exit 3) before the history is read, not a checker failure (exit 4)."""
+    history = tmp_path / "history.jsonl"
+    history.write_text('{"index": 0, "time": 1, "process": 0, "type": "invoke", "f": "send", '
+                       '"value": [["send", 1, 1]]}\n')
+    refused = CliRunner().invoke(main, ["check", str(history), "--workload", "queue",
+                                        "--consistency-model", "serializable"])
+    assert refused.exit_code == exit_codes.BAD_INPUT, refused.output
+    assert "queue workload is not checked against a consistency model" in refused.output
+    typo = CliRunner().invoke(main, ["check", str(history), "--workload", "list-append",
+                                     "--consistency-model", "serialisable"])
+    assert typo.exit_code == exit_codes.BAD_INPUT, typo.output
+    assert "unknown consistency model 'serialisable'; known: " in typo.output
+    assert "strong-session-snapshot-isolation" in typo.output
+    assert not (tmp_path / "results.json").exists()
+
+
+def test_a_model_alias_is_checked_and_recorded_by_its_name(tmp_path):
+    from checkers.api import check_history
+    from checkers.options import CheckOptions
+    history = tmp_path / "history.jsonl"
+    history.write_text('{"index": 0, "time": 1, "process": 0, "type": "invoke", "f": "txn", '
+                       '"value": [["append", 1, 1]]}\n'
+                       '{"index": 1, "time": 2, "process": 0, "type": "ok", "f": "txn", '
+                       '"value": [["append", 1, 1]]}\n')
+    results = check_history(history, "list-append", out_dir=tmp_path, engine="local",
+                            options=CheckOptions(consistency_model="PL-2.99"))
+    assert results["checker"]["consistency_model"] == "repeatable-read"

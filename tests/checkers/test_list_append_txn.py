@@ -117,21 +117,24 @@ def test_models_imply_weaker_ones():
     assert "G1c-process" not in consistency.proscribed("serializable")
     assert "lost-update" in consistency.proscribed("cursor-stability")
     assert "lost-update" not in consistency.proscribed("read-committed")
-    with pytest.raises(ValueError, match="unknown consistency model 'linearizable'"):
-        consistency.proscribed("linearizable")
+    with pytest.raises(ValueError, match="unknown consistency model 'serial'"):
+        consistency.proscribed("serial")
 
 
 @pytest.mark.parametrize("found, weakest, also", [
     ([], [], []),
     (["G2-item"], ["repeatable-read"], ["serializable", "strict-serializable",
                                          "strong-session-serializable"]),
-    (["G-single"], ["repeatable-read", "snapshot-isolation"],
-     ["serializable", "strict-serializable", "strong-session-serializable"]),
+    (["G-single"], ["consistent-view", "repeatable-read"],
+     ["forward-consistent-view", "serializable", "snapshot-isolation", "strict-serializable",
+      "strong-session-serializable", "strong-session-snapshot-isolation", "strong-snapshot-isolation",
+      "update-serializable"]),
     (["G-nonadjacent"], ["repeatable-read", "snapshot-isolation"],
-     ["serializable", "strict-serializable", "strong-session-serializable"]),
-    (["G1c-realtime"], ["strict-serializable"], []),
+     ["serializable", "strict-serializable", "strong-session-serializable", "strong-session-snapshot-isolation",
+      "strong-snapshot-isolation"]),
+    (["G1c-realtime"], ["strong-read-committed"], ["strict-serializable", "strong-snapshot-isolation"]),
     (["G0", "G2-item"], ["read-uncommitted"],
-     sorted(set(consistency.MODELS) - {"read-uncommitted"})),
+     sorted(m for m in consistency.MODELS if "read-uncommitted" in consistency.weaker(m) - {m})),
 ])
 def test_violated_models(found, weakest, also):
     assert consistency.violated(found) == (weakest, also)
@@ -171,3 +174,36 @@ def test_every_non_cycle_type_has_plain_words():
         "op 3 (process 13, ok), op 2 (process 12, fail) all read key 1 as []")
     assert set(TEMPLATES) == {"internal", "future-read", "duplicate-elements", "incompatible-order",
                               "G1a", "G1b", "dirty-update", "lost-update"}
+
+
+@pytest.mark.parametrize("model, forbids, allows", [
+    # Adya: PL-2+ forbids G-single, not G2-item; PL-2.99 the other way round
+    ("consistent-view", {"G-single", "G1c", "lost-update"}, {"G2-item", "internal"}),
+    ("repeatable-read", {"G2-item", "lost-update"}, {"G-single-process", "internal"}),
+    # Cerone: read atomic forbids what a transaction sees of itself (and implies
+    # read committed); update atomic, lost updates
+    ("read-atomic", {"internal", "future-read", "G1a", "G1c"}, {"lost-update", "G2-item"}),
+    ("update-atomic", {"lost-update", "internal"}, {"G2-item"}),
+    # session and real-time variants: a cycle through process order, or real time
+    ("strong-session-snapshot-isolation", {"G-single-process", "G-nonadjacent-process", "G1c-process"},
+     {"G2-item", "G2-item-process", "G-single-realtime"}),
+    ("strong-snapshot-isolation", {"G-single-realtime", "G1c-realtime", "G0-process"}, {"G2-item"}),
+    ("strong-read-uncommitted", {"G0-realtime", "G0-process", "G0"}, {"G1c", "G1c-realtime"}),
+    # single-object models say nothing about transactions
+    ("linearizable", set(), {"G0", "G1c", "G2-item"}),
+])
+def test_elles_lattice(model, forbids, allows):
+    proscribed = consistency.proscribed(model)
+    assert forbids <= proscribed and not allows & proscribed
+
+
+def test_models_have_their_other_names():
+    assert consistency.check_model("PL-3") == "serializable"
+    assert consistency.check_model("PL-2+") == "consistent-view"
+    assert consistency.check_model("strong-serializable") == "strict-serializable"
+
+
+def test_every_implied_model_is_declared_and_the_lattice_has_no_cycle():
+    for model, implied in consistency.MODELS.items():
+        assert set(implied) <= set(consistency.MODELS), model
+        assert all(model not in consistency.weaker(weaker) for weaker in implied), model

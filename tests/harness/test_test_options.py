@@ -40,7 +40,7 @@ def test_every_spec_field_has_a_test_option_and_every_option_a_field():
 
 
 def test_every_test_all_option_sets_a_spec_field():
-    matrix_axes = {"workloads", "nemeses", "txn", "test_count", "junit", "kafka_versions", "quorums"}
+    matrix_axes = {"workloads", "nemeses", "txn", "test_count", "junit", "kafka_versions", "quorums", "clients"}
     assert option_names(test_all_module.test_all) - matrix_axes <= flat_names(TestOptions)
 
 
@@ -67,7 +67,8 @@ def test_a_bad_consistency_model_is_bad_input_before_the_run(tmp_path):
         result = CliRunner().invoke(main, [*command, "--bootstrap-servers", "127.0.0.1:1", "--store",
                                            str(tmp_path / "store"), "--consistency-model", "serial"])
         assert result.exit_code == exit_codes.BAD_INPUT, result.output
-        assert "unknown consistency model 'serial'; known: read-uncommitted" in result.output
+        assert "unknown consistency model 'serial'; known: " in result.output
+        assert "read-uncommitted" in result.output and "PL-2" in result.output
         assert not (tmp_path / "store").exists()
 
 
@@ -95,3 +96,37 @@ def test_checking_a_run_again_takes_its_recorded_allow_and_forbid(tmp_path):
         return results["bad_anomaly_types"]
     assert "lost-write" not in bad_types()
     assert "lost-write" in bad_types("--allow", "unseen")
+
+
+def test_a_consistency_model_for_the_queue_is_refused_before_the_run(tmp_path):
+    result = CliRunner().invoke(main, ["test", "--workload", "queue", "--bootstrap-servers", "127.0.0.1:1",
+                                       "--store", str(tmp_path / "store"), "--consistency-model", "serializable"])
+    assert result.exit_code == exit_codes.BAD_INPUT, result.output
+    assert "queue workload is not checked against a consistency model" in result.output
+    assert not (tmp_path / "store").exists()
+
+
+def test_a_test_matrix_runs_each_client_on_the_workloads_it_has():
+    cells = test_all_module.matrix(["queue", "list-append"], ["none"], "off", 1, clients=["librdkafka", "java"])
+    assert [(c.client, c.workload) for c in cells] == [("librdkafka", "queue"), ("librdkafka", "list-append"),
+                                                       ("java", "queue")]
+    base = TestOptions.from_flat(local=3)
+    assert test_all_module.options_for(base, cells[2]).workload.settings.client == "java"
+    assert test_all_module.options_for(base, cells[0]).workload.settings.client == "librdkafka"
+    assert "client=java" in test_all_module.cell_label(cells[2])
+
+
+def test_client_and_txn_version_are_recorded_flat():
+    record = TestOptions.from_flat(local=3, client="java", txn_version=2).record()
+    assert option(record, "client") == "java" and option(record, "txn_version") == 2
+    result = CliRunner().invoke(main, ["test", "--local", "3", "--client", "java", "--workload", "list-append"])
+    assert result.exit_code == exit_codes.BAD_INPUT and "has no client for --workload list-append" in result.output
+
+
+def test_the_client_library_versions_are_recorded_whole():
+    import confluent_kafka
+
+    from harness.test_record import versions
+    recorded = versions()
+    assert recorded["librdkafka"] == confluent_kafka.libversion()[0]
+    assert recorded["confluent_kafka"].count(".") == 2, recorded

@@ -14,6 +14,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from workloads.base import Op
 from workloads.clients import lookup_config
 from workloads.queue import QueueClient, QueueWorkload
+from workloads.registry import workload_kind
 from workloads.settings import WorkloadSettings
 
 pytestmark = pytest.mark.cluster
@@ -27,7 +28,7 @@ COMMITTED = 4
 @pytest.fixture
 def workload(cluster) -> Iterator[QueueWorkload]:
     settings = WorkloadSettings(txn=True, op_timeout=2.0, poll_timeout=0.5)
-    made = QueueWorkload(cluster.db.bootstrap_servers(), settings, f"lt-assign-{uuid.uuid4().hex[:8]}", seed=1)
+    made = workload_kind("queue").make(cluster.db.bootstrap_servers(), settings, f"lt-assign-{uuid.uuid4().hex[:8]}", 1)
     made.setup()
     for key in (KEY_WITH_COMMIT, KEY_WITHOUT):
         made.topics.ensure(key)

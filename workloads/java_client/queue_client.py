@@ -1,0 +1,139 @@
+"""The queue workload's client on Kafka's Java client: the same ops, values and
+error shape as workloads/queue.py's QueueClient (docs/history-format.md), each
+op one request to the process's session in a JVM (src/logtrial/Session.java
+runs it). Keys become topic-partitions here, and back."""
+from __future__ import annotations
+
+from typing import Any
+
+from workloads.base import Completion, Op
+from workloads.clients import Indefinite, ensure_topic
+from workloads.errors import harness_error
+from workloads.java_client import config
+from workloads.java_client.errors import classify_java
+from workloads.java_client.jvm import JvmGone
+from workloads.java_client.pool import JvmPool
+
+# how long past the op timeout a reply may take: a txn awaits its sends, commits
+# (retrying) and may abort, each bounded by the op timeout in the JVM
+REPLY_OP_TIMEOUTS = 3
+REPLY_SLACK_S = 10.0
+
+
+class JavaQueueClient:
+    def __init__(self, workload, process: int, pool: JvmPool, final: bool = False):
+        self.w = workload
+        self.process = process
+        self.final = final  # final reads: assign from the beginning of each partition
+        self.jvm = pool.jvm()
+        self.session = pool.new_session()
+        s = workload.settings
+        txn_id = f"{workload.run_id}-q-p{process}" if s.txn else None
+        self._open(producer=config.producer_config(workload.bootstrap, s, f"lt-p{process}", txn_id),
+                      consumer=config.consumer_config(workload.bootstrap, s, f"lt-c{process}", workload.group_id,
+                                                      "earliest" if final else None),
+                      lookup=config.lookup_config(workload.bootstrap, f"lt-o{process}", workload.group_id),
+                      auto_offset_reset=s.auto_offset_reset, op_timeout_ms=int(s.op_timeout * 1000))
+
+    def _open(self, **args: Any) -> None:
+        """Makes the session (no network yet); a JVM that is gone is reported by the first op."""
+        try:
+            self._request("open", **args)
+        except (TimeoutError, JvmGone):
+            pass  # the session's first op finds out again and says so
+
+    def _request(self, cmd: str, **args: Any) -> dict:
+        timeout = self.w.settings.op_timeout * REPLY_OP_TIMEOUTS + REPLY_SLACK_S
+        return self.jvm.call(self.session, cmd, timeout, **args)
+
+    def invoke(self, op: Op) -> Completion:
+        try:
+            return getattr(self, "_" + op.f)(op)
+        except Indefinite as e:
+            return Completion.failed(e.classified, op.value)
+        except TimeoutError as e:
+            return Completion.failed(harness_error("OP_TIMEOUT", str(e)), op.value)
+        except JvmGone as e:
+            return Completion.failed(harness_error("CLIENT_CRASH", f"JvmGone: {e}"), op.value)
+
+    def _outcome(self, op: Op, reply: dict, ok_value) -> Completion:
+        """The completion for a reply: ok_value(result) when it succeeded."""
+        if "error" in reply:
+            classified = classify_java(*reply["error"], reply["how"])
+            return Completion(classified.outcome, op.value, classified.error, retire=reply.get("retire", False))
+        return Completion.ok(ok_value(reply["ok"]), **self._extra(reply) if op.f in ("poll", "txn") else {})
+
+    def _extra(self, reply: dict) -> dict:
+        extra: dict = {}
+        if reply.get("poll_errors"):
+            extra["poll_errors"] = reply["poll_errors"]
+        if reply.get("rebalance_log"):
+            keys = self.w.keys
+            extra["rebalance_log"] = [[what, sorted(keys.key_of(t, p) for t, p in pairs)]
+                                      for what, pairs in reply["rebalance_log"]]
+        return extra
+
+    # -- ops ------------------------------------------------------------------------------
+    def _crash(self, op: Op) -> Completion:
+        self.close()
+        return Completion("info", None)
+
+    def _assign(self, op: Op) -> Completion:
+        for key in op.value:
+            ensure_topic(self.w.topics, key)
+        partitions = [[self.w.keys.topic(k), self.w.keys.partition(k)] for k in op.value]
+        reply = self._request("assign", partitions=partitions, from_beginning=self.final)
+        return self._outcome(op, reply, lambda _: op.value)
+
+    def _subscribe(self, op: Op) -> Completion:
+        for key in op.value:
+            ensure_topic(self.w.topics, key)
+        reply = self._request("subscribe", topics=sorted({self.w.keys.topic(k) for k in op.value}))
+        return self._outcome(op, reply, lambda _: op.value)
+
+    def _send(self, op: Op) -> Completion:
+        for _, key, _ in op.value:
+            ensure_topic(self.w.topics, key)
+        records = [[self.w.keys.topic(k), self.w.keys.partition(k), str(k), str(v)] for _, k, v in op.value]
+        completion = self._outcome(op, self._request("send", records=records), lambda offsets: [
+            ["send", k, [offset, v]] for (_, k, v), offset in zip(op.value, offsets)])
+        self._acked(completion)
+        return completion
+
+    def _poll(self, op: Op) -> Completion:
+        reply = self._request("poll", timeout_ms=int(self.w.settings.poll_timeout * 1000))
+        return self._outcome(op, reply, lambda records: [["poll", self._by_key(records)]])
+
+    def _txn(self, op: Op) -> Completion:
+        keys, poll_ms = self.w.keys, int(self.w.settings.poll_timeout * 1000)
+        mops = []
+        for mop in op.value:
+            if mop[0] == "send":
+                ensure_topic(self.w.topics, mop[1])
+                mops.append(["send", keys.topic(mop[1]), keys.partition(mop[1]), str(mop[1]), str(mop[2])])
+            else:
+                mops.append(["poll", poll_ms])
+        abort = self.w.rng_for(self.process).random() < self.w.settings.abort_p
+        completion = self._outcome(op, self._request("txn", mops=mops, abort=abort), lambda results: [
+            ["send", mop[1], [result, mop[2]]] if mop[0] == "send" else ["poll", self._by_key(result)]
+            for mop, result in zip(op.value, results)])
+        self._acked(completion)
+        return completion
+
+    def _by_key(self, records: list) -> dict[str, list[list[int]]]:
+        polled: dict[str, list[list[int]]] = {}
+        for topic, partition, offset, value in records:
+            polled.setdefault(str(self.w.keys.key_of(topic, partition)), []).append([offset, int(value)])
+        return polled
+
+    def _acked(self, completion: Completion) -> None:
+        if completion.type == "ok":
+            for mop in completion.value:
+                if mop[0] == "send":
+                    self.w.acks.acked(mop[1], mop[2][0], mop[2][1])
+
+    def close(self) -> None:
+        try:
+            self.jvm.call(self.session, "close", REPLY_SLACK_S)
+        except (TimeoutError, JvmGone):
+            pass  # the JVM goes at the end of the run anyway
