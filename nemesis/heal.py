@@ -4,7 +4,7 @@ cluster all come here, so a heal never depends on the process that struck still
 being alive.
 
 Each fault kind that leaves traces declares how to find and undo them
-(nemesis/fault.py): on each node first (partition: its iptables chain; pause: a
+(nemesis/fault.py): on each node first (partition: its iptables chain; packet: its chains, holder and qdiscs; pause: a
 stopped broker; clock: the offset and the strobe loop), then the database's own part
 (Cluster.revive: ZooKeeper, wiped log dirs, dead and stuck brokers), then the traces
 that need every broker serving (membership: removed brokers, moved partitions,
@@ -14,10 +14,11 @@ producer-state's overrides are known only to its fault object (Fault.heal).
 from __future__ import annotations
 
 from clusters.cluster import Cluster
-from nemesis import clock, membership_undo, partition, pause
+from nemesis import clock, membership_undo, packet_traces, partition, pause
 from nemesis.fault import ClusterTraces, NodeTraces
 
-NODE_TRACES: tuple[NodeTraces, ...] = (partition.TRACES, pause.TRACES, clock.TRACES)
+NODE_TRACES: tuple[NodeTraces, ...] = (partition.TRACES, packet_traces.TRACES, pause.TRACES,
+                                        clock.TRACES)
 CLUSTER_TRACES: tuple[ClusterTraces, ...] = (membership_undo.TRACES,)
 
 

@@ -55,14 +55,14 @@ def _interval(ctx: click.Context, param: click.Parameter, value: float) -> float
 NEMESIS_OPTIONS = [
     click.option("--nemesis", default="none", show_default=True, callback=_kinds,
                  help=f"Faults to inject, comma-separated: {', '.join(FAULT_NAMES)}; "
-                      "'all' for every one but producer-state and membership, 'none' for a fault-free run."),
+                      "'all' for every one but producer-state, membership and packet, 'none' for a fault-free run."),
     click.option("--nemesis-interval", type=float, default=DEFAULT_INTERVAL, show_default=True,
                  callback=_interval,
                  help="Mean seconds between a fault's start and stop (and stop and next "
                       "start); each wait is drawn from 0.5-1.5 x this."),
     click.option("--db-targets", default=",".join(DEFAULT_TARGETS), show_default=True,
                  callback=_targets,
-                 help=f"Which brokers pause/kill/clock strike, comma-separated, one drawn per "
+                 help=f"Which brokers pause/kill/clock/packet strike, comma-separated, one drawn per "
                       f"fault: {', '.join(TARGETS)}."),
     click.option("--nemesis-schedule", type=click.Path(exists=True, dir_okay=False),
                  default=None, callback=_schedule_file,

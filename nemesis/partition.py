@@ -16,11 +16,11 @@ import random
 import shlex
 from typing import Sequence
 
+from nemesis import iptables_chain as chains
 from nemesis import shapes
 from nemesis.fault import Fault, NodeTraces, strike, with_errors
 
 CHAIN = "LOGTRIAL-NEMESIS"
-IPTABLES = "iptables -w 10"
 
 
 def rules_for(node: str, partition: shapes.Partition, hosts: dict[str, str],
@@ -36,20 +36,15 @@ def rules_for(node: str, partition: shapes.Partition, hosts: dict[str, str],
 
 def apply_script(rules: Sequence[str]) -> str:
     """Shell that (re)creates our chain with `rules` and hooks it into INPUT."""
-    steps = [f"({IPTABLES} -N {CHAIN} 2>/dev/null || {IPTABLES} -F {CHAIN})",
-             f"({IPTABLES} -C INPUT -j {CHAIN} 2>/dev/null || {IPTABLES} -I INPUT 1 -j {CHAIN})"]
-    steps += [f"{IPTABLES} -A {CHAIN} {rule}" for rule in rules]
-    return " && ".join(steps)
+    return chains.create_script("INPUT", CHAIN, rules)
 
 
-# idempotent: no error when the chain was never made
-HEAL_SCRIPT = (f"while {IPTABLES} -D INPUT -j {CHAIN} 2>/dev/null; do :; done; "
-               f"{IPTABLES} -F {CHAIN} 2>/dev/null; {IPTABLES} -X {CHAIN} 2>/dev/null; true")
+HEAL_SCRIPT = chains.remove_script("INPUT", CHAIN)
 # prints the number of our rules left (0 when healed)
-COUNT_SCRIPT = f"{IPTABLES} -S | grep -c -- {shlex.quote(CHAIN)} || true"
-# lists our rules: our chain and the jump into it, never the rest (on real machines
-# the user's firewall lives there)
-OUR_RULES = f"{IPTABLES} -S 2>/dev/null | grep -- {shlex.quote(CHAIN)} || true"
+COUNT_SCRIPT = f"{chains.IPTABLES} -S | grep -c -- {shlex.quote(CHAIN)} || true"
+# lists our rules: our chain and the jump into it (on real machines the user's firewall
+# lives beside them)
+OUR_RULES = chains.listing_script(CHAIN)
 
 
 def heal_node(session) -> None:

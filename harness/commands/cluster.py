@@ -259,8 +259,8 @@ def _heal_verified(c: Cluster) -> list[str]:
 @insecure_option
 def heal(name: str | None, inventory_path: str | None, run_dir: str | None,
          insecure_host_keys: bool) -> None:
-    """Undo every fault logtrial made: its iptables chain, paused and dead brokers,
-    clock offsets and strobes."""
+    """Undo every fault logtrial made: its iptables chains, packet qdiscs and holder,
+    paused and dead brokers, clock offsets and strobes."""
     failed = False
     for target in targets(name, inventory_path, run_dir):
         try:

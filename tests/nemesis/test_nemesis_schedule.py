@@ -6,8 +6,9 @@ import pytest
 from click.testing import CliRunner
 
 from nemesis.options import nemesis_options
-from nemesis.registry import F_NAMES, FAULT_NAMES, parse_kinds
-from nemesis.schedule import START, STOP, ScheduleError, build_schedule, load_schedule
+from nemesis.registry import BY_NAME_ONLY, F_NAMES, FAULT_NAMES, parse_kinds
+from nemesis.packet_behaviour import KNOBS
+from nemesis.schedule import START, STOP, ScheduleError, Step, build_schedule, load_schedule
 
 NODES = ["n1", "n2", "n3"]
 ALL = list(FAULT_NAMES)
@@ -92,6 +93,22 @@ def test_replay_gives_back_the_recorded_schedule(tmp_path):
             assert b.params == expected
 
 
+def test_packet_plans_are_seeded_and_replay_without_what_happened(tmp_path):
+    starts = [s for s in schedule(4, kinds=["packet"], duration=600) if s.action == START]
+    assert starts == [s for s in schedule(4, kinds=["packet"], duration=600) if s.action == START]
+    assert {s.params["target"] for s in starts} >= {"links", "one"}
+    for step in starts:
+        assert step.params["behaviour"] and set(step.params["behaviour"]) <= set(KNOBS)
+        if step.params["target"] == "links":
+            assert all(a != b and {a, b} <= set(NODES) for a, b in step.params["links"])
+    # what a start records beside its plan (mechanisms per node) is no part of the replay
+    recorded = [Step(s.at, s.fault, s.action, {**s.params, "mechanisms": {"n1": {
+        "path": "fallback", "used": ["nfqueue"]}}}) for s in starts]
+    replayed = [s for s in load_schedule(recorded_history(tmp_path, recorded)) if s.action == START]
+    assert [s.params["behaviour"] for s in replayed] == [s.params["behaviour"] for s in starts]
+    assert all("mechanisms" not in s.params for s in replayed)
+
+
 def test_replay_errors_name_file_and_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"index":0}\nnot json\n{"index":2}\n')
@@ -109,7 +126,7 @@ def test_replay_errors_name_file_and_line(tmp_path):
 
 
 def test_parse_kinds():
-    assert parse_kinds("all") == [k for k in ALL if k not in ("producer-state", "membership")]
+    assert parse_kinds("all") == [k for k in ALL if k not in BY_NAME_ONLY]
     assert parse_kinds("none") == []
     assert parse_kinds("kill, pause,kill") == ["kill", "pause"]
     with pytest.raises(ValueError, match="unknown fault 'wobble'.*valid: pause, kill"):
@@ -134,7 +151,7 @@ def test_options_parse_and_reject_unknown_names():
     bad_fault = CliRunner().invoke(show, ["--nemesis", "pause,explode"])
     assert bad_fault.exit_code == 2
     assert "unknown fault 'explode'" in bad_fault.output
-    assert "valid: pause, kill, partition, clock, producer-state, membership, all, none" in bad_fault.output
+    assert "valid: pause, kill, partition, clock, producer-state, membership, packet, all, none" in bad_fault.output
     bad_target = CliRunner().invoke(show, ["--db-targets", "one,primary"])
     assert bad_target.exit_code == 2
     assert "unknown target 'primary'" in bad_target.output
