@@ -60,6 +60,20 @@ def wait_bound(cluster, node: str, proto: str) -> None:
                            "exit 1", timeout=30)
 
 
+def listen_then_send(cluster, from_node: str, to_node: str, listen: str, send: str, proto: str,
+                     timeout: float) -> str:
+    """Runs the `listen` program on to_node, and once its socket is bound the
+    `send` program on from_node; returns what the listener printed."""
+    got: dict = {}
+    listener = threading.Thread(target=lambda: got.update(out=cluster.ssh[to_node].exec(
+        f"python3 -c {shlex.quote(listen)}", timeout=timeout).stdout))
+    listener.start()
+    wait_bound(cluster, to_node, proto)
+    cluster.ssh[from_node].exec(f"python3 -c {shlex.quote(send)}", timeout=timeout)
+    listener.join()
+    return got["out"]
+
+
 def udp_arrivals(cluster, from_node: str, to_node: str, count: int = 400) -> list[int]:
     """The sequence numbers of the `count` datagrams from_node sends, as to_node
     receives them (in arrival order)."""
@@ -71,19 +85,12 @@ def udp_arrivals(cluster, from_node: str, to_node: str, count: int = 400) -> lis
               "        seen.append(s.recv(100).decode())\n"
               "except socket.timeout:\n"
               "    print(' '.join(seen))")
-    got: dict = {}
-    listener = threading.Thread(target=lambda: got.update(out=cluster.ssh[to_node].exec(
-        f"python3 -c {shlex.quote(listen)}", timeout=60).stdout))
-    listener.start()
-    wait_bound(cluster, to_node, "udp")
     host = cluster.inventory.node(to_node).host
     send = ("import socket, time\n"
             "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
             f"for i in range({count}):\n"
             f"    s.sendto(str(i).encode(), ({host!r}, {UDP_PORT})); time.sleep(0.002)")
-    cluster.ssh[from_node].exec(f"python3 -c {shlex.quote(send)}", timeout=60)
-    listener.join()
-    return [int(n) for n in got["out"].split()]
+    return [int(n) for n in listen_then_send(cluster, from_node, to_node, listen, send, "udp", 60).split()]
 
 
 def udp_received(cluster, from_node: str, to_node: str) -> int:
@@ -102,18 +109,12 @@ def tcp_transfer_s(cluster, from_node: str, to_node: str, size: int = 500_000) -
               "    if not chunk: break\n"
               "    got += len(chunk)\n"
               "print(got, time.monotonic() - t)")
-    got: dict = {}
-    listener = threading.Thread(target=lambda: got.update(out=cluster.ssh[to_node].exec(
-        f"python3 -c {shlex.quote(listen)}", timeout=90).stdout))
-    listener.start()
-    wait_bound(cluster, to_node, "tcp")
     host = cluster.inventory.node(to_node).host
     send = ("import socket\n"
             f"c = socket.create_connection(({host!r}, {UDP_PORT}), timeout=30)\n"
             f"c.sendall(b'x' * {size}); c.close()")
-    cluster.ssh[from_node].exec(f"python3 -c {shlex.quote(send)}", timeout=90)
-    listener.join()
-    received, seconds = got["out"].split()
+    out = listen_then_send(cluster, from_node, to_node, listen, send, "tcp", 90)
+    received, seconds = out.split()
     assert int(received) == size
     return float(seconds)
 
