@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from checkers.api import check_history
+from checkers.history.companion import is_companion
 from checkers.history.errors import HistoryError
 from checkers.options import CheckOptionError, CheckOptions
 from checkers.registry import WORKLOAD_NAMES
@@ -21,7 +22,7 @@ def resolve_history(target: Path) -> tuple[Path, dict]:
     """(history file, the run's test.json, {} if there is none)."""
     if target.is_dir() and (target / HISTORY_FILE).exists():
         return target / HISTORY_FILE, _test_json(target / "test.json")
-    if target.is_dir() and not any(p.suffix == ".parquet" for p in target.iterdir()):
+    if target.is_dir() and not is_companion(target) and not any(p.suffix == ".parquet" for p in target.iterdir()):
         history = target / HISTORY_FILE
         if not history.exists():
             raise click.BadParameter(f"{target} has no {HISTORY_FILE}", param_hint="RUN_DIR_OR_HISTORY")

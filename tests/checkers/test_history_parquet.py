@@ -89,6 +89,24 @@ def test_to_parquet_command(tmp_path):
     assert bad.returncode == 3 and "bad.jsonl:1" in bad.stderr and "missing field 'process'" in bad.stderr
 
 
+@pytest.mark.spark
+def test_check_command_takes_a_companion_folder(spark, tmp_path):
+    """`logtrial check run/history.parquet` reads the companion (on Spark) and
+    finds what the JSON holds; it once answered "has no history.jsonl"."""
+    run = tmp_path / "run"
+    run.mkdir()
+    history = planted_history().write(run / "history.jsonl")
+    assert CliRunner().invoke(cli, ["to-parquet", str(run)]).exit_code == 0
+    from_json = CliRunner().invoke(cli, ["check", str(history), "--engine", "local", "--out", str(tmp_path / "j")])
+    from_parquet = CliRunner().invoke(cli, ["check", str(run / "history.parquet"), "--out", str(tmp_path / "p")])
+    assert from_parquet.exit_code == from_json.exit_code == 1, from_parquet.output
+    parquet = json.loads((tmp_path / "p" / "results.json").read_text())
+    local = json.loads((tmp_path / "j" / "results.json").read_text())
+    assert parquet["checker"]["engine"] == "spark" and parquet["checker"]["parquet_companion"]
+    assert {k: v["count"] for k, v in parquet["anomalies"].items()} == \
+        {k: v["count"] for k, v in local["anomalies"].items()}
+
+
 def _frame(table) -> pd.DataFrame:
     return table.toArrow().to_pandas() if hasattr(table, "toArrow") else table
 
