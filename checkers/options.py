@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from checkers.verdict.consistency import DEFAULT_MODEL, check_model
-
-DEFAULT_EXAMPLES = 20
+from checkers.verdict.taxonomy import DEFAULT_EXAMPLES
 
 
 class CheckOptionError(ValueError):

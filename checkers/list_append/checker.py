@@ -37,12 +37,12 @@ from checkers.list_append.explain import explain
 from checkers.list_append.keys import Finding, KeyMop, analyze_key, group_by_key
 from checkers.list_append.txn import txn_findings
 from checkers.verdict import consistency
+from checkers.verdict.taxonomy import DEFAULT_EXAMPLES
 from checkers.verdict.verdict import Evidence, verdict
 
 if TYPE_CHECKING:
     import pandas as pd
 
-DEFAULT_EXAMPLES = 20
 
 
 class Txn(NamedTuple):

@@ -20,14 +20,16 @@ import os
 import numpy as np
 import pandas as pd
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession, Window, functions as F
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
 
-from checkers.verdict import consistency
 from checkers.graph.cycles import Step, components
+from checkers.graph.order_local import OrderEdges
+from checkers.list_append.checker import Txn, assemble, key_mops, order_edges, txn_mops
 from checkers.list_append.keys import Finding, KeyMop, analyze_key, group_by_key
 from checkers.list_append.txn import txn_findings
-from checkers.list_append.checker import DEFAULT_EXAMPLES, Txn, assemble, key_mops, order_edges, txn_mops
-from checkers.graph.order_local import OrderEdges
+from checkers.verdict import consistency
+from checkers.verdict.taxonomy import DEFAULT_EXAMPLES
 
 OPS_PER_BUCKET = 100_000
 OUT_SCHEMA = ("rec string, type string, sort1 long, sort2 long, example string, bucket long, "

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from checkers.queue.producer_errors import ProducerChecks
 
 QUEUE_OPS = ("send", "poll", "txn", "assign", "subscribe", "crash")
-DEFAULT_EXAMPLES = 20      # = checkers.queue.anomalies_spark.DEFAULT_EXAMPLES (that module needs pyspark)
 
 
 class Gathered(Protocol):

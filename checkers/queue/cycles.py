@@ -104,7 +104,7 @@ def _spark_op_details(ops: DataFrame) -> OpDetails:
     def details(ids: list[int]) -> dict[int, dict]:
         from pyspark.sql import functions as F  # loads pyspark: only when needed
 
-        from checkers.queue.anomalies_spark import op_struct  # loads pyspark: only when needed
+        from checkers.queue.ops_spark import op_struct  # loads pyspark: only when needed
 
         # a filter, not a join: no shuffle of the operations, and Parquet skips
         # the row groups outside the ids' range (ops are in invoke order)

@@ -52,7 +52,7 @@ def nullable(x) -> int | None:
 
 
 def op_struct(row, prefix: str = "", **extra) -> dict:
-    """An operation as an example shows it (checkers/queue/anomalies_spark.op_struct):
+    """An operation as an example shows it (checkers/queue/ops_spark.op_struct):
     the event that reported its outcome; None fields are left out."""
     get = lambda name: row[prefix + name]  # noqa: E731
     cindex, ctime = nullable(get("cindex")), nullable(get("ctime"))

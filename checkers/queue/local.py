@@ -19,14 +19,14 @@ import json
 import numpy as np
 import pandas as pd
 
-from checkers.queue import producer_errors
-from checkers.queue import cycles as queue_cycles
-from checkers.queue import txn_reads as queue_txn_reads
-from checkers.queue.assemble import DEFAULT_EXAMPLES, QUEUE_OPS, results
-from checkers.queue.bucket import OUT_COLUMNS, analyze_bucket
 from checkers.history.queue_records import NULL, SEND, int64s, records_frame
+from checkers.queue import cycles as queue_cycles
+from checkers.queue import producer_errors
+from checkers.queue import txn_reads as queue_txn_reads
+from checkers.queue.assemble import QUEUE_OPS, results
+from checkers.queue.bucket import OUT_COLUMNS, analyze_bucket
 from checkers.queue.series import TOP_KEYS
-
+from checkers.verdict.taxonomy import DEFAULT_EXAMPLES
 
 
 def op_stats(ops: pd.DataFrame) -> dict:

@@ -19,14 +19,15 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from checkers.queue import producer_errors
 from checkers.queue import assemble as queue
 from checkers.queue import bucket as queue_bucket
 from checkers.queue import cycles as queue_cycles
+from checkers.queue import producer_errors
 from checkers.queue import txn_reads as queue_txn_reads
 from checkers.queue.assemble import QUEUE_OPS
 from checkers.queue.local import LocalPass
 from checkers.queue.series import TOP_KEYS
+from checkers.verdict.taxonomy import DEFAULT_EXAMPLES
 
 
 def op_stats(ops: DataFrame) -> dict:
@@ -194,7 +195,7 @@ def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
 
 
 def check_queue_spark(spark: SparkSession, ops: DataFrame, allow=(), forbid=(),
-                      limit: int = queue.DEFAULT_EXAMPLES, cycles: bool = True, realtime: bool = False,
+                      limit: int = DEFAULT_EXAMPLES, cycles: bool = True, realtime: bool = False,
                       producer: producer_errors.ProducerChecks | None = None, micro: DataFrame | None = None,
                       driver_gather_max_ops: int | None = None, op_counts: list[tuple] | None = None) -> dict:
     """Results (docs/history-format.md) for the queue operations in `ops`,

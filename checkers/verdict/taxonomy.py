@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+DEFAULT_EXAMPLES = 20   # examples results.json keeps per anomaly type
 QUEUE, LIST_APPEND, BOTH = ("queue",), ("list-append",), ("queue", "list-append")
 CYCLE_BASES = ("G0", "G1c", "G-single", "G-nonadjacent", "G2-item")
 ORDER_SUFFIXES = {"-process": "process order", "-realtime": "real-time order"}
