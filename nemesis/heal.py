@@ -14,11 +14,11 @@ producer-state's overrides are known only to its fault object (Fault.heal).
 from __future__ import annotations
 
 from clusters.cluster import Cluster
-from nemesis import clock, membership_undo, packet_traces, partition, pause
+from nemesis import client_delay, clock, membership_undo, packet_traces, partition, pause
 from nemesis.fault import ClusterTraces, NodeTraces
 
-NODE_TRACES: tuple[NodeTraces, ...] = (partition.TRACES, packet_traces.TRACES, pause.TRACES,
-                                        clock.TRACES)
+NODE_TRACES: tuple[NodeTraces, ...] = (partition.TRACES, packet_traces.TRACES,
+                                        client_delay.TRACES, pause.TRACES, clock.TRACES)
 CLUSTER_TRACES: tuple[ClusterTraces, ...] = (membership_undo.TRACES,)
 
 

@@ -16,6 +16,7 @@ import time
 from typing import Iterable, Iterator, Sequence
 
 from nemesis import schedule as sched
+from nemesis.client_delay import DEFAULT_OP_TIMEOUT_S
 from nemesis.heal import ClusterNotHealed, heal, verify_healed
 from nemesis.registry import make_faults
 from nemesis.roles import RoleResolver
@@ -36,7 +37,8 @@ class NemesisRunner:
                  seed: int = 0, targets: Sequence[str] = DEFAULT_TARGETS,
                  partition_clients: bool = False, schedule_file=None,
                  topics: Sequence[str] | None = None,
-                 partition_shapes: Sequence[str] | None = None) -> None:
+                 partition_shapes: Sequence[str] | None = None,
+                 op_timeout_s: float = DEFAULT_OP_TIMEOUT_S) -> None:
         self.cluster, self.history = cluster, history
         self.interval, self.seed = interval, seed
         self.targets = list(targets)
@@ -50,7 +52,8 @@ class NemesisRunner:
                                              self.targets, partition_shapes)
         self.kinds = list(kinds)
         self.faults = make_faults(self.kinds, self.roles.resolve, partition_clients,
-                                  partition_shapes, topics=self.roles.topics)
+                                  partition_shapes, topics=self.roles.topics,
+                                  op_timeout_s=op_timeout_s)
         self._stop = threading.Event()
         self._workers: list[threading.Thread] = []
         self._heal_lock = threading.Lock()
