@@ -11,10 +11,14 @@ One round, on a running local cluster (`logtrial cluster up --name NAME`):
 It prints what each step saw and the committed log, and exits 1 if B's value is not at
 the offset B's delivery report gave, or A's value was read.
 
-    python scripts/txn_late_batch_probe.py NAME [ROUNDS]
+    python scripts/txn_late_batch_probe.py NAME [ROUNDS] [DEBUG_LOG]
+
+DEBUG_LOG: write librdkafka's debug log (eos, msg, protocol) there, to see the
+producer ids, epochs and sequence numbers each request carried.
 """
 from __future__ import annotations
 
+import logging
 import sys
 import time
 import uuid
@@ -103,7 +107,7 @@ def committed_log(bootstrap: str, topic: str) -> dict[int, bytes]:
     return found
 
 
-def one_round(cluster: Cluster, round_no: int) -> bool:
+def one_round(cluster: Cluster, round_no: int, debug: bool = False) -> bool:
     bootstrap = cluster.db.bootstrap_servers()
     admin = AdminClient({"bootstrap.servers": bootstrap})
     topic = f"late-batch-{uuid.uuid4().hex[:8]}"
@@ -113,7 +117,8 @@ def one_round(cluster: Cluster, round_no: int) -> bool:
     leader = cluster.inventory.node_names[leader_id - 1]
     txn_id = transactional_id_away_from(admin, leader_id, f"probe-{topic}")
     settings = WorkloadSettings(txn=True, op_timeout=OP_TIMEOUT)
-    producer = Producer(producer_config(bootstrap, settings, f"probe-{round_no}", txn_id))
+    config = producer_config(bootstrap, settings, f"probe-{round_no}", txn_id)
+    producer = Producer({**config, "debug": "eos,msg,protocol"} if debug else config)
     producer.init_transactions(30)
     producer.begin_transaction()
     warm = send(producer, topic, b"warm-up", 10)
@@ -152,11 +157,15 @@ def one_round(cluster: Cluster, round_no: int) -> bool:
     return not (lost or aborted_read)
 
 
-def main(name: str, rounds: int) -> int:
+def main(name: str, rounds: int, debug_log: str | None = None) -> int:
+    if debug_log:
+        logging.basicConfig(filename=debug_log, level=logging.DEBUG,
+                            format="%(asctime)s %(message)s")
     with Cluster.open(LocalCluster(name).inventory_path) as cluster:
-        results = [one_round(cluster, i) for i in range(rounds)]
+        results = [one_round(cluster, i, debug=bool(debug_log)) for i in range(rounds)]
     return 0 if all(results) else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1))
+    sys.exit(main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1,
+                  sys.argv[3] if len(sys.argv) > 3 else None))
