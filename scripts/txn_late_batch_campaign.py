@@ -4,6 +4,7 @@ cluster, for one cell (client x transaction version); per run the counts that ma
 and, for every lost write, what the partition's log holds at its offset.
 
     python scripts/txn_late_batch_campaign.py CLUSTER CLIENT TXN_VERSION RUNS [FIRST_SEED]
+    python scripts/txn_late_batch_campaign.py --table campaign-*.jsonl
 
 CLUSTER: a local cluster (`logtrial cluster up --name CLUSTER`); CLIENT: librdkafka or
 java; TXN_VERSION: 1, 2 or `-` (leave the cluster's, e.g. Kafka 3.x has none).
@@ -111,6 +112,26 @@ def main(name: str, client: str, txn_version: str, runs: int, first_seed: int) -
     return 0
 
 
+def table(paths: list[str]) -> str:
+    """docs/findings.md's cell table from campaign files: one row per file."""
+    lines = ["| cell | runs | runs with a lost write or aborted read | "
+             + " | ".join(f"`{name}`" for name in COUNTED) + " | committed txns |",
+             "|---" * (len(COUNTED) + 4) + "|"]
+    for path in paths:
+        rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+        checked = [r for r in rows if "counts" in r]
+        hit = sum(1 for r in checked if r["counts"]["lost-write"] or r["counts"]["G1a"])
+        totals = [sum(r["counts"][name] for r in checked) for name in COUNTED]
+        committed = sum(r["txns"].get("ok", 0) for r in checked)
+        cell = Path(path).stem.removeprefix("campaign-")
+        lines.append(f"| {cell} | {len(checked)} (of {len(rows)}) | {hit} | "
+                     + " | ".join(map(str, totals)) + f" | {committed} |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--table":
+        print(table(sys.argv[2:]))
+        sys.exit(0)
     sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]),
                   int(sys.argv[5]) if len(sys.argv) > 5 else 1))
