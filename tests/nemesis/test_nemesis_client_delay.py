@@ -5,7 +5,6 @@ replays; then the late batch it was built for, reproduced (docs/findings.md)."""
 from __future__ import annotations
 
 import shlex
-import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from nemesis import client_delay
 from nemesis.client_delay import ClientDelayFault
 from nemesis.roles import RoleResolver
 from nemesis.schedule import START, build_schedule, load_schedule
+from tests.nemesis.striker import cluster_heal, strike_then_sigkill
 
 pytestmark = pytest.mark.cluster
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,23 +75,11 @@ time.sleep(600)
 
 def test_cluster_heal_undoes_it_after_the_striking_process_is_sigkilled(healed_cluster):
     cluster = healed_cluster
-    proc = subprocess.Popen([sys.executable, "-c", STRIKE_AND_WAIT, str(cluster.inventory.path)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        struck = proc.stdout.readline()
-        if not struck:
-            proc.kill()
-            pytest.fail(f"the striking process died: {proc.communicate()[1][-2000:]}")
-        assert "'hold_ms': 2400" in struck and "errors" not in struck, struck
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        proc.kill()
+    struck = strike_then_sigkill(STRIKE_AND_WAIT, cluster.inventory.path)
+    assert "'hold_ms': 2400" in struck and "errors" not in struck, struck
     left = traces(cluster)["n3"]  # the rule and the holder outlive the striker
     assert "client-delay holder still running" in left and any("NFQUEUE" in t for t in left), left
-    healed = subprocess.run([sys.executable, "-m", "harness.cli", "cluster", "heal",
-                             "--inventory", str(cluster.inventory.path)],
-                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    healed = cluster_heal(cluster.inventory.path)
     assert healed.returncode == 0, healed.stdout + healed.stderr
     assert "n3: removed logtrial's client-delay iptables chain" in healed.stdout
     assert "n3: stopped the client-delay holder" in healed.stdout
