@@ -3,7 +3,6 @@ its class archive, libfaketime), launching it under its pid file, waiting until 
 serves, and its logs. Kafka's tools run with the same class path."""
 from __future__ import annotations
 
-import logging
 import shlex
 import socket
 import time
@@ -11,6 +10,7 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
+from clusters.client_logging import QUIET_CLIENT_LOGGER
 from clusters.db import DatabaseError
 from clusters.faketime import faketime_env, leftover_files
 from clusters.jvm_archive import use_options_shell
@@ -22,16 +22,6 @@ from clusters.node_process import NodeProcess
 from clusters.ssh import SSHPool
 
 START_TIMEOUT = 240  # generous: the box is shared and a starved JVM starts slowly
-
-
-class _QuietLogger(logging.Logger):
-    """librdkafka reports every refused connection; during start-up those are expected."""
-
-    def __init__(self) -> None:
-        super().__init__("logtrial.kafka.client", level=logging.CRITICAL)
-
-
-QUIET_CLIENT_LOGGER = _QuietLogger()
 
 
 class KafkaProcess(NodeProcess):

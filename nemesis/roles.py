@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from confluent_kafka.admin import AdminClient
 
+from clusters.client_logging import LIBRDKAFKA_LOG
 from clusters.db import Membership, require
 
 log = logging.getLogger(__name__)
@@ -81,7 +82,7 @@ class RoleResolver:
     # -- broker ids -> node names -------------------------------------------------------
     def _admin(self) -> AdminClient:
         return AdminClient({"bootstrap.servers": self.cluster.db.bootstrap_servers(),
-                            "socket.timeout.ms": ADMIN_TIMEOUT_S * 1000})
+                            "socket.timeout.ms": ADMIN_TIMEOUT_S * 1000, "logger": LIBRDKAFKA_LOG})
 
     def _node_for_broker_id(self, broker_id: int, metadata=None) -> str:
         node_id = getattr(self.cluster.db, "node_id", None)  # KafkaDB: node name -> node.id

@@ -1,0 +1,29 @@
+"""The pass a check is in ("reading history", "checking on Spark", ...), for whoever
+shows progress (harness/check_progress.py): the checkers say which pass they enter,
+and never print anything themselves."""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+_current: list[str] = []    # the passes under way, innermost last (one check per process)
+_lock = threading.Lock()
+
+
+@contextmanager
+def stage(name: str) -> Iterator[None]:
+    """Marks `name` as the pass under way while the block runs."""
+    with _lock:
+        _current.append(name)
+    try:
+        yield
+    finally:
+        with _lock:
+            _current.remove(name)
+
+
+def current() -> str | None:
+    """The innermost pass under way, or None between passes."""
+    with _lock:
+        return _current[-1] if _current else None
