@@ -20,12 +20,14 @@ from clusters.cluster import HEAL_BOUND, Cluster
 from clusters.db import DatabaseError
 from clusters.restarts import NodesNotRevived
 from clusters.ssh import SSHError
-from nemesis import clock, membership_undo, packet_traces, partition, pause
+from nemesis import clock, control_link, membership_undo, packet_traces, partition, pause
 from nemesis.fault import ClusterTraces, NodeTraces
 
 NODE_TRACES: tuple[NodeTraces, ...] = (partition.TRACES, packet_traces.TRACES, pause.TRACES,
                                         clock.TRACES)
 CLUSTER_TRACES: tuple[ClusterTraces, ...] = (membership_undo.TRACES,)
+# on the control node itself, undone first: everything after needs SSH
+CONTROL_TRACES: tuple[ClusterTraces, ...] = (control_link.TRACES,)
 log = logging.getLogger(__name__)
 
 
@@ -48,9 +50,10 @@ def heal(cluster: Cluster, deadline: float | None = None) -> list[str]:
     """Undoes every fault on every node, once; a broker that does not start is retried
     until `deadline` (time.monotonic(), default HEAL_BOUND from now; Cluster.revive).
     Idempotent. Returns what it did, one line per action ("n1: resumed paused broker", ...)."""
+    actions = [action for traces in CONTROL_TRACES for action in traces.undo(cluster)]
     undone = cluster.ssh.run_on(cluster.nodes, lambda session: [
         action for traces in NODE_TRACES for action in traces.undo(cluster, session)])
-    actions = [action for node in cluster.nodes for action in undone[node]]
+    actions += [action for node in cluster.nodes for action in undone[node]]
     actions += cluster.revive(deadline)
     for traces in CLUSTER_TRACES:  # with every broker back
         actions += traces.undo(cluster)
@@ -90,7 +93,8 @@ def verify_healed(cluster: Cluster) -> None:
     """Raises ClusterNotHealed naming each node and what is still wrong with it."""
     found = cluster.problems_per_node(lambda session: [
         problem for traces in NODE_TRACES for problem in traces.left(cluster, session)])
-    for more in (cluster.database_problems(), *(traces.left(cluster) for traces in CLUSTER_TRACES)):
+    for more in (cluster.database_problems(),
+                 *(traces.left(cluster) for traces in (*CONTROL_TRACES, *CLUSTER_TRACES))):
         for node, items in more.items():
             # an unreachable node is said once, however many checks found it so
             found[node] = list(dict.fromkeys(found.get(node, []) + items))

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from nemesis.clock import ClockFault
+from nemesis import control_link
 from nemesis.fault import Fault
 from nemesis.kill import KillFault
 from nemesis import membership
@@ -13,13 +14,14 @@ from nemesis.pause import PauseFault
 from nemesis import producer_state
 from nemesis.shapes import SHAPES
 
-FAULT_NAMES = ("pause", "kill", "partition", "clock", "producer-state", "membership", "packet")
+FAULT_NAMES = ("pause", "kill", "partition", "clock", "producer-state", "membership", "packet", "control-link")
 # what `all` means: producer-state is left out, as its truncate and retention modes
 # delete records on purpose (expected lost-write/unseen); membership too, as it wipes a
 # node's log dir, a KRaft voter's included, which beside kill or pause can lose what a
 # static quorum committed (docs/nemesis.md); packet too, so `all` runs stay as they were
-# (it slows replication for whole intervals): ask for them by name
-BY_NAME_ONLY = ("producer-state", "membership", "packet")
+# (it slows replication for whole intervals), control-link too (it tests the harness,
+# not Kafka): ask for them by name
+BY_NAME_ONLY = ("producer-state", "membership", "packet", "control-link")
 ALL_FAULTS = tuple(name for name in FAULT_NAMES if name not in BY_NAME_ONLY)
 
 # history f -> (fault, action): what a recorded nemesis event means when replayed
@@ -34,6 +36,7 @@ F_NAMES: dict[str, tuple[str, str]] = {
     **{f: ("membership", "start") for f in membership.START_F.values()},
     **{f: ("membership", "stop") for f in (*membership.STOP_F.values(), membership.IDLE_STOP_F)},
     packet.START_F: ("packet", "start"), packet.STOP_F: ("packet", "stop"),
+    control_link.CUT_F: ("control-link", "start"), control_link.RESTORE_F: ("control-link", "stop"),
 }
 
 
@@ -66,5 +69,6 @@ def make_faults(kinds: Sequence[str], resolve_role: Callable[[str], list[str]],
         "producer-state": lambda: producer_state.ProducerStateFault(topics),
         "membership": lambda: membership.MembershipFault(topics),
         "packet": lambda: packet.PacketFault(resolve_role),
+        "control-link": lambda: control_link.ControlLinkFault(resolve_role),
     }
     return {kind: makers[kind]() for kind in kinds}

@@ -1,7 +1,7 @@
 """Heals that finish (docs/findings.md, seed 50): a voter of a static quorum wiped while
 it led, so that on restart the other voters still name it leader of an older epoch and
-Kafka refuses its start. The heal waits for the quorum to move on and starts it within
-its bound; at a bound too short it says per node what is left and why, and exits 4; a
+Kafka refuses its start. The heal a run's teardown makes (NemesisRunner.heal_all) waits
+for the quorum to move on and starts it within its bound; at a bound too short it says per node what is left and why, and exits 4; a
 second heal finds nothing to do. On a 3-node cluster of its own: the voters' fetch
 timeout is raised, so the wiped leader is surely back before they give up on it."""
 from __future__ import annotations
@@ -18,8 +18,11 @@ from clusters import exit_codes
 from clusters.cluster import HEAL_BOUND, Cluster
 from clusters.inventory import load_inventory, write_inventory
 from clusters.kafka_quorum import newest_epoch, quorum_state
-from nemesis.heal import heal, heal_until_healed, verify_healed
+from checkers.history.stream import raw_events
+from checkers.history.writer import HistoryWriter
+from nemesis.heal import heal, verify_healed
 from nemesis.roles import RoleResolver
+from nemesis.runner import NemesisRunner
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -38,7 +41,7 @@ def wipe_the_leader(cluster: Cluster) -> tuple[str, int]:
     return leader, epoch
 
 
-def test_a_wiped_leader_still_named_by_its_quorum_is_reported_then_healed(fresh_cluster):
+def test_a_wiped_leader_still_named_by_its_quorum_is_reported_then_healed(fresh_cluster, tmp_path):
     local = fresh_cluster(nodes=3, suffix="q")
     inventory = load_inventory(local.inventory_path)
     write_inventory(dataclasses.replace(inventory, settings={
@@ -52,10 +55,14 @@ def test_a_wiped_leader_still_named_by_its_quorum_is_reported_then_healed(fresh_
         assert f"node {leader}: broker did not start in 1 attempt: the controller quorum still names it " \
                f"leader of epoch {epoch}" in done.stderr, done.stdout + done.stderr
         assert f"{leader}: formatted its log dir" in done.stdout
-        # the heal a run's teardown makes: it waits for the quorum to move on, within its bound
+        # the heal a run's teardown makes: it waits for the quorum to move on, within its
+        # bound, and the run's history says what it did
         started = time.monotonic()
-        actions = heal_until_healed(cluster)
+        with HistoryWriter(tmp_path / "history.jsonl") as history:
+            NemesisRunner(cluster, history, ["kill"]).heal_all()
         assert time.monotonic() - started < HEAL_BOUND
+        (event,) = [e for e in raw_events(tmp_path / "history.jsonl") if e["f"] == "heal"]
+        actions = event["value"]["actions"]
         assert any(a.startswith(f"{leader}: restarted broker") for a in actions), actions
         verify_healed(cluster)
         assert heal(cluster) == []  # idempotent: healed is healed
