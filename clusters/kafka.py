@@ -136,8 +136,11 @@ class KafkaDB(KafkaProcess):
         """Starts several brokers together: a KRaft quorum needs a majority to come up.
         In ZooKeeper mode the ensemble (every node) is started first where it is down."""
         failed = self.start_each(nodes)
+        if len(failed) == 1:
+            raise next(iter(failed.values()))
         if failed:
-            raise DatabaseError(",".join(failed), "; ".join(str(e) for e in failed.values()))
+            raise DatabaseError(",".join(failed), f"failed on {len(failed)} nodes: "
+                                + "; ".join(str(e) for e in failed.values()))
 
     def start_each(self, nodes: list[str] | None = None) -> dict[str, Exception]:
         """start_all, but each broker that did not start is returned, {node: why}, so

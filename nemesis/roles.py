@@ -11,7 +11,6 @@ broker's advertised host.
 """
 from __future__ import annotations
 
-import logging
 from concurrent.futures import ThreadPoolExecutor
 
 from confluent_kafka.admin import AdminClient
@@ -19,8 +18,6 @@ from confluent_kafka.admin import AdminClient
 from clusters.client_logging import LIBRDKAFKA_LOG
 from clusters.db import Membership, require
 from clusters.kafka_quorum import quorum_state
-
-log = logging.getLogger(__name__)
 
 ADMIN_TIMEOUT_S = 10
 

@@ -1,8 +1,8 @@
 """Heals that finish (docs/findings.md, seed 50): a voter of a static quorum wiped while
 it led, so that on restart the other voters still name it leader of an older epoch and
-Kafka refuses its start. The heal a run's teardown makes (NemesisRunner.heal_all) waits
-for the quorum to move on and starts it within its bound; at a bound too short it says per node what is left and why, and exits 4; a
-second heal finds nothing to do. On a 3-node cluster of its own: the voters' fetch
+Kafka refuses its start. At a bound too short the heal says per node what is left and
+why, and exits 4; the heal a run's teardown makes (NemesisRunner.heal_all) waits for the
+quorum to move on and starts it within its bound; a second heal finds nothing to do. On a 3-node cluster of its own: the voters' fetch
 timeout is raised, so the wiped leader is surely back before they give up on it."""
 from __future__ import annotations
 
