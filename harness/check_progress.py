@@ -38,19 +38,25 @@ def bytes_read(path: Path) -> int | None:
 
 
 class CheckStatus:
-    """The status line: '<history>: 120.0 of 400.0 MB read | checking | 12 s'."""
+    """The status line: '<history>: 120.0 of 400.0 MB read | reading history | 12 s', or
+    '<history>: 400.0 MB | checking | 15 s' in a pass that does not read the file."""
 
     def __init__(self, history: Path) -> None:
         self.history, self.started = history, time.monotonic()
         self.total = history.stat().st_size if history.is_file() else None
-        self.furthest = 0
+        self.furthest, self.shown_pass = 0, None
 
     def line(self) -> str:
         parts = [f"{self.history.name}:"]
+        under_way = passes.current()
+        if under_way != self.shown_pass:  # each pass reads the history from its start
+            self.furthest, self.shown_pass = 0, under_way
         if self.total is not None:
-            self.furthest = max(self.furthest, bytes_read(self.history) or 0)
-            parts.append(f"{self.furthest / 1e6:.1f} of {self.total / 1e6:.1f} MB read |")
-        parts.append(f"{passes.current() or 'between passes'} | {time.monotonic() - self.started:.0f} s")
+            read = max(bytes_read(self.history) or 0, passes.parsed_bytes())
+            self.furthest = min(max(self.furthest, read), self.total)
+            parts.append(f"{self.furthest / 1e6:.1f} of {self.total / 1e6:.1f} MB read |" if self.furthest
+                         else f"{self.total / 1e6:.1f} MB |")  # a pass on what was read before
+        parts.append(f"{under_way or 'between passes'} | {time.monotonic() - self.started:.0f} s")
         return " ".join(parts)
 
 
