@@ -142,7 +142,8 @@ def test_all(resume: Path | None, **options) -> None:
     journal = None
     if resume is not None:
         journal = resumed_journal(resume)
-        options = {**journal_options(journal), "store": resume}
+        # an option the journal lacks (an older logtrial wrote it) takes its default
+        options = {**options, **journal_options(journal, set(options)), "store": resume}
     run_matrix(journal, **options)
 
 
@@ -159,8 +160,14 @@ def resumed_journal(store: Path) -> Journal:
     return bad_input_exits(lambda: Journal.load(store))
 
 
-def journal_options(journal: Journal) -> dict:
-    """The options as click gave them: JSON made the tuples of repeated options lists."""
+def journal_options(journal: Journal, known: set[str]) -> dict:
+    """The options as click gave them: JSON made the tuples of repeated options lists.
+    One this command does not have is bad input, named."""
+    unknown = sorted(set(journal.options) - known)
+    if unknown:
+        click.echo(f"logtrial test-all: {journal.path}: options this logtrial does not have: "
+                   f"{', '.join(unknown)}", err=True)
+        sys.exit(exit_codes.BAD_INPUT)
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in journal.options.items()}
     options["junit"] = Path(options["junit"]) if options.get("junit") else None
     return options
@@ -199,8 +206,7 @@ def run_matrix(journal: Journal | None, workloads: str, nemeses: str, txn: str, 
                    "(written by another logtrial version?)", err=True)
         sys.exit(exit_codes.BAD_INPUT)
     elif journal.running is not None:
-        for action in heal_left_faults(base):
-            click.echo(f"  {action}", err=True)
+        heal_left_faults(base)
     runs = []
     try:
         for index, cell in enumerate(cells):
@@ -233,20 +239,29 @@ def cell_row(base, cell: Cell, index: int, journal: Journal, store: Path):
     return row
 
 
-def heal_left_faults(base) -> list[str]:
+def heal_left_faults(base) -> None:
     """Before a resumed matrix runs again: the faults the killed run left on its
-    cluster (the inventory's, or the local cluster if it is still there), healed."""
+    cluster (the inventory's, or the local cluster if it is still there), healed; a
+    cluster that cannot be is a harness error (exit 4), said with what is left."""
     from clusters.cluster import Cluster  # loads confluent_kafka: only when needed
+    from clusters.db import DatabaseError
     from clusters.local import LocalCluster
+    from clusters.ssh import SSHError
     from harness.run_cluster import LOCAL_CLUSTER
-    from nemesis.heal import heal_until_healed
+    from nemesis.heal import ClusterNotHealed, heal_until_healed
     spec = base.cluster
     local = LocalCluster(LOCAL_CLUSTER) if spec.local else None
     inventory = spec.nodes_file or (local.inventory_path if local and local.inventory_path.exists() else None)
     if inventory is None:
-        return []
-    with Cluster.open(inventory, insecure_host_keys=spec.insecure_host_keys, start=False) as cluster:
-        return heal_until_healed(cluster)
+        return
+    try:
+        with Cluster.open(inventory, insecure_host_keys=spec.insecure_host_keys, start=False) as cluster:
+            for action in heal_until_healed(cluster):
+                click.echo(f"  {action}", err=True)
+    except (ClusterNotHealed, SSHError, DatabaseError) as e:
+        click.echo(f"logtrial test-all: the cluster of the interrupted run ({inventory}) could not be "
+                   f"healed: {e}", err=True)
+        sys.exit(exit_codes.HARNESS_ERROR)
 
 
 def validate_all(base, cells: list[Cell]) -> None:

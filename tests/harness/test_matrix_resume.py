@@ -93,3 +93,8 @@ def test_resume_takes_its_options_from_the_journal_and_names_what_is_wrong(tmp_p
     done = logtrial("test-all", "--resume", str(tmp_path), "--workloads", "queue", "--time-limit", "3")
     assert done.returncode == exit_codes.BAD_INPUT
     assert "drop --workloads, --time-limit" in done.stderr
+    (tmp_path / JOURNAL).write_text(json.dumps({"format": 1, "options": {"workloads": "queue", "warp": 9},
+                                                "cells": [], "finished": {}}))
+    done = logtrial("test-all", "--resume", str(tmp_path))
+    assert done.returncode == exit_codes.BAD_INPUT
+    assert f"{tmp_path / JOURNAL}: options this logtrial does not have: warp" in done.stderr
