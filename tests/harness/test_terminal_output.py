@@ -16,6 +16,10 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRDKAFKA_LINE = re.compile(r"^%\d+\|", re.MULTILINE)  # librdkafka's own stderr format
+# all a run says when output is not a terminal: the progress line every 10 s, where
+# the run is, its verdict and how it ended (harness/runner.py)
+RUN_LINE = re.compile(r"\[[a-z]+\] +[\d.]+s \| ok \d+ fail \d+ info \d+ \| faults: .*|run directory: .*|"
+                      r"valid: .*|(complete|incomplete): .*")
 
 
 def test_a_killed_broker_prints_nothing_but_progress(healed_cluster, tmp_path):
@@ -29,6 +33,7 @@ def test_a_killed_broker_prints_nothing_but_progress(healed_cluster, tmp_path):
     output = done.stdout + done.stderr
     assert done.returncode == exit_codes.UNKNOWN, output  # unchecked: unknown
     assert not LIBRDKAFKA_LINE.search(output), output
+    assert [line for line in output.splitlines() if not RUN_LINE.fullmatch(line)] == [], output
     run_log = next(store.glob("*/*/logtrial.log")).read_text()
     assert "librdkafka" in run_log  # the broker's death was heard, in the run's log
 
