@@ -4,12 +4,15 @@ cluster all come here, so a heal never depends on the process that struck still
 being alive.
 
 Each fault kind that leaves traces declares how to find and undo them
-(nemesis/fault.py): on each node first (partition: its iptables chain; packet: its chains, holder and qdiscs; pause: a
-stopped broker; clock: the offset and the strobe loop), then the database's own part
-(Cluster.revive: ZooKeeper, wiped log dirs, dead and stuck brokers), then the traces
-that need every broker serving (membership: removed brokers, moved partitions,
-controller voters). kill leaves nothing but a dead broker, which revive restarts;
-producer-state's overrides are known only to its fault object (Fault.heal).
+(nemesis/fault.py): on the control node first (control-link: its iptables chain, since
+everything after needs SSH), then on each node (partition: its iptables chain; packet:
+its chains, holder and qdiscs; pause: a stopped broker; clock: the offset, the strobe
+loop and a broker that ran skewed), then the database's own part (Cluster.revive:
+ZooKeeper, wiped log dirs, dead and stuck brokers, each start retried within the
+bound), then the traces that need every broker serving (membership: removed brokers,
+moved partitions, controller voters). kill leaves nothing but a dead broker, which
+revive restarts; producer-state's overrides are known only to its fault object
+(Fault.heal). heal_until_healed repeats heal and verify until healed or its bound.
 """
 from __future__ import annotations
 
@@ -28,10 +31,10 @@ NODE_TRACES: tuple[NodeTraces, ...] = (partition.TRACES, packet_traces.TRACES, p
 CLUSTER_TRACES: tuple[ClusterTraces, ...] = (membership_undo.TRACES,)
 # on the control node itself, undone first: everything after needs SSH
 CONTROL_TRACES: tuple[ClusterTraces, ...] = (control_link.TRACES,)
-log = logging.getLogger(__name__)
-
-
+# heal_until_healed's wait between two rounds: doubled each time, up to the max
 ROUND_BACKOFF_FIRST_S, ROUND_BACKOFF_MAX_S = 2.0, 20.0
+
+log = logging.getLogger(__name__)
 
 
 class ClusterNotHealed(RuntimeError):
