@@ -10,8 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.test_record import now_iso
+from results.runs import read_test_json
+from results.store import TEST_JSON, write_test_json
+
 JOURNAL = "matrix.json"
 FORMAT = 1
+ABANDONED = "the control node died during this run; test-all --resume ran its cell again"
 
 
 class JournalError(ValueError):
@@ -32,6 +37,7 @@ class Journal:
     cells: list[dict[str, Any]]       # the matrix, in order
     finished: dict[int, Finished] = field(default_factory=dict)  # cell index -> its run
     running: int | None = None        # the cell under way (re-run on resume)
+    running_since: str | None = None  # when it began, as test.json's start_time says times
 
     @classmethod
     def start(cls, store: Path, options: dict[str, Any], cells: list[dict[str, Any]]) -> "Journal":
@@ -52,26 +58,43 @@ class Journal:
             raise JournalError(f"{path}: not a matrix journal of format {FORMAT}")
         try:
             finished = {int(i): Finished(**run) for i, run in data["finished"].items()}
-            return cls(path, dict(data["options"]), list(data["cells"]), finished, data.get("running"))
+            return cls(path, dict(data["options"]), list(data["cells"]), finished, data.get("running"),
+                       data.get("running_since"))
         except (KeyError, TypeError, ValueError) as e:
             raise JournalError(f"{path}: malformed ({type(e).__name__}: {e})") from None
 
     def begin(self, index: int) -> None:
-        self.running = index
+        self.running, self.running_since = index, now_iso()
         self.save()
 
     def finish(self, index: int, run: Finished) -> None:
         self.finished[index] = run
-        self.running = None
+        self.running = self.running_since = None
         self.save()
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"format": FORMAT, "options": self.options, "cells": self.cells, "running": self.running,
+                "running_since": self.running_since,
                 "finished": {str(i): vars(run) for i, run in sorted(self.finished.items())}}
         tmp = self.path.with_name(self.path.name + ".tmp")
         tmp.write_text(json.dumps(data, indent=1, default=str) + "\n")
         os.replace(tmp, self.path)
+
+
+def mark_abandoned(journal: Journal, store: Path) -> list[Path]:
+    """The run directories of the cell that was under way when the matrix stopped (status
+    still `running`, begun since the cell began): marked incomplete, so the index does not
+    show them under way for ever. Returns them."""
+    if journal.running_since is None:
+        return []
+    marked = []
+    for test_json in Path(store).glob(f"*/*/{TEST_JSON}"):
+        test, _ = read_test_json(test_json.parent)
+        if test.get("status") == "running" and str(test.get("start_time", "")) >= journal.running_since:
+            write_test_json(test_json.parent, {**test, "status": "incomplete", "error": ABANDONED})
+            marked.append(test_json.parent)
+    return marked
 
 
 def unfinished(store: Path) -> bool:

@@ -16,7 +16,7 @@ from click.core import ParameterSource
 from clusters import exit_codes
 from harness.check_cli import check_options
 from harness.kafka_options import kafka_versions_option
-from harness.matrix_journal import JOURNAL, Finished, Journal
+from harness.matrix_journal import JOURNAL, Finished, Journal, mark_abandoned
 from results.index import write_static_index
 from results.matrix_report import MatrixRun, exit_code, summary_table, write_junit
 from results.runs import read_run
@@ -207,6 +207,8 @@ def run_matrix(journal: Journal | None, workloads: str, nemeses: str, txn: str, 
         sys.exit(exit_codes.BAD_INPUT)
     elif journal.running is not None:
         heal_left_faults(base)
+        for run_dir in mark_abandoned(journal, store):
+            click.echo(f"  {run_dir}: marked incomplete (the control node died during it)", err=True)
     runs = []
     try:
         for index, cell in enumerate(cells):

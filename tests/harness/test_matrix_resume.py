@@ -78,9 +78,10 @@ def test_a_matrix_killed_in_its_second_cell_resumes_to_a_complete_junit(healed_c
     assert sorted(recorded["finished"]) == ["0", "1", "2"] and recorded["running"] is None
     assert recorded["finished"]["0"]["run_dir"] == first_run  # kept, not run again
     assert not unfinished(store)
-    # the killed cell's run stays in the store beside the one that replaced it
-    per_nemesis = [tuple(r.nemesis) for r in list_runs(store)]
-    assert sorted(per_nemesis) == [(), ("partition",), ("partition",), ("pause",)]
+    # the killed cell's run stays in the store beside the one that replaced it, incomplete
+    per_nemesis = sorted((tuple(r.nemesis), r.status) for r in list_runs(store))
+    assert per_nemesis == [((), "complete"), (("partition",), "complete"), (("partition",), "incomplete"),
+                           (("pause",), "complete")]
 
 
 def test_resume_takes_its_options_from_the_journal_and_names_what_is_wrong(tmp_path):
