@@ -141,7 +141,7 @@ def _step_from_event(path: Path, number: int, event: dict) -> Step:
 REQUIRED_PARAMS = {"pause": ("target", "nodes"), "kill": ("target", "nodes"),
                    "clock": ("target", "nodes", "mode"), "partition": ("shape", "grudge", "anchor"),
                    "producer-state": ("mode",), "membership": ("mode",),
-                   "packet": ("target", "behaviour"),
+                   "packet": ("target", "behaviour"), "control-link": ("target", "nodes"),
                    "client-delay": ("target", "hold_factor")}
 
 
