@@ -115,17 +115,21 @@ def main(name: str, client: str, txn_version: str, runs: int, first_seed: int) -
 def table(paths: list[str]) -> str:
     """docs/findings.md's cell table from campaign files: one row per file."""
     lines = ["| cell | runs | runs with a lost write or aborted read | "
-             + " | ".join(f"`{name}`" for name in COUNTED) + " | committed txns |",
-             "|---" * (len(COUNTED) + 4) + "|"]
+             + " | ".join(f"`{name}`" for name in COUNTED)
+             + " | lost writes whose offset holds a batch committed / aborted | committed txns |",
+             "|---" * (len(COUNTED) + 5) + "|"]
     for path in paths:
         rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
         checked = [r for r in rows if "counts" in r]
         hit = sum(1 for r in checked if r["counts"]["lost-write"] or r["counts"]["G1a"])
         totals = [sum(r["counts"][name] for r in checked) for name in COUNTED]
         committed = sum(r["txns"].get("ok", 0) for r in checked)
+        fates = [line.split(", ")[1].split(";")[0] for r in checked
+                 for line in r.get("forensics", []) if ", " in line]
         cell = Path(path).stem.removeprefix("campaign-")
         lines.append(f"| {cell} | {len(checked)} (of {len(rows)}) | {hit} | "
-                     + " | ".join(map(str, totals)) + f" | {committed} |")
+                     + " | ".join(map(str, totals))
+                     + f" | {fates.count('COMMIT')} / {fates.count('ABORT')} | {committed} |")
     return "\n".join(lines)
 
 
