@@ -413,7 +413,7 @@ class Operations:
             made += record_rows([(f, kind, int(inv.index[r]), int(inv.process[r]), int(inv.time[r]),
                                   NULL if done is None else int(done.time[r]),
                                   NULL if done is None else int(done.index[r]),
-                                  value, result, self.idempotent[r])], resets=False)
+                                  value, result, self.idempotent[r], None)], resets=False)
         self.sent.append(_int64(sent))
         self.records.add(records_table(made))
 

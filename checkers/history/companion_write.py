@@ -167,7 +167,7 @@ def _record_inputs(rows: list[tuple]) -> Iterator[tuple]:
                                              "complete_value", "idempotent"))
     for r in rows:
         yield (r[f], r[t], r[op], r[p], r[it], NULL if r[ct] is None else r[ct],
-               NULL if r[ci] is None else r[ci], r[iv], r[cv], r[idem])
+               NULL if r[ci] is None else r[ci], r[iv], r[cv], r[idem], None)
 
 
 def ops_table(rows: list[tuple], history: Path) -> pa.Table:
