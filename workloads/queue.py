@@ -31,7 +31,6 @@ from workloads.settings import WorkloadSettings
 log = logging.getLogger(__name__)
 
 CRASH_P = 0.02
-SUBSCRIPTION_P = 0.08
 
 
 class Acks:
@@ -75,7 +74,7 @@ class QueueGenerator:
             r = self.rng.random()
             if self.settings.crash_clients and r < CRASH_P:
                 return Op("crash", None)
-            if r < CRASH_P + SUBSCRIPTION_P:
+            if r < CRASH_P + self.settings.assign_p:
                 return self._subscription()
             if self.settings.txn:
                 return Op("txn", [self._send() if self.rng.random() < 0.5 else ["poll"]
