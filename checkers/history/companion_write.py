@@ -178,7 +178,7 @@ def ops_table(rows: list[tuple], history: Path) -> pa.Table:
     arrays = []
     for field in OPS_SCHEMA:
         values = columns[_AT[field.name]]
-        if field.name in ("invoke_value", "complete_value"):
+        if field.name in ("invoke_value", "complete_value", "starts"):
             values = [json_text(v) for v in values]
         elif field.type == pa.bool_():
             values = [v if type(v) is bool else None for v in values]

@@ -192,6 +192,11 @@ def held_keys(invoked, done, starts) -> list[tuple[int, int]]:
     the start its completion's `starts` records for it (else NULL)."""
     keys = _keys(done)
     keys = _keys(invoked) if keys is None else keys
+    if isinstance(starts, str):     # as the Parquet companion keeps it: JSON text
+        try:
+            starts = json.loads(starts)
+        except ValueError:
+            starts = None
     recorded = starts if isinstance(starts, dict) else {}
     held = {}
     for k in keys or []:
