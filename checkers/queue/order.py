@@ -46,7 +46,7 @@ class OrderNames:
 
 
 POLL_NAMES = OrderNames("poll-skip", "nonmonotonic-poll", "int-poll-skip", "int-nonmonotonic-poll")
-START_NAMES = OrderNames("assign-skip", "assign-rewind", "", "")
+START_NAMES = OrderNames("assign-skip", "assign-rewind", "", "")   # no within-op variants
 SEND_NAMES = OrderNames(None, "nonmonotonic-send", "int-send-skip", "int-nonmonotonic-send")
 
 
