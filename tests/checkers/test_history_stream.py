@@ -168,3 +168,14 @@ def test_a_read_does_not_freeze_the_garbage_before_it_for_good(tmp_path):
     read_history(path, "queue")
     gc.collect()
     assert gone() is None
+
+
+def test_a_block_that_is_not_utf8_is_bad_input_at_its_line(tmp_path):
+    """Read in blocks, as a large history is, the line is the file's."""
+    path = write_history(tmp_path / "history.jsonl", planted_history().events)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[30] = lines[30].replace(b'"type"', b'"t\xe9pe"')
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(HistoryError) as caught:
+        list(stream_history(path, "queue", block_bytes=1024))
+    assert str(caught.value.problems[0]).startswith(f"{path}:31: not UTF-8: byte 0xe9 at character")
