@@ -38,18 +38,19 @@ class Positions:
                look_up: Callable[[list[int]], list[TopicPartition]]) -> tuple[list[TopicPartition], dict[str, int]]:
         """Explicit start offsets for assigning `keys` (every one of them, as
         assign() replaces the assignment): a kept key at its position, the
-        others by `look_up` (raises when it fails; nothing changes then).
-        Returns them and the starts to record ({"key": offset}), and from
-        then on holds exactly `keys`."""
+        others by `look_up` (which raises when it fails). Returns them and
+        the starts to record ({"key": offset}); `assigned` takes those once
+        the assignment is made."""
         new = [k for k in keys if k not in self.next]
         looked_up = dict(zip(new, look_up(new))) if new else {}
         partitions = [topic_partition(k, self.next[k]) if k in self.next else looked_up[k] for k in keys]
-        self.next = {}
-        for key, tp in zip(keys, partitions):
-            start = tp.offset if tp.offset >= 0 else _NAMED.get(tp.offset)
-            if start is not None:
-                self.next[key] = start
-        return partitions, {str(k): v for k, v in self.next.items()}
+        named = ((k, tp.offset if tp.offset >= 0 else _NAMED.get(tp.offset)) for k, tp in zip(keys, partitions))
+        return partitions, {str(k): start for k, start in named if start is not None}
+
+    def assigned(self, starts: dict[str, int]) -> None:
+        """The consumer now holds exactly the keys of an assignment: these
+        starts are their positions (a key left out is not known)."""
+        self.next = {int(k): v for k, v in starts.items()}
 
     def forget(self) -> None:
         """The consumer's positions are unknown (librdkafka assigned on its own)."""

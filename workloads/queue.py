@@ -121,6 +121,7 @@ class QueueClient(ProcessClient):
             self._ensure_topic(key)
         partitions, starts = self._starts(op.value)
         guarded(lambda: self.consumer.assign(partitions))
+        self.positions.assigned(starts)
         return Completion.ok(op.value, starts=starts)
 
     def _starts(self, keys: list[int]) -> tuple[list, dict[str, int]]:
@@ -160,8 +161,9 @@ class QueueClient(ProcessClient):
             self.positions.forget()
             self._rebalance_log.append(["assigned", keys])
             return
-        self._rebalance_log.append(["assigned", keys, starts])
         consumer.assign(partitions)
+        self.positions.assigned(starts)
+        self._rebalance_log.append(["assigned", keys, starts])
 
     def _on_revoke(self, consumer, partitions) -> None:
         self._rebalance_log.append(["revoked", sorted(self.w.keys.key_of(p.topic, p.partition) for p in partitions)])
