@@ -11,6 +11,7 @@ from pathlib import Path
 from checkers.history.companion import companion_for, companion_path
 from checkers.history.read import read_history
 from checkers.options import CheckOptionError, CheckOptions
+from checkers.progress import stage
 from checkers.registry import checker_for
 
 ENGINES = ("auto", "local", "spark")
@@ -23,8 +24,11 @@ JVM_LOG = "spark.log"
 
 
 def _run_local(history_path: Path, workload: str, options: CheckOptions) -> tuple[dict, dict]:
-    parsed = read_history(history_path, workload)
-    return checker_for(workload).check_local(parsed, options), {"engine": "local", "parquet_companion": False}
+    with stage("reading history"):
+        parsed = read_history(history_path, workload)
+    with stage("checking"):
+        results = checker_for(workload).check_local(parsed, options)
+    return results, {"engine": "local", "parquet_companion": False}
 
 
 def _json_lines_file(path: Path) -> bool:
@@ -38,7 +42,8 @@ def validate_first(history_path: Path, workload: str) -> bool:
     starts; True if it did (Spark need not validate it again)."""
     small = _json_lines_file(history_path) and history_path.stat().st_size <= VALIDATE_FIRST_MAX_BYTES
     if small:
-        read_history(history_path, workload)
+        with stage("validating history"):
+            read_history(history_path, workload)
     return small
 
 
@@ -74,8 +79,9 @@ def _run_spark(history_path: Path, out: Path, spark_master, workload: str,
     from checkers.spark.session import get_spark, tune_for_input  # loads pyspark: only when needed
     validated = validate_first(history_path, workload)
     source = companion_first(history_path, workload, out)
-    spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
-    with load(spark, source, workload, validated=validated) as loaded:
+    with stage("starting Spark"):
+        spark = get_spark(spark_master, jvm_log=str(out / JVM_LOG))
+    with stage("checking on Spark"), load(spark, source, workload, validated=validated) as loaded:
         tune_for_input(spark, loaded.source_bytes)
         results = checker_for(workload).check_spark(spark, loaded, options)
     return results, {"engine": "spark", "parquet_companion": loaded.from_companion,

@@ -14,10 +14,14 @@ from clusters.db import Database, DatabaseError, Ensemble, LogFiles, Process, Ve
 from clusters.inventory import Inventory, load_inventory
 from clusters.kafka import KafkaDB
 from clusters.kafka_paths import CLIENT_PORT
+from clusters.restarts import NodesNotRevived, start_within
 from clusters.ssh import NodeSession, SSHError, SSHPool
 
 log = logging.getLogger(__name__)
 
+# how long a heal may keep trying to bring every node back (a voter refused until the
+# quorum moves on past a wiped leader took minutes in docs/findings.md, seed 50)
+HEAL_BOUND = 300.0
 # how long a broker may take to rejoin after the faults are undone before heal restarts it
 HEAL_SETTLE_TIMEOUT = 30.0
 VERIFY_SETTLE_TIMEOUT = 20.0  # seconds a healed broker may take to answer metadata again
@@ -107,11 +111,14 @@ class Cluster:
     # -- the database's part of a heal ------------------------------------------------
     # It knows nothing of faults (nemesis/heal.py undoes their traces first): it brings
     # back whatever of the database is not running or not serving.
-    def revive(self) -> list[str]:
+    def revive(self, deadline: float | None = None) -> list[str]:
         """Restarts the coordination service where it is down or paused, formats a wiped
         log dir, restarts dead brokers, and restarts brokers that survived yet do not
-        serve within HEAL_SETTLE_TIMEOUT. Idempotent. Returns what it did, one line per
-        action."""
+        serve within HEAL_SETTLE_TIMEOUT; a broker that does not start is retried until
+        `deadline` (time.monotonic(); default HEAL_BOUND from now), then NodesNotRevived
+        names each node left and why (clusters/restarts.py). Idempotent. Returns what it
+        did, one line per action."""
+        deadline = deadline if deadline is not None else time.monotonic() + HEAL_BOUND
         db = require(self.db, Process, "healing the cluster")
         found = self.ssh.run_on(self.nodes, lambda s: (self._revive_ensemble(s.node.name),
                                                        db.state(s.node.name) != "stopped"))
@@ -120,21 +127,27 @@ class Cluster:
         # have formatted it; either process may have died before doing so
         formatted = [node for node, did in self.ssh.run_on(
             dead, lambda s: db.ensure_formatted(s.node.name)).items() if did] if dead else []
-        if dead:
-            db.start_all(dead)
         done = [a for node in self.nodes for a in found[node][0]]
         done += [f"{node}: formatted its log dir" for node in formatted]
-        done += [f"{node}: restarted broker" for node in dead]
+        done += self._restart(dead, deadline, done)
         # A broker can survive a fault yet never serve again (seen after a partition plus
         # clock jumps: its heartbeats to the controller "time out before being sent"
         # forever). Give each a while to rejoin, then restart it, and say so.
         stuck = self._not_serving([n for n in self.nodes if n not in dead], HEAL_SETTLE_TIMEOUT)
         if stuck:
             self.ssh.run_on(stuck, lambda s: db.stop(s.node.name))
-            db.start_all(stuck)
-            done += [f"{node}: restarted broker (not serving {HEAL_SETTLE_TIMEOUT:g} s "
-                     "after the heal)" for node in stuck]
+            done += self._restart(stuck, deadline, done, f"restarted broker (not serving {HEAL_SETTLE_TIMEOUT:g} s "
+                                  "after the heal)")
         return done
+
+    def _restart(self, nodes: list[str], deadline: float, done: list[str],
+                 said: str = "restarted broker") -> list[str]:
+        """start_within; what was done before a NodesNotRevived is kept in it."""
+        try:
+            return start_within(self.db, self.ssh, nodes, deadline, said) if nodes else []
+        except NodesNotRevived as e:
+            e.actions[:0] = done
+            raise
 
     def _ensemble(self):
         """The coordination service beside the database (ZooKeeper), or None."""

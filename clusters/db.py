@@ -36,6 +36,7 @@ class Database(Protocol):
     def wipe(self, node: str) -> None: ...  # kill, then remove its data and logs
     def ensure_formatted(self, node: str) -> bool: ...  # True if it had to format its storage
     def start_all(self, nodes: list[str] | None = None) -> None: ...  # together: a quorum needs a majority
+    def start_each(self, nodes: list[str] | None = None) -> dict[str, Exception]: ...  # start_all; {node: why not}
     def serves_metadata(self, node: str) -> bool: ...  # the node serves clients
     def bootstrap_servers(self) -> str: ...  # "10.201.0.11:9092,..."
     def node_id(self, node: str) -> int: ...

@@ -25,6 +25,14 @@ def faketime_env(offset_file: str) -> dict[str, str]:
     }
 
 
+def skewed_marker(offset_file: str) -> str:
+    """A file that says the process has run with a skewed clock since it was last
+    started: the clock fault writes it, a start removes it, and a heal restarts the
+    broker while it is there (a JVM that saw its clock jump keeps timers and sessions
+    computed on the wrong time; the fault's own reset does not undo that)."""
+    return f"{offset_file}.skewed"
+
+
 def leftover_files(pid: int) -> list[str]:
     """Shared memory libfaketime creates per process and removes only on a clean exit:
     a SIGKILLed broker leaves these behind."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from clusters.db import DatabaseError
 from clusters.inventory import Inventory
 from clusters.kafka_config import PRODUCER_STATE_SETTINGS, KafkaConfig
 from clusters.kafka_jars import KafkaJars
@@ -20,7 +21,7 @@ from clusters.kafka_paths import KafkaPaths
 from clusters.kafka_process import START_TIMEOUT, KafkaProcess
 from clusters.kafka_storage import FORMATTED, KafkaStorage
 from clusters.kafka_versions import ZK, KafkaRelease
-from clusters.ssh import SSHPool
+from clusters.ssh import SSHError, SSHPool
 from clusters.zookeeper import ZooKeeper
 
 
@@ -134,11 +135,22 @@ class KafkaDB(KafkaProcess):
     def start_all(self, nodes: list[str] | None = None) -> None:
         """Starts several brokers together: a KRaft quorum needs a majority to come up.
         In ZooKeeper mode the ensemble (every node) is started first where it is down."""
+        failed = self.start_each(nodes)
+        if len(failed) == 1:
+            raise next(iter(failed.values()))
+        if failed:
+            raise DatabaseError(",".join(failed), f"failed on {len(failed)} nodes: "
+                                + "; ".join(str(e) for e in failed.values()))
+
+    def start_each(self, nodes: list[str] | None = None) -> dict[str, Exception]:
+        """start_all, but each broker that did not start is returned, {node: why}, so
+        a heal can retry those alone (Cluster.revive)."""
         nodes = nodes or self.inventory.node_names
         if self.zookeeper:
             self.zookeeper.start_all()
         self.ssh.run_on(nodes, lambda s: self.launch(s.node.name))
-        self.ssh.run_on(nodes, lambda s: self.wait_ready(s.node.name))
+        waited = self.ssh.run_on(nodes, lambda s: _failure(self.wait_ready, s.node.name))
+        return {node: e for node, e in waited.items() if e is not None}
 
     def shutdown(self, node: str) -> None:
         """Stops the broker and, in ZooKeeper mode, the node's ZooKeeper server."""
@@ -159,3 +171,11 @@ class KafkaDB(KafkaProcess):
         super().collect_logs(node, dest_dir)
         if self.zookeeper:
             self.zookeeper.collect_logs(node, Path(dest_dir) / "zookeeper")
+
+
+def _failure(action, node: str) -> Exception | None:
+    try:
+        action(node)
+        return None
+    except (DatabaseError, SSHError) as e:
+        return e

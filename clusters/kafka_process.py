@@ -3,7 +3,6 @@ its class archive, libfaketime), launching it under its pid file, waiting until 
 serves, and its logs. Kafka's tools run with the same class path."""
 from __future__ import annotations
 
-import logging
 import shlex
 import socket
 import time
@@ -11,8 +10,9 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
+from clusters.client_logging import QUIET_CLIENT_LOGGER
 from clusters.db import DatabaseError
-from clusters.faketime import faketime_env, leftover_files
+from clusters.faketime import faketime_env, leftover_files, skewed_marker
 from clusters.jvm_archive import use_options_shell
 from clusters.kafka_archive import archive_file
 from clusters.kafka_config import DEFAULT_JVM_OPTS, KafkaConfig
@@ -22,16 +22,6 @@ from clusters.node_process import NodeProcess
 from clusters.ssh import SSHPool
 
 START_TIMEOUT = 240  # generous: the box is shared and a starved JVM starts slowly
-
-
-class _QuietLogger(logging.Logger):
-    """librdkafka reports every refused connection; during start-up those are expected."""
-
-    def __init__(self) -> None:
-        super().__init__("logtrial.kafka.client", level=logging.CRITICAL)
-
-
-QUIET_CLIENT_LOGGER = _QuietLogger()
 
 
 class KafkaProcess(NodeProcess):
@@ -82,6 +72,8 @@ class KafkaProcess(NodeProcess):
     def launch(self, node: str) -> int:
         """Starts the broker process without waiting for it to serve clients."""
         self._forget_dead_process(node)
+        self._session(node).exec(f"rm -f {shlex.quote(skewed_marker(self.paths.clock_offset_file(node)))}",
+                                 timeout=15)  # a new process: it has run with no skew yet
         command = self._java(self.config.jvm_opts, node,
                              f"kafka.Kafka {shlex.quote(self.paths.config_file(node))}")
         return self._session(node).start_daemon(command, self.pid_file(node),

@@ -29,8 +29,45 @@ def parse_batches(text: str) -> list[Batch]:
             for m in BATCH_LINE.finditer(text)]
 
 
+@dataclass(frozen=True)
+class Record:
+    """One record of a segment, with its batch: a value, or a transaction marker."""
+    offset: int
+    batch: Batch
+    sequence: int
+    value: str | None      # the payload, as DumpLogSegments prints it
+    marker: str | None     # COMMIT or ABORT for a control record
+
+
+RECORD_LINE = re.compile(r"\| offset: (\d+) .*?sequence: (-?\d+) .*?"
+                         r"(?:endTxnMarker: (\w+).*|payload: (.*))$")
+
+
+def parse_records(text: str) -> list[Record]:
+    """The records of a `--deep-iteration --print-data-log` dump, each under its batch."""
+    records, batch = [], None
+    for line in text.splitlines():
+        found = parse_batches(line)
+        if found:
+            batch = found[0]
+            continue
+        match = RECORD_LINE.search(line.strip())
+        if match and batch is not None:
+            records.append(Record(int(match[1]), batch, int(match[2]), match[4], match[3]))
+    return records
+
+
+def _dump(cluster, node: str, topic: str, partition: int, options: str) -> str:
+    segment = f"{cluster.db.data_dir(node)}/{topic}-{partition}/{0:020d}.log"
+    return run_tool(cluster, node, f"{DUMP_LOG_CLASS} {options} --files {shlex.quote(segment)}",
+                    f"dumping {segment}")
+
+
 def first_segment_batches(cluster, node: str, topic: str, partition: int = 0) -> list[Batch]:
     """The batches of the partition's first segment on `node` (a replica of it)."""
-    segment = f"{cluster.db.data_dir(node)}/{topic}-{partition}/{0:020d}.log"
-    text = run_tool(cluster, node, f"{DUMP_LOG_CLASS} --files {shlex.quote(segment)}", f"dumping {segment}")
-    return parse_batches(text)
+    return parse_batches(_dump(cluster, node, topic, partition, ""))
+
+
+def first_segment_records(cluster, node: str, topic: str, partition: int = 0) -> list[Record]:
+    """The records of the partition's first segment on `node`, values and markers."""
+    return parse_records(_dump(cluster, node, topic, partition, "--deep-iteration --print-data-log"))

@@ -15,9 +15,10 @@ import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, TypeVar
+from typing import Callable, Iterable, Iterator, TypeVar
 
 import paramiko
 
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 KEEPALIVE_SECONDS = 5
+SFTP_TIMEOUT_SECONDS = 60  # the longest wait for one SFTP packet
 # exit status of coreutils `timeout` when it had to stop the command
 TIMEOUT_EXIT = 124
 
@@ -225,40 +227,43 @@ class NodeSession:
         with self._lock:
             if self._sftp is None:
                 self._sftp = self._client.open_sftp()
+                # a lost link must end a transfer too, not leave it waiting on TCP
+                self._sftp.get_channel().settimeout(SFTP_TIMEOUT_SECONDS)
             return self._sftp
 
-    def upload(self, local_path, remote_path) -> None:
+    @contextmanager
+    def _sftp_errors(self, what: str) -> Iterator[None]:
+        """SSHError naming `what`; a timed-out or broken session is dropped, not reused."""
         try:
-            self._sftp_client().put(str(local_path), str(remote_path))
+            yield
         except (OSError, paramiko.SSHException) as e:
-            raise SSHError(self.node.name, f"upload {local_path} -> {remote_path} failed: "
-                           f"{e}") from None
+            if isinstance(e, (socket.timeout, paramiko.SSHException)):
+                with self._lock:
+                    self._drop_locked()
+            raise SSHError(self.node.name, f"{what} failed: {e}") from None
+
+    def upload(self, local_path, remote_path) -> None:
+        with self._sftp_errors(f"upload {local_path} -> {remote_path}"):
+            self._sftp_client().put(str(local_path), str(remote_path))
 
     def download(self, remote_path, local_path) -> None:
         Path(local_path).parent.mkdir(parents=True, exist_ok=True)
-        try:
+        with self._sftp_errors(f"download {remote_path} -> {local_path}"):
             self._sftp_client().get(str(remote_path), str(local_path))
-        except (OSError, paramiko.SSHException) as e:
-            raise SSHError(self.node.name, f"download {remote_path} -> {local_path} failed: "
-                           f"{e}") from None
 
     def write_file(self, remote_path: str, content: str) -> None:
         """Writes a small text file atomically (temp + rename) on the node."""
         tmp = f"{remote_path}.tmp"
-        try:
+        with self._sftp_errors(f"writing {remote_path}"):
             sftp = self._sftp_client()
             with sftp.open(tmp, "w") as f:
                 f.write(content.encode())
             sftp.posix_rename(tmp, remote_path)
-        except (OSError, paramiko.SSHException) as e:
-            raise SSHError(self.node.name, f"writing {remote_path} failed: {e}") from None
 
     def read_file(self, remote_path: str) -> str:
-        try:
+        with self._sftp_errors(f"reading {remote_path}"):
             with self._sftp_client().open(remote_path, "r") as f:
                 return f.read().decode(errors="replace")
-        except (OSError, paramiko.SSHException) as e:
-            raise SSHError(self.node.name, f"reading {remote_path} failed: {e}") from None
 
     # -- daemons ----------------------------------------------------------------------
     def start_daemon(self, command: str, pid_file: str, log_file: str,

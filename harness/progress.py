@@ -10,10 +10,14 @@ from typing import Callable, TextIO
 
 
 class Progress:
-    def __init__(self, status_line: Callable[[], str], stream: TextIO | None = None, period: float | None = None):
+    def __init__(self, status_line: Callable[[], str], stream: TextIO | None = None, period: float | None = None,
+                 after: float = 0.0):
+        """after: seconds before the first line (nothing at all for what ends sooner)."""
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
         self.period = period if period is not None else (0.5 if self.tty else 10.0)
+        self.after = after
+        self.shown = False
         self._status_line = status_line
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="progress", daemon=True)
@@ -23,10 +27,13 @@ class Progress:
         return self
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.period):
+        wait = self.after or self.period
+        while not self._stop.wait(wait):
             self.show()
+            wait = self.period
 
     def show(self) -> None:
+        self.shown = True
         line = self._status_line()
         if self.tty:
             self.stream.write("\r\033[K" + line)
@@ -45,6 +52,8 @@ class Progress:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=2)
+        if self.after and not self.shown:
+            return  # over before it was worth a line
         self.show()
         if self.tty:
             self.stream.write("\n")

@@ -155,6 +155,7 @@ class Run:
         self.faults = ActiveFaults(self.history)
         self.nemesis = NemesisRunner(self.session.cluster, self.faults, kinds, self.options.nemesis.interval,
                                      self.seed, topics=self.workload.topic_names(),
+                                     op_timeout_s=self.options.workload.settings.op_timeout,
                                      **self.options.nemesis.runner_kwargs())
         thread = threading.Thread(target=self.nemesis.run, args=(self.stop,), name="nemesis", daemon=True)
         thread.start()

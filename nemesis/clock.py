@@ -21,8 +21,8 @@ import random
 import shlex
 from typing import Sequence
 
-from clusters.db import Clock, require
-from clusters.faketime import faketime_env
+from clusters.db import Clock, Process, require
+from clusters.faketime import faketime_env, skewed_marker
 from clusters.ssh import NodeSession
 from nemesis.fault import NodeTraces, ProcessFault
 
@@ -102,13 +102,14 @@ class ClockFault(ProcessFault):
     def _bump(self, cluster, node: str, offset_ms: float) -> float:
         """Sets the offset; returns the skew a process under libfaketime now sees."""
         self.stop_strobe(cluster, node)
-        cluster.ssh[node].exec(write_offset_command(cluster.db.clock_offset_file(node),
-                                                    offset_ms), timeout=15)
+        _mark_skewed(cluster, node)
+        cluster.ssh[node].exec(write_offset_command(cluster.db.clock_offset_file(node), offset_ms), timeout=15)
         return observed_skew_ms(cluster, node)
 
     def _strobe(self, cluster, node: str, params: dict) -> None:
         self.stop_strobe(cluster, node)
         path = cluster.db.clock_offset_file(node)
+        _mark_skewed(cluster, node)
         cluster.ssh[node].start_daemon(
             strobe_command(path, params["delta_ms"], params["period_ms"], params["duration_s"]),
             clock_strobe_pid_file(path), f"{path}.strobe.log")
@@ -132,6 +133,17 @@ def _stop_strobe(cluster, session: NodeSession) -> bool:
     return True
 
 
+def _mark_skewed(cluster, node: str) -> None:
+    """Before the skew: the heal must restart this broker even once the offset is +0."""
+    marker = shlex.quote(skewed_marker(cluster.db.clock_offset_file(node)))
+    cluster.ssh[node].exec(f"touch {marker}", timeout=15)
+
+
+def _ran_skewed(cluster, session: NodeSession) -> bool:
+    marker = shlex.quote(skewed_marker(cluster.db.clock_offset_file(session.node.name)))
+    return session.exec(f"test -e {marker}", check=False, timeout=15).exit_code == 0
+
+
 def _offset(cluster, session: NodeSession) -> str:
     """The offset file's text ("" if it is missing)."""
     path = shlex.quote(cluster.db.clock_offset_file(session.node.name))
@@ -139,7 +151,8 @@ def _offset(cluster, session: NodeSession) -> str:
 
 
 def undo_traces(cluster, session: NodeSession) -> list[str]:
-    """Stops a strobe loop and puts the offset back to +0."""
+    """Stops a strobe loop, puts the offset back to +0 and stops a broker that ran with a
+    skewed clock (Cluster.revive then starts it, on the real time)."""
     if not isinstance(cluster.db, Clock):
         return []
     node, actions = session.node.name, []
@@ -148,6 +161,9 @@ def undo_traces(cluster, session: NodeSession) -> list[str]:
     if _offset(cluster, session) != HEALED_OFFSET:
         cluster.db.reset_clock(node)
         actions.append(f"{node}: reset clock offset")
+    if _ran_skewed(cluster, session):
+        require(cluster.db, Process, "restarting a skewed broker").stop(node)  # its start removes the marker
+        actions.append(f"{node}: stopped broker that ran with a skewed clock, to restart it")
     return actions
 
 
@@ -160,6 +176,8 @@ def traces_left(cluster, session: NodeSession) -> list[str]:
         found.append(f"clock offset is {offset or 'missing'!r}, not {HEALED_OFFSET}")
     if session.pid_alive(clock_strobe_pid_file(cluster.db.clock_offset_file(session.node.name))):
         found.append("clock strobe still running")
+    if _ran_skewed(cluster, session):
+        found.append("broker ran with a skewed clock and was not restarted")
     return found
 
 

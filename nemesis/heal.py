@@ -4,50 +4,100 @@ cluster all come here, so a heal never depends on the process that struck still
 being alive.
 
 Each fault kind that leaves traces declares how to find and undo them
-(nemesis/fault.py): on each node first (partition: its iptables chain; packet: its chains, holder and qdiscs; pause: a
-stopped broker; clock: the offset and the strobe loop), then the database's own part
-(Cluster.revive: ZooKeeper, wiped log dirs, dead and stuck brokers), then the traces
-that need every broker serving (membership: removed brokers, moved partitions,
-controller voters). kill leaves nothing but a dead broker, which revive restarts;
-producer-state's overrides are known only to its fault object (Fault.heal).
+(nemesis/fault.py): on the control node first (control-link: its iptables chain, since
+everything after needs SSH), then on each node (partition: its iptables chain; packet:
+its chains, holder and qdiscs; pause: a stopped broker; clock: the offset, the strobe
+loop and a broker that ran skewed), then the database's own part (Cluster.revive:
+ZooKeeper, wiped log dirs, dead and stuck brokers, each start retried within the
+bound), then the traces that need every broker serving (membership: removed brokers,
+moved partitions, controller voters). kill leaves nothing but a dead broker, which
+revive restarts; producer-state's overrides are known only to its fault object
+(Fault.heal). heal_until_healed repeats heal and verify until healed or its bound.
 """
 from __future__ import annotations
 
-from clusters.cluster import Cluster
-from nemesis import clock, membership_undo, packet_traces, partition, pause
+import logging
+import time
+
+from clusters.cluster import HEAL_BOUND, Cluster
+from clusters.db import DatabaseError
+from clusters.restarts import NodesNotRevived
+from clusters.ssh import SSHError
+from nemesis import client_delay, clock, control_link, membership_undo, packet_traces, partition, pause
 from nemesis.fault import ClusterTraces, NodeTraces
 
-NODE_TRACES: tuple[NodeTraces, ...] = (partition.TRACES, packet_traces.TRACES, pause.TRACES,
-                                        clock.TRACES)
+NODE_TRACES: tuple[NodeTraces, ...] = (partition.TRACES, packet_traces.TRACES,
+                                        client_delay.TRACES, pause.TRACES, clock.TRACES)
 CLUSTER_TRACES: tuple[ClusterTraces, ...] = (membership_undo.TRACES,)
+# on the control node itself, undone first: everything after needs SSH
+CONTROL_TRACES: tuple[ClusterTraces, ...] = (control_link.TRACES,)
+# heal_until_healed's wait between two rounds: doubled each time, up to the max
+ROUND_BACKOFF_FIRST_S, ROUND_BACKOFF_MAX_S = 2.0, 20.0
+
+log = logging.getLogger(__name__)
 
 
 class ClusterNotHealed(RuntimeError):
-    """verify_healed found faults still in place: {node: [problems]}."""
+    """verify_healed found faults still in place: {node: [problems]}; `actions`: what
+    the heal did before it gave up (heal_until_healed), `after`: how long it tried."""
 
-    def __init__(self, problems: dict[str, list[str]]) -> None:
-        self.problems = problems
+    def __init__(self, problems: dict[str, list[str]], actions: list[str] | None = None,
+                 after: float | None = None) -> None:
+        self.problems, self.actions = problems, list(actions or [])
         lines = [f"node {node}: {'; '.join(items)}" for node, items in sorted(problems.items())]
-        super().__init__("cluster not healed:\n  " + "\n  ".join(lines))
+        when = f" after {after:.0f} s" if after is not None else ""
+        super().__init__(f"cluster not healed{when}:\n  " + "\n  ".join(lines))
 
 
-def heal(cluster: Cluster) -> list[str]:
-    """Undoes every fault on every node. Idempotent. Returns what it did, one line per
-    action ("n1: resumed paused broker", ...)."""
+def heal(cluster: Cluster, deadline: float | None = None) -> list[str]:
+    """Undoes every fault on every node, once; a broker that does not start is retried
+    until `deadline` (time.monotonic(), default HEAL_BOUND from now; Cluster.revive).
+    Idempotent. Returns what it did, one line per action ("n1: resumed paused broker", ...)."""
+    actions = [action for traces in CONTROL_TRACES for action in traces.undo(cluster)]
     undone = cluster.ssh.run_on(cluster.nodes, lambda session: [
         action for traces in NODE_TRACES for action in traces.undo(cluster, session)])
-    actions = [action for node in cluster.nodes for action in undone[node]]
-    actions += cluster.revive()
+    actions += [action for node in cluster.nodes for action in undone[node]]
+    actions += cluster.revive(deadline)
     for traces in CLUSTER_TRACES:  # with every broker back
         actions += traces.undo(cluster)
     return actions
+
+
+def heal_until_healed(cluster: Cluster, bound: float = HEAL_BOUND) -> list[str]:
+    """Heals and verifies, again and again with backoff, until the cluster is healed or
+    `bound` seconds have passed; then raises ClusterNotHealed saying per node what is
+    left and why. A command still running on a node when the heal began (a partition
+    sent just before a run died) or a broker fenced again while the box is busy is
+    undone by the next round. Returns every action of every round."""
+    started = time.monotonic()
+    deadline, actions, backoff = started + bound, [], ROUND_BACKOFF_FIRST_S
+    while True:
+        try:
+            actions += heal(cluster, deadline)
+            verify_healed(cluster)
+            return actions
+        except NodesNotRevived as e:
+            actions += e.actions
+            problems = {node: [why] for node, why in e.left.items()}
+        except ClusterNotHealed as e:
+            problems = e.problems
+        except (SSHError, DatabaseError) as e:  # a node that cannot be reached, a tool that failed
+            node = getattr(e, "node", "?")
+            problems = {node: [str(e).removeprefix(f"node {node}: ")]}
+        if time.monotonic() >= deadline:
+            raise ClusterNotHealed(problems, actions, time.monotonic() - started)
+        log.warning("heal not finished (%s); healing again", "; ".join(
+            f"{node}: {', '.join(items)}" for node, items in sorted(problems.items())))
+        time.sleep(max(0.0, min(backoff, deadline - time.monotonic())))
+        backoff = min(2 * backoff, ROUND_BACKOFF_MAX_S)
 
 
 def verify_healed(cluster: Cluster) -> None:
     """Raises ClusterNotHealed naming each node and what is still wrong with it."""
     found = cluster.problems_per_node(lambda session: [
         problem for traces in NODE_TRACES for problem in traces.left(cluster, session)])
-    for more in (cluster.database_problems(), *(traces.left(cluster) for traces in CLUSTER_TRACES)):
+    for more in (cluster.database_problems(),
+                 *(traces.left(cluster) for traces in (*CONTROL_TRACES, *CLUSTER_TRACES))):
         for node, items in more.items():
             # an unreachable node is said once, however many checks found it so
             found[node] = list(dict.fromkeys(found.get(node, []) + items))

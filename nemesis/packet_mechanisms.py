@@ -74,20 +74,22 @@ def loss_rules(sources: Sequence[str], loss_pct: float) -> list[str]:
             for h in sources]
 
 
-def holder_paths(session: NodeSession) -> tuple[str, str, str]:
-    """(script, pid file, log) of the node's holder."""
+def holder_paths(session: NodeSession, name: str = "packet-holder") -> tuple[str, str, str]:
+    """(script, pid file, log) of the node's holder called `name` (each fault kind that
+    holds packets runs its own, on its own queue)."""
     home = session.node.home
-    return f"{home}/packet-holder.py", f"{home}/packet-holder.pid", f"{home}/packet-holder.log"
+    return f"{home}/{name}.py", f"{home}/{name}.pid", f"{home}/{name}.log"
 
 
-def start_holder(session: NodeSession, behaviour: dict) -> None:
-    script, pid_file, log_file = holder_paths(session)
+def start_holder(session: NodeSession, behaviour: dict, queue: int = QUEUE, mark: int = MARK,
+                 name: str = "packet-holder") -> None:
+    script, pid_file, log_file = holder_paths(session, name)
     session.exec(f"mkdir -p {shlex.quote(session.node.home)}", timeout=15)
     session.upload(HOLDER_SOURCE, script)
-    session.start_daemon(f"python3 {shlex.quote(script)} --queue {QUEUE} --mark {MARK:#x} "
+    session.start_daemon(f"python3 {shlex.quote(script)} --queue {queue} --mark {mark:#x} "
                          f"{behaviours.holder_args(behaviour)}", pid_file, log_file)
     # bound before the rule sends it packets (else --queue-bypass lets them by unheld)
-    check = f"grep -q '^ *{QUEUE} ' /proc/net/netfilter/nfnetlink_queue"
+    check = f"grep -q '^ *{queue} ' /proc/net/netfilter/nfnetlink_queue"
     session.exec(f"for i in $(seq 100); do {check} && exit 0; sleep 0.05; done; exit 1",
                  timeout=15)
 

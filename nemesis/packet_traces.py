@@ -26,10 +26,10 @@ def _qdisc_devices(listing: str) -> list[str]:
     return [m.group(1) for m in re.finditer(r" dev (\S+) root", listing)]
 
 
-def stop_holder(session: NodeSession) -> bool:
-    """TERM to the holder (it releases every held packet), KILL if it hangs; True if one
-    was running."""
-    _, pid_file, _ = holder_paths(session)
+def stop_holder(session: NodeSession, name: str = "packet-holder") -> bool:
+    """TERM to the holder `name` (it releases every held packet), KILL if it hangs; True
+    if one was running."""
+    _, pid_file, _ = holder_paths(session, name)
     if not session.signal(pid_file, "TERM"):
         return False
     if not session.wait_exit(pid_file, HOLDER_STOP_TIMEOUT):

@@ -11,16 +11,13 @@ broker's advertised host.
 """
 from __future__ import annotations
 
-import json
-import logging
-import shlex
 from concurrent.futures import ThreadPoolExecutor
 
 from confluent_kafka.admin import AdminClient
 
+from clusters.client_logging import LIBRDKAFKA_LOG
 from clusters.db import Membership, require
-
-log = logging.getLogger(__name__)
+from clusters.kafka_quorum import quorum_state
 
 ADMIN_TIMEOUT_S = 10
 
@@ -56,14 +53,7 @@ class RoleResolver:
         return self._node_for_broker_id(newest["leaderId"])
 
     def _quorum_state(self, node: str) -> dict | None:
-        path = f"{self.cluster.db.data_dir(node)}/__cluster_metadata-0/quorum-state"
-        try:
-            result = self.cluster.ssh[node].exec(f"cat {shlex.quote(path)}", timeout=10,
-                                                 check=False)
-            return json.loads(result.stdout) if result.exit_code == 0 else None
-        except Exception as e:  # noqa: BLE001 - one unreachable node must not hide the others
-            log.info("node %s: cannot read its KRaft quorum state: %s", node, e)
-            return None
+        return quorum_state(self.cluster.ssh[node], self.cluster.db.data_dir(node))
 
     # -- partition leaders ----------------------------------------------------------------
     def leader(self) -> str:
@@ -81,7 +71,7 @@ class RoleResolver:
     # -- broker ids -> node names -------------------------------------------------------
     def _admin(self) -> AdminClient:
         return AdminClient({"bootstrap.servers": self.cluster.db.bootstrap_servers(),
-                            "socket.timeout.ms": ADMIN_TIMEOUT_S * 1000})
+                            "socket.timeout.ms": ADMIN_TIMEOUT_S * 1000, "logger": LIBRDKAFKA_LOG})
 
     def _node_for_broker_id(self, broker_id: int, metadata=None) -> str:
         node_id = getattr(self.cluster.db, "node_id", None)  # KafkaDB: node name -> node.id

@@ -16,7 +16,8 @@ import time
 from typing import Iterable, Iterator, Sequence
 
 from nemesis import schedule as sched
-from nemesis.heal import ClusterNotHealed, heal, verify_healed
+from nemesis.client_delay import DEFAULT_OP_TIMEOUT_S
+from nemesis.heal import ClusterNotHealed, heal_until_healed
 from nemesis.registry import make_faults
 from nemesis.roles import RoleResolver
 from nemesis.schedule import START, Step
@@ -27,8 +28,6 @@ DEFAULT_INTERVAL = 15.0
 DEFAULT_TARGETS = ("one", "minority", "majority", "all", "controller", "leader")
 # how long heal_all waits for an action in progress (a broker restart) to finish
 WORKER_JOIN_TIMEOUT = 90.0
-# heal + verify rounds before heal_all gives up and raises ClusterNotHealed
-HEAL_ATTEMPTS = 2
 
 
 class NemesisRunner:
@@ -36,7 +35,8 @@ class NemesisRunner:
                  seed: int = 0, targets: Sequence[str] = DEFAULT_TARGETS,
                  partition_clients: bool = False, schedule_file=None,
                  topics: Sequence[str] | None = None,
-                 partition_shapes: Sequence[str] | None = None) -> None:
+                 partition_shapes: Sequence[str] | None = None,
+                 op_timeout_s: float = DEFAULT_OP_TIMEOUT_S) -> None:
         self.cluster, self.history = cluster, history
         self.interval, self.seed = interval, seed
         self.targets = list(targets)
@@ -50,7 +50,8 @@ class NemesisRunner:
                                              self.targets, partition_shapes)
         self.kinds = list(kinds)
         self.faults = make_faults(self.kinds, self.roles.resolve, partition_clients,
-                                  partition_shapes, topics=self.roles.topics)
+                                  partition_shapes, topics=self.roles.topics,
+                                  op_timeout_s=op_timeout_s)
         self._stop = threading.Event()
         self._workers: list[threading.Thread] = []
         self._heal_lock = threading.Lock()
@@ -150,16 +151,6 @@ class NemesisRunner:
             for worker in self._workers:
                 worker.join()
             actions += self._heal_once()
-        for attempt in range(1, HEAL_ATTEMPTS + 1):
-            try:
-                verify_healed(self.cluster)
-                break
-            except ClusterNotHealed as e:
-                # a broker may rejoin late (fenced again while the box is busy): heal again
-                if attempt == HEAL_ATTEMPTS:
-                    raise
-                log.warning("after heal %d: %s; healing again", attempt, e)
-                actions += self._heal_once()
         self._dirty = False
         return actions
 
@@ -169,9 +160,15 @@ class NemesisRunner:
             worker.join(max(0.0, deadline - time.monotonic()))
 
     def _heal_once(self) -> list[str]:
+        """Heals until verified healed or HEAL_BOUND; either way the history says what
+        was done, and at the bound what is left on each node."""
         for fault in self.faults.values():
             fault.heal(self.cluster)
-        actions = heal(self.cluster)
+        try:
+            actions = heal_until_healed(self.cluster)
+        except ClusterNotHealed as e:
+            self._record("heal", {"actions": e.actions, "not_healed": e.problems})
+            raise
         if actions or self._dirty:
             self._record("heal", {"actions": actions})
         return actions

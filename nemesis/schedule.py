@@ -26,7 +26,7 @@ START, STOP = "start", "stop"
 # value keys that report what happened rather than what was planned
 RESULT_KEYS = frozenset({"at", "errors", "observed_ms", "clients_cut_from",
                          "original", "skipped", "lagging", "broker_id", "kraft_version",
-                         "node", "leader", "voters", "mechanisms"})
+                         "node", "leader", "voters", "mechanisms", "hold_ms"})
 
 
 class ScheduleError(ValueError):
@@ -141,7 +141,8 @@ def _step_from_event(path: Path, number: int, event: dict) -> Step:
 REQUIRED_PARAMS = {"pause": ("target", "nodes"), "kill": ("target", "nodes"),
                    "clock": ("target", "nodes", "mode"), "partition": ("shape", "grudge", "anchor"),
                    "producer-state": ("mode",), "membership": ("mode",),
-                   "packet": ("target", "behaviour")}
+                   "packet": ("target", "behaviour"), "control-link": ("target", "nodes"),
+                   "client-delay": ("target", "hold_factor")}
 
 
 def _check_params(path: Path, number: int, f: str, fault: str, params: dict) -> None:

@@ -25,6 +25,7 @@ MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 LINE_STYLES = ["-", "--", ":", "-."]
 QUANTILES = (0.5, 0.95, 0.99, 1.0)
 QUANTILE_BUCKETS = 40
+LAYOUT = {"left": 0.07, "right": 0.80, "bottom": 0.14, "top": 0.96}
 
 
 @dataclass
@@ -85,23 +86,53 @@ def phase_spans(test_json: dict[str, Any] | None) -> list[PhaseSpan]:
     return spans
 
 
+PHASE_FONT_PT = 7
+PHASE_ROW_PT = 10  # a label that would run into the one before drops this far, inside the plot
+
+
+def phase_label_rows(phases: list[PhaseSpan], end_s: float, axes_width_pt: float) -> list[int]:
+    """The row of each phase's label: 0 above the plot, 1, 2... below its top edge. A
+    label goes in the first row where it clears the labels already there (heal and
+    recover are often a second apart, their labels one over the other)."""
+    scale = axes_width_pt / max(end_s, 1e-3)  # points per second
+    row_ends: list[float] = []  # where each row's last label ends, in points
+    rows = []
+    for span in phases:
+        start = span.start_s * scale
+        width = (len(span.name) + 1) * PHASE_FONT_PT * 0.62  # a generous average glyph width
+        row = next((r for r, end in enumerate(row_ends) if start >= end), len(row_ends))
+        if row == len(row_ends):
+            row_ends.append(0.0)
+        row_ends[row] = start + width
+        rows.append(row)
+    return rows
+
+
 def mark_phases(axes: Axes, phases: list[PhaseSpan], end_s: float) -> None:
-    """Alternate light bands behind the data, each labelled at the top."""
-    for i, span in enumerate(phases):
+    """Alternate light bands behind the data, each labelled at the top, in rows so that
+    no two labels overlap."""
+    rows = phase_label_rows(phases, end_s, axes_width_points(axes))
+    for i, (span, row) in enumerate(zip(phases, rows)):
         end = span.end_s if span.end_s is not None else end_s
         if i % 2:
             axes.axvspan(span.start_s, max(end, span.start_s + 1e-3), color="#000", alpha=0.04, lw=0, zorder=0)
         if span.start_s > 0:
             axes.axvline(span.start_s, color="#444", lw=0.8, ls="--", zorder=1)
-        axes.text(span.start_s, 1.0, f" {span.name}", transform=axes.get_xaxis_transform(), va="bottom",
-                  ha="left", fontsize=7, color="#444", clip_on=False)
+        axes.annotate(f" {span.name}", (span.start_s, 1.0), xycoords=axes.get_xaxis_transform(),
+                      xytext=(0, -PHASE_ROW_PT * row), textcoords="offset points", va="bottom", ha="left",
+                      fontsize=PHASE_FONT_PT, color="#444", annotation_clip=False)
+
+
+def axes_width_points(axes: Axes) -> float:
+    """The plot's width once finish() has laid it out."""
+    return axes.figure.get_figwidth() * 72 * (LAYOUT["right"] - LAYOUT["left"])
 
 
 def finish(figure: Figure, axes: Axes, handles: list[Any], timeline: Timeline, end_s: float | None = None) -> str:
     axes.set_xlim(0, max(end_s if end_s is not None else timeline.end_s, 1e-3))
     if handles:
         axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
-    figure.subplots_adjust(left=0.07, right=0.80, bottom=0.14, top=0.96)  # fixed: tight_layout costs a draw
+    figure.subplots_adjust(**LAYOUT)  # fixed: tight_layout costs a draw
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

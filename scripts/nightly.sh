@@ -9,6 +9,8 @@
 #   NIGHTLY_KAFKA_VERSIONS  e.g. 3.0.0,3.9.1,4.1.1: the matrix on each version (local clusters;
 #                        versions other than 4.1.1 are fetched from Maven Central on first use)
 #   NIGHTLY_SKIP_INSTALL=1  skip `make install` (already done)
+# A matrix the store holds unfinished (STORE/matrix.json: the control node died during
+# it) is resumed with `test-all --resume` rather than started over.
 # Exit status: test-all's (0 only if every run is valid).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +38,14 @@ if [ -n "${NIGHTLY_KAFKA_VERSIONS:-}" ]; then
 fi
 
 mkdir -p "$STORE"
-"$PY" -m harness.cli test-all --store "$STORE" --junit "$STORE/junit.xml" "${matrix[@]}" "${cluster[@]}"
+if "$PY" -m harness.matrix_journal "$STORE"; then
+  # last night's matrix stopped before its end (the control node died): go on with it,
+  # its finished cells kept, the one under way run again (its options are in matrix.json)
+  echo "nightly: resuming the unfinished matrix in $STORE"
+  "$PY" -m harness.cli test-all --resume "$STORE"
+else
+  "$PY" -m harness.cli test-all --store "$STORE" --junit "$STORE/junit.xml" "${matrix[@]}" "${cluster[@]}"
+fi
 status=$?
 # test-all writes the index itself; write it again in case it died before the end
 "$PY" -m harness.cli index --store "$STORE" >/dev/null || true

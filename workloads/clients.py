@@ -12,6 +12,7 @@ from typing import Any, Callable
 from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, OFFSET_INVALID, Consumer, KafkaError, KafkaException,
                              Producer, TopicPartition)
 
+from clusters.client_logging import LIBRDKAFKA_LOG
 from workloads.consumer_config import shared_consumer_config
 from workloads.errors import Classified, classify, harness_error
 from workloads import producer_knobs
@@ -19,8 +20,6 @@ from workloads.kafka_common import KeySpace, decode, encode
 from workloads.settings import WorkloadSettings
 
 log = logging.getLogger(__name__)
-# librdkafka's own log lines go to logtrial.log, not the terminal
-LIBRDKAFKA_LOG = logging.getLogger("librdkafka")
 
 
 def producer_config(bootstrap: str, settings: WorkloadSettings, client_id: str,

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from clusters.client_logging import LIBRDKAFKA_LOG
+
 log = logging.getLogger(__name__)
 
 PARTITIONS_PER_TOPIC = 2
@@ -125,7 +127,7 @@ def kafka_error_of(e: KafkaException) -> KafkaError:
 
 def admin_config(bootstrap: str) -> dict:
     return {"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000,
-            "logger": logging.getLogger("librdkafka")}  # to logtrial.log, not the terminal
+            "logger": LIBRDKAFKA_LOG}
 
 
 def broker_count(bootstrap: str) -> int:

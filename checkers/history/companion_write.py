@@ -39,6 +39,7 @@ from checkers.history.companion_columnar import NotColumnar, write_columnar
 from checkers.history.companion_parts import (OPS_SCHEMA, RECORDS_SCHEMA, Child, OpCounts, Parts, ProvenSends,
                                               json_text)
 from checkers.history.errors import HistoryError, Problem
+from checkers.progress import stage
 from checkers.history.formats import format_for
 from checkers.history.lines import BLOCK_BYTES
 from checkers.history.read import OP_COLUMNS, stream_history
@@ -59,6 +60,17 @@ def write_companion(history: Path, workload: str = "queue", out: Path | None = N
     if not history.is_file():
         raise HistoryError([Problem(str(history), None, "no such file")])
     out.mkdir(parents=True)    # here, so a folder that cannot be written raises here
+    with stage("writing the Parquet companion"):
+        counts = _write_companion_parts(history, workload, out, block_bytes, columnar)
+    (out / OP_COUNTS).write_text(json.dumps(counts.rows()))
+    tmp = out / (SOURCE + ".tmp")
+    tmp.write_text(json.dumps(source))
+    os.replace(tmp, out / SOURCE)      # last: a companion without it is ignored
+    return out
+
+
+def _write_companion_parts(history: Path, workload: str, out: Path, block_bytes: int,
+                           columnar: bool) -> OpCounts:
     counts = _write_columnar(history, workload, out, block_bytes) if columnar else None
     if counts is None:
         with _RecordsWriter(history, workload, out, block_bytes) as records:
@@ -69,11 +81,7 @@ def write_companion(history: Path, workload: str = "queue", out: Path | None = N
                 records.stop()
                 shutil.rmtree(out, ignore_errors=True)
                 raise
-    (out / OP_COUNTS).write_text(json.dumps(counts.rows()))
-    tmp = out / (SOURCE + ".tmp")
-    tmp.write_text(json.dumps(source))
-    os.replace(tmp, out / SOURCE)      # last: a companion without it is ignored
-    return out
+    return counts
 
 
 def _write_columnar(history: Path, workload: str, out: Path, block_bytes: int) -> OpCounts | None:

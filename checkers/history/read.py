@@ -36,6 +36,7 @@ from checkers.history.formats import format_for
 from checkers.history.lines import BLOCK_BYTES, Lines, first_undecodable, line_blocks, read_lines
 from checkers.history.mop_rules import MopProblem
 from checkers.history.op_row import ROW_COLUMNS
+from checkers import progress
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -219,6 +220,7 @@ def _row(invoke: dict, invoke_line: int, done: dict | None, line: int | None) ->
 # ---------------------------------------------------------------- reading
 
 _SKIP = object()
+PROGRESS_LINES = 1 << 16  # lines parsed between two reports to checkers/progress.py
 
 
 @contextmanager
@@ -262,8 +264,17 @@ def _careful_parse(lines: Lines, number: int, problems: _Problems):
 
 def _scan(lines: Lines, pairing: _Pairing, problems: _Problems) -> int:
     """Validate and pair every event; the number of nemesis events."""
+    nemesis = 0
+    for start in range(0, len(lines.texts), PROGRESS_LINES):
+        chunk = lines.texts[start:start + PROGRESS_LINES]
+        nemesis += _scan_chunk(lines, chunk, lines.first + start, pairing, problems)
+        progress.parsed(sum(map(len, chunk)) + len(chunk))  # characters and line ends: about the bytes
+    return nemesis
+
+
+def _scan_chunk(lines: Lines, chunk: list[str], first: int, pairing: _Pairing, problems: _Problems) -> int:
     nemesis, loads, event = 0, lines.fast, pairing.event
-    for number, text in enumerate(lines.texts, start=lines.first):
+    for number, text in enumerate(chunk, start=first):
         try:
             e = loads(text)
         except ValueError:

@@ -13,6 +13,7 @@ from checkers.history.errors import HistoryError
 from checkers.options import CheckOptionError, CheckOptions
 from checkers.registry import WORKLOAD_NAMES
 from clusters import exit_codes
+from harness import check_progress
 from harness.check_cli import check_options, given_on_command_line
 
 HISTORY_FILE = "history.jsonl"
@@ -80,9 +81,10 @@ def check(target: Path, workload, out_dir, **check_values) -> None:
         history, test = resolve_history(target)
         workload = workload or test.get("workload") or "queue"
         values = recorded_check(test, given_on_command_line(check_values))
-        results = check_history(history, workload=workload, out_dir=out_dir,
-                                spark_master=values.get("spark_master"), engine=values.get("engine", "auto"),
-                                options=CheckOptions.from_record(values))
+        with check_progress.shown(history):
+            results = check_history(history, workload=workload, out_dir=out_dir,
+                                    spark_master=values.get("spark_master"), engine=values.get("engine", "auto"),
+                                    options=CheckOptions.from_record(values))
     except (HistoryError, click.BadParameter, CheckOptionError) as e:
         click.echo(f"logtrial check: {e}", err=True)
         sys.exit(exit_codes.BAD_INPUT)

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from clusters import exit_codes
-from clusters.cluster import Cluster, adopt_recorded_release
+from clusters.cluster import HEAL_BOUND, Cluster, adopt_recorded_release
 from clusters.db import DatabaseError
 from clusters.inventory import InventoryError, load_inventory, write_inventory
 from clusters.kafka import KafkaDB
@@ -21,9 +21,7 @@ from clusters.kafka_versions import KafkaVersionError, resolve
 from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
 from clusters.ssh import SSHError, SSHPool
 from harness.kafka_options import kafka_release_options
-from nemesis.heal import ClusterNotHealed
-from nemesis.heal import heal as heal_cluster
-from nemesis.heal import verify_healed
+from nemesis.heal import ClusterNotHealed, heal_until_healed
 
 FAILURES = (LocalClusterError, SSHError, DatabaseError, ClusterNotHealed)
 
@@ -239,36 +237,28 @@ def _ssh_error(ssh, node: str) -> SSHError | None:
         return e
 
 
-def _heal_verified(c: Cluster) -> list[str]:
-    """Heal, then verify. A run killed mid-fault can leave a command running on a node
-    (a partition's iptables rules, sent just before it died) that lands after the heal:
-    one more heal then clears it, and the verification after that is final."""
-    actions = heal_cluster(c)
-    try:
-        verify_healed(c)
-    except ClusterNotHealed:
-        actions += heal_cluster(c)
-        verify_healed(c)
-    return actions
-
-
 @cluster.command()
 @name_option
 @inventory_option
 @run_option
 @insecure_option
+@click.option("--timeout", "bound", type=click.FloatRange(min=0), default=HEAL_BOUND, show_default=True,
+              help="Seconds to keep retrying before reporting, per node, what is left (exit 4).")
 def heal(name: str | None, inventory_path: str | None, run_dir: str | None,
-         insecure_host_keys: bool) -> None:
+         insecure_host_keys: bool, bound: float) -> None:
     """Undo every fault logtrial made: its iptables chains, packet qdiscs and holder,
-    paused and dead brokers, clock offsets and strobes."""
+    paused and dead brokers, clock offsets and strobes; brokers that ran with a skewed
+    clock are restarted. Retried with backoff until healed or --timeout."""
     failed = False
     for target in targets(name, inventory_path, run_dir):
         try:
             with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
-                actions = _heal_verified(c)
+                actions = heal_until_healed(c, bound)
         except (InventoryError, KafkaVersionError) as e:
             fail(str(e), exit_codes.BAD_INPUT)
         except FAILURES as e:
+            for action in getattr(e, "actions", []):
+                click.echo(f"  {action}")
             click.echo(f"error: {target.label}: heal failed: {e}", err=True)
             failed = True
             continue

@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from clusters import exit_codes
 from harness.check_cli import check_options
 from harness.kafka_options import kafka_versions_option
+from harness.matrix_journal import JOURNAL, Finished, Journal, mark_abandoned
 from results.index import write_static_index
 from results.matrix_report import MatrixRun, exit_code, summary_table, write_junit
 from results.runs import read_run
@@ -129,11 +131,50 @@ def matrix_run(cell: Cell, summary, code: int, error: str | None):
 @click.option("--clients", metavar="librdkafka,java", default="",
               help="Comma-separated Kafka clients each combination runs on (a client runs only the "
                    "workloads it has: java, the queue). Default: librdkafka.")
+@click.option("--resume", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="STORE",
+              help="Go on with the matrix whose store this is (its matrix.json), after the control node died: "
+                   "finished cells are kept, the cell under way is run again. Every other option comes from "
+                   "the journal.")
 @check_options
 @kafka_versions_option
-def test_all(workloads: str, nemeses: str, txn: str, test_count: int, store: Path, junit: Path | None,
-             kafka_versions: str | None, quorums: str, clients: str, **settings) -> None:
+def test_all(resume: Path | None, **options) -> None:
     """Run a matrix of tests and summarise them (table, JUnit XML, static index)."""
+    journal = None
+    if resume is not None:
+        journal = resumed_journal(resume)
+        # an option the journal lacks (an older logtrial wrote it) takes its default
+        options = {**options, **journal_options(journal, set(options)), "store": resume}
+    run_matrix(journal, **options)
+
+
+def resumed_journal(store: Path) -> Journal:
+    """The journal to go on from; bad input (exit 3) if there is none or options were
+    given beside --resume (the matrix must be the one that was started)."""
+    ctx = click.get_current_context()
+    given = [f"--{name.replace('_', '-')}" for name in ctx.params if name != "resume"
+             and ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE]
+    if given:
+        click.echo(f"logtrial test-all: --resume takes every option from {store / JOURNAL}; "
+                   f"drop {', '.join(given)}", err=True)
+        sys.exit(exit_codes.BAD_INPUT)
+    return bad_input_exits(lambda: Journal.load(store))
+
+
+def journal_options(journal: Journal, known: set[str]) -> dict:
+    """The options as click gave them: JSON made the tuples of repeated options lists.
+    One this command does not have is bad input, named."""
+    unknown = sorted(set(journal.options) - known)
+    if unknown:
+        click.echo(f"logtrial test-all: {journal.path}: options this logtrial does not have: "
+                   f"{', '.join(unknown)}", err=True)
+        sys.exit(exit_codes.BAD_INPUT)
+    options = {k: tuple(v) if isinstance(v, list) else v for k, v in journal.options.items()}
+    options["junit"] = Path(options["junit"]) if options.get("junit") else None
+    return options
+
+
+def run_matrix(journal: Journal | None, workloads: str, nemeses: str, txn: str, test_count: int, store: Path,
+               junit: Path | None, kafka_versions: str | None, quorums: str, clients: str, **settings) -> None:
     from harness.test_options import TestOptions  # loads confluent_kafka: only when needed
 
     base = bad_input_exits(lambda: TestOptions.from_flat(store=str(store), **settings))
@@ -155,11 +196,23 @@ def test_all(workloads: str, nemeses: str, txn: str, test_count: int, store: Pat
     cells = bad_input_exits(lambda: matrix(split_list(workloads), split_list(nemeses) or ["none"], txn, test_count,
                                            versions, [QUORUMS[q] for q in quorum_names], client_names))
     validate_all(base, cells)
+    recorded = [dataclasses.asdict(cell) for cell in cells]
+    if journal is None:
+        journal = Journal.start(store, {"workloads": workloads, "nemeses": nemeses, "txn": txn,
+                                        "test_count": test_count, "junit": junit, "kafka_versions": kafka_versions,
+                                        "quorums": quorums, "clients": clients, **settings}, recorded)
+    elif journal.cells != recorded:
+        click.echo(f"logtrial test-all: {journal.path}: its cells are not the matrix its options make "
+                   "(written by another logtrial version?)", err=True)
+        sys.exit(exit_codes.BAD_INPUT)
+    elif journal.running is not None:
+        heal_left_faults(base)
+        for run_dir in mark_abandoned(journal, store):
+            click.echo(f"  {run_dir}: marked incomplete (the control node died during it)", err=True)
     runs = []
     try:
-        for number, cell in enumerate(cells, 1):
-            click.echo(f"[{number}/{len(cells)}] {cell_label(cell)}", err=True)
-            runs.append(run_cell(base, cell, store))
+        for index, cell in enumerate(cells):
+            runs.append(cell_row(base, cell, index, journal, store))
     except KeyboardInterrupt:
         click.echo("interrupted: summarising the runs so far", err=True)
         runs.append(interrupted_row(cells[len(runs)]))
@@ -168,6 +221,49 @@ def test_all(workloads: str, nemeses: str, txn: str, test_count: int, store: Pat
     if store.is_dir():
         click.echo(f"index: {write_static_index(store)}")
     sys.exit(exit_code(runs))
+
+
+def cell_row(base, cell: Cell, index: int, journal: Journal, store: Path):
+    """The cell's summary row: kept from the journal if it finished before, else run
+    (the journal says it is under way, then what it gave)."""
+    count = f"[{index + 1}/{len(journal.cells)}] {cell_label(cell)}"
+    done = journal.finished.get(index)
+    if done is not None:
+        click.echo(f"{count}: kept from before ({done.run_dir or done.error})", err=True)
+        run_dir = store / done.run_dir if done.run_dir else None
+        return matrix_run(cell, read_run(run_dir, store) if run_dir and run_dir.is_dir() else None,
+                          done.exit_code, done.error)
+    again = " (run again: it was under way when the matrix stopped)" if journal.running == index else ""
+    click.echo(count + again, err=True)
+    journal.begin(index)
+    row = run_cell(base, cell, store)
+    journal.finish(index, Finished(row.summary.rel if row.summary else None, row.exit_code, row.error))
+    return row
+
+
+def heal_left_faults(base) -> None:
+    """Before a resumed matrix runs again: the faults the killed run left on its
+    cluster (the inventory's, or the local cluster if it is still there), healed; a
+    cluster that cannot be is a harness error (exit 4), said with what is left."""
+    from clusters.cluster import Cluster  # loads confluent_kafka: only when needed
+    from clusters.db import DatabaseError
+    from clusters.local import LocalCluster
+    from clusters.ssh import SSHError
+    from harness.run_cluster import LOCAL_CLUSTER
+    from nemesis.heal import ClusterNotHealed, heal_until_healed
+    spec = base.cluster
+    local = LocalCluster(LOCAL_CLUSTER) if spec.local else None
+    inventory = spec.nodes_file or (local.inventory_path if local and local.inventory_path.exists() else None)
+    if inventory is None:
+        return
+    try:
+        with Cluster.open(inventory, insecure_host_keys=spec.insecure_host_keys, start=False) as cluster:
+            for action in heal_until_healed(cluster):
+                click.echo(f"  {action}", err=True)
+    except (ClusterNotHealed, SSHError, DatabaseError) as e:
+        click.echo(f"logtrial test-all: the cluster of the interrupted run ({inventory}) could not be "
+                   f"healed: {e}", err=True)
+        sys.exit(exit_codes.HARNESS_ERROR)
 
 
 def validate_all(base, cells: list[Cell]) -> None:

@@ -10,6 +10,7 @@ import click
 
 from checkers.history.errors import HistoryError
 from clusters import exit_codes
+from harness import check_progress
 from harness.commands.check import resolve_history
 
 
@@ -30,7 +31,8 @@ def to_parquet(target: Path, workload, spark_master) -> None:
         sys.exit(exit_codes.BAD_INPUT)
     started = time.monotonic()
     try:
-        out = write_companion(history, workload or test.get("workload") or "queue")
+        with check_progress.shown(history):
+            out = write_companion(history, workload or test.get("workload") or "queue")
     except HistoryError as e:
         click.echo(f"logtrial to-parquet: {e}", err=True)
         sys.exit(exit_codes.BAD_INPUT)

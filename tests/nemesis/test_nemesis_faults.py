@@ -154,10 +154,15 @@ def test_clock_bump_and_strobe_skew_the_broker_and_reset_restores_it(healed):
     assert abs(observed_skew_ms(healed, "n3")) < 5_000
     # n3's wall clock just went back an hour, and Kafka reads the wall clock for some
     # deadlines: twice the next step on this shared cluster stalled after this point
-    # (n3 not serving metadata; a topic creation timing out). The heal sees an offset
-    # of +0 and has nothing to undo, so restart n3 here for the tests that follow.
-    healed.db.stop("n3")
-    healed.db.start_all(["n3"])
+    # (n3 not serving metadata; a topic creation timing out). The offset is +0 again,
+    # yet the heal restarts the broker that ran skewed, and only that one.
+    skewed_pid = pid(healed, "n3")
+    with pytest.raises(ClusterNotHealed, match="n3: broker ran with a skewed clock and was not restarted"):
+        verify_healed(healed)
+    actions = heal(healed)
+    assert actions == ["n3: stopped broker that ran with a skewed clock, to restart it", "n3: restarted broker"]
+    assert pid(healed, "n3") != skewed_pid
+    verify_healed(healed)
     # strobe: the offset flips between +0 and +delta until reset
     fault.start(healed, {"target": "one", "nodes": ["n2"], "mode": "strobe",
                          "delta_ms": 20_000.0, "period_ms": 1000, "duration_s": 60})
@@ -209,7 +214,8 @@ def test_heal_undoes_every_fault_at_once(healed):
     with pytest.raises(ClusterNotHealed, match="not healed"):
         verify_healed(healed)
     actions = heal(healed)
-    for expected in ("n1: resumed paused broker", "n2: stopped clock strobe", "n3: reset clock offset"):
+    for expected in ("n1: resumed paused broker", "n2: stopped clock strobe", "n3: reset clock offset",
+                     "n2: stopped broker that ran with a skewed clock, to restart it", "n3: restarted broker"):
         assert expected in actions
     assert any(a.startswith("n2: removed logtrial's iptables chain (") for a in actions)
     verify_healed(healed)

@@ -25,6 +25,7 @@ from nemesis.runner import DEFAULT_TARGETS
 from nemesis.schedule import START, build_schedule, load_schedule
 from results.plots import new_axes, shade_faults
 from results.timeline import read_timeline
+from tests.nemesis.striker import cluster_heal, strike_then_sigkill
 
 pytestmark = pytest.mark.cluster
 ROOT = Path(__file__).resolve().parents[2]
@@ -246,24 +247,11 @@ def command_line(pid: str) -> str:
 
 def test_heal_after_the_control_process_is_sigkilled(healed_cluster, local_cluster):
     cluster = healed_cluster
-    proc = subprocess.Popen([sys.executable, "-c", STRIKE_AND_WAIT, str(cluster.inventory.path)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        struck = proc.stdout.readline()
-        if not struck:
-            proc.kill()
-            pytest.fail(f"the striking process died: {proc.communicate()[1][-2000:]}")
-        assert "'mechanisms'" in struck and "errors" not in struck, struck
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        proc.kill()
+    struck = strike_then_sigkill(STRIKE_AND_WAIT, cluster.inventory.path)
+    assert "'mechanisms'" in struck and "errors" not in struck, struck
     assert no_traces(cluster)["n2"]  # the dead process left its fault in place
     assert len(left_in_namespace(local_cluster, "n2")) >= 3  # qdisc, rules, holder
-    # what a user types after the crash: a new process that knows only the inventory
-    healed = subprocess.run([sys.executable, "-m", "harness.cli", "cluster", "heal",
-                             "--inventory", str(cluster.inventory.path)],
-                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    healed = cluster_heal(cluster.inventory.path)
     assert healed.returncode == 0, healed.stdout + healed.stderr
     actions = [line.strip() for line in healed.stdout.splitlines() if line.startswith("  ")]
     assert any("n2: stopped the packet holder" in a for a in actions), actions

@@ -1,7 +1,7 @@
 """The run's phases on the plots: from test.json's "phases" to labelled bands."""
 from __future__ import annotations
 
-from results.plots import PhaseSpan, mark_phases, new_axes, phase_spans
+from results.plots import LAYOUT, PhaseSpan, mark_phases, new_axes, phase_spans
 
 
 def test_phase_spans_follow_test_json_and_skip_unplotted_phases():
@@ -27,3 +27,21 @@ def test_each_phase_is_labelled_and_its_start_marked():
     assert starts == [2.5, 30.0]  # no line at 0: the plot's edge is the start
     (band,) = axes.patches  # every other phase is shaded: only "main" here
     assert band.get_x() == 2.5 and band.get_width() == 27.5
+
+
+def test_labels_of_phases_a_moment_apart_do_not_overlap():
+    # heal, recover and final within two seconds of a 60 s run, as after a short recovery
+    spans = [PhaseSpan("setup", 0.0, 2.5), PhaseSpan("main", 2.5, 30.0), PhaseSpan("heal", 30.0, 30.8),
+             PhaseSpan("recover", 30.8, 31.5), PhaseSpan("final", 31.5, None)]
+    figure, axes = new_axes("ops/s")
+    mark_phases(axes, spans, end_s=60.0)
+    axes.set_xlim(0, 60.0)
+    figure.subplots_adjust(**LAYOUT)  # as finish() lays every plot out
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    boxes = [text.get_window_extent(renderer) for text in axes.texts]
+    assert len(boxes) == 5
+    overlapping = [(spans[i].name, spans[j].name) for i in range(5) for j in range(i + 1, 5)
+                   if boxes[i].overlaps(boxes[j])]
+    assert overlapping == []
+    assert round(boxes[2].y0) == round(boxes[0].y0)  # setup and heal, far apart: one row, above

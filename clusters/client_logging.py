@@ -1,0 +1,22 @@
+"""Where librdkafka's own log lines go. A client built without a `logger` writes them to
+stderr (`%3|...|FAIL|rdkafka#producer-38| ... Connection refused`), between the progress
+lines whenever a broker dies; every client of logtrial's is given one of these."""
+from __future__ import annotations
+
+import logging
+
+# the run's clients: into logtrial.log (the runner's handler on the root logger)
+LIBRDKAFKA_LOG = logging.getLogger("librdkafka")
+# outside a run (a check after it, test-all between cells) there is no handler: without
+# this one, logging's last resort would print the lines on the terminal after all
+LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
+
+
+class _QuietLogger(logging.Logger):
+    """librdkafka reports every refused connection; during start-up and heals those are expected."""
+
+    def __init__(self) -> None:
+        super().__init__("logtrial.kafka.client", level=logging.CRITICAL)
+
+
+QUIET_CLIENT_LOGGER = _QuietLogger()

@@ -1,0 +1,171 @@
+"""Probe: where does a transaction's batch land when it reaches the leader only after
+the client gave up on it, aborted, and began its next transaction?
+
+One round, on a running local cluster (`logtrial cluster up --name NAME`):
+1. a fresh one-partition topic; a transactional producer whose coordinator is not the
+   partition's leader; one warm-up transaction committed;
+2. client-delay on the leader: what it receives from the clients is held HOLD seconds;
+3. transaction A sends "A" and gets no delivery report within OP_TIMEOUT; aborted;
+4. transaction B sends "B", commits;
+5. the hold is lifted; a read_committed consumer reads the partition.
+It prints what each step saw and the committed log, and exits 1 if B's value is not at
+the offset B's delivery report gave, or A's value was read.
+
+    python scripts/txn_late_batch_probe.py NAME [ROUNDS] [DEBUG_LOG]
+
+DEBUG_LOG: write librdkafka's debug log (eos, msg, protocol) there, to see the
+producer ids, epochs and sequence numbers each request carried.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+import uuid
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from clusters.cluster import Cluster
+from clusters.local import LocalCluster
+from clusters.log_dump import first_segment_records
+from nemesis.client_delay import ClientDelayFault
+from workloads.clients import producer_config
+from workloads.settings import WorkloadSettings
+
+OP_TIMEOUT = 10.0
+HOLD_FACTOR = 1.5
+RELEASE_AFTER_S = 1.0
+
+
+def java_string_hash(text: str) -> int:
+    h = 0
+    for ch in text:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return h
+
+
+def transaction_state(admin: AdminClient):
+    """__transaction_state's metadata; the first transactional producer creates it."""
+    state = admin.list_topics(topic="__transaction_state", timeout=10).topics["__transaction_state"]
+    if not state.partitions:
+        bootstrap = admin.list_topics(timeout=10).orig_broker_name.split("/")[0]
+        Producer({"bootstrap.servers": bootstrap,
+                  "transactional.id": f"probe-{uuid.uuid4().hex[:6]}"}).init_transactions(60)
+        state = admin.list_topics(topic="__transaction_state", timeout=10).topics["__transaction_state"]
+    return state
+
+
+def coordinator_id(admin: AdminClient, transactional_id: str) -> int:
+    """The broker leading the transaction-state partition of `transactional_id`."""
+    state = transaction_state(admin)
+    partition = (java_string_hash(transactional_id) & 0x7FFFFFFF) % len(state.partitions)
+    return state.partitions[partition].leader
+
+
+def transactional_id_away_from(admin: AdminClient, leader_id: int, stem: str) -> str:
+    for n in range(100):
+        candidate = f"{stem}-{n}"
+        if coordinator_id(admin, candidate) not in (leader_id, -1):
+            return candidate
+    raise RuntimeError(f"no transactional id with a coordinator other than broker {leader_id}")
+
+
+def send(producer: Producer, topic: str, value: bytes, wait: float) -> dict:
+    report: dict = {}
+    producer.produce(topic, value=value, partition=0,
+                     on_delivery=lambda err, msg: report.update(
+                         error=err and err.name(), offset=msg.offset()))
+    deadline = time.monotonic() + wait
+    while "offset" not in report and time.monotonic() < deadline:
+        producer.poll(0.1)
+    return report
+
+
+def ended(action, timeout: float) -> str:
+    started = time.monotonic()
+    try:
+        action(timeout)
+        outcome = "ok"
+    except KafkaException as e:
+        outcome = e.args[0].name()
+    return f"{outcome} in {time.monotonic() - started:.1f} s"
+
+
+def committed_log(bootstrap: str, topic: str) -> dict[int, bytes]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"probe-{uuid.uuid4().hex[:6]}",
+                         "isolation.level": "read_committed", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    found: dict[int, bytes] = {}
+    idle_since = time.monotonic()
+    while time.monotonic() - idle_since < 5:
+        message = consumer.poll(0.5)
+        if message is not None and not message.error():
+            found[message.offset()] = message.value()
+            idle_since = time.monotonic()
+    consumer.close()
+    return found
+
+
+def one_round(cluster: Cluster, round_no: int, debug: bool = False) -> bool:
+    bootstrap = cluster.db.bootstrap_servers()
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topic = f"late-batch-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(topic, 1, 3, config={"min.insync.replicas": "2"})])[topic].result()
+    time.sleep(1)
+    leader_id = admin.list_topics(topic=topic, timeout=10).topics[topic].partitions[0].leader
+    leader = cluster.inventory.node_names[leader_id - 1]
+    txn_id = transactional_id_away_from(admin, leader_id, f"probe-{topic}")
+    settings = WorkloadSettings(txn=True, op_timeout=OP_TIMEOUT)
+    config = producer_config(bootstrap, settings, f"probe-{round_no}", txn_id)
+    producer = Producer({**config, "debug": "eos,msg,protocol"} if debug else config)
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    warm = send(producer, topic, b"warm-up", 10)
+    producer.commit_transaction(30)
+
+    fault = ClientDelayFault(lambda role: [leader], OP_TIMEOUT)
+    held = fault.start(cluster, {"target": "leader", "nodes": [leader], "hold_factor": HOLD_FACTOR})
+    try:
+        producer.begin_transaction()
+        a = send(producer, topic, b"A", OP_TIMEOUT)
+        abort = ended(producer.abort_transaction, OP_TIMEOUT)
+        producer.begin_transaction()
+        b: dict = {}
+        producer.produce(topic, value=b"B", partition=0, on_delivery=lambda err, msg: b.update(
+            error=err and err.name(), offset=msg.offset()))
+        producer.poll(RELEASE_AFTER_S)  # B's AddPartitionsToTxn goes to the coordinator
+    finally:
+        fault.stop(cluster)  # what the leader was holding (A's request) arrives now
+    deadline = time.monotonic() + 3 * OP_TIMEOUT
+    while "offset" not in b and time.monotonic() < deadline:
+        producer.poll(0.1)
+    commit = ended(producer.commit_transaction, 3 * OP_TIMEOUT) if "offset" in b else "not tried"
+    log = committed_log(bootstrap, topic)
+    dump = first_segment_records(cluster, leader, topic)
+    print(f"round {round_no}: leader {leader} held {held.get('hold_ms')} ms "
+          f"(errors {held.get('errors')}); warm-up {warm}; A {a}, abort {abort}; "
+          f"B {b}, commit {commit}; committed log {sorted(log.items())}", flush=True)
+    for record in dump:
+        print(f"    offset {record.offset}: epoch {record.batch.producer_epoch} "
+              f"seq {record.sequence} {record.marker or record.value}", flush=True)
+    lost = commit.startswith("ok") and log.get(b["offset"]) != b"B"
+    aborted_read = b"A" in log.values()
+    print(f"round {round_no}: {'B LOST' if lost else ''} {'A READ' if aborted_read else ''}"
+          f"{'ok' if not (lost or aborted_read) else ''}", flush=True)
+    producer.flush(5)
+    return not (lost or aborted_read)
+
+
+def main(name: str, rounds: int, debug_log: str | None = None) -> int:
+    if debug_log:
+        logging.basicConfig(filename=debug_log, level=logging.DEBUG,
+                            format="%(asctime)s %(message)s")
+    with Cluster.open(LocalCluster(name).inventory_path) as cluster:
+        results = [one_round(cluster, i, debug=bool(debug_log)) for i in range(rounds)]
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1,
+                  sys.argv[3] if len(sys.argv) > 3 else None))

@@ -1,0 +1,122 @@
+"""The client-delay fault on the shared local cluster: it holds what a broker receives
+from the control node's clients, leaves the brokers' own traffic and SSH alone, heals
+after the striking process was SIGKILLed, and a run with it records a schedule that
+replays; then the late batch it was built for, reproduced (docs/findings.md)."""
+from __future__ import annotations
+
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from checkers.history.stream import raw_events
+from harness.runner import TestOptions, run_test
+from nemesis import client_delay
+from nemesis.client_delay import ClientDelayFault
+from nemesis.roles import RoleResolver
+from nemesis.schedule import START, build_schedule, load_schedule
+from tests.nemesis.striker import cluster_heal, strike_then_sigkill
+
+pytestmark = pytest.mark.cluster
+ROOT = Path(__file__).resolve().parents[2]
+BROKER_PORT = 9092
+
+
+def connect_s(host: str) -> float:
+    started = time.monotonic()
+    socket.create_connection((host, BROKER_PORT), timeout=20).close()
+    return time.monotonic() - started
+
+
+def broker_connect_ms(cluster, from_node: str, to_node: str) -> float:
+    """How long from_node takes to open a TCP connection to to_node's broker port."""
+    host = cluster.inventory.node(to_node).host
+    probe = (f"import socket, time\nt = time.monotonic()\n"
+             f"socket.create_connection(({host!r}, {BROKER_PORT}), timeout=20).close()\n"
+             f"print((time.monotonic() - t) * 1000)")
+    return float(cluster.ssh[from_node].exec(f"python3 -c {shlex.quote(probe)}", timeout=60).stdout)
+
+
+def traces(cluster) -> dict[str, list[str]]:
+    return {n: client_delay.traces_left(cluster, cluster.ssh[n]) for n in cluster.nodes}
+
+
+def test_holds_what_the_broker_receives_from_clients_and_nothing_else(healed_cluster):
+    cluster = healed_cluster
+    host = cluster.inventory.node("n2").host
+    fault = ClientDelayFault(RoleResolver(cluster).resolve, op_timeout_s=1.0)
+    value = fault.start(cluster, {"target": "one", "nodes": ["n2"], "hold_factor": 1.5})
+    assert value["hold_ms"] == 1500 and value["nodes"] == ["n2"] and "errors" not in value
+    assert connect_s(host) >= 1.4  # the SYN waits in the holder
+    assert connect_s(cluster.inventory.node("n1").host) < 0.5
+    assert broker_connect_ms(cluster, "n1", "n2") < 200  # broker to broker: untouched
+    assert cluster.ssh["n2"].exec("echo ok", timeout=10).stdout.strip() == "ok"  # SSH too
+    assert traces(cluster)["n2"]
+    assert "errors" not in fault.stop(cluster)
+    assert connect_s(host) < 0.5
+    assert traces(cluster) == {"n1": [], "n2": [], "n3": []}
+
+
+STRIKE_AND_WAIT = """
+import sys, time
+from clusters.cluster import Cluster
+from nemesis.client_delay import ClientDelayFault
+cluster = Cluster.open(sys.argv[1], start=False)
+value = ClientDelayFault(lambda role: [], 2.0).start(cluster, {"target": "one", "nodes": ["n3"],
+                                                              "hold_factor": 1.2})
+print(repr(value), flush=True)
+time.sleep(600)
+"""
+
+
+def test_cluster_heal_undoes_it_after_the_striking_process_is_sigkilled(healed_cluster):
+    cluster = healed_cluster
+    struck = strike_then_sigkill(STRIKE_AND_WAIT, cluster.inventory.path)
+    assert "'hold_ms': 2400" in struck and "errors" not in struck, struck
+    left = traces(cluster)["n3"]  # the rule and the holder outlive the striker
+    assert "client-delay holder still running" in left and any("NFQUEUE" in t for t in left), left
+    healed = cluster_heal(cluster.inventory.path)
+    assert healed.returncode == 0, healed.stdout + healed.stderr
+    assert "n3: removed logtrial's client-delay iptables chain" in healed.stdout
+    assert "n3: stopped the client-delay holder" in healed.stdout
+    assert traces(cluster) == {"n1": [], "n2": [], "n3": []}
+    assert connect_s(cluster.inventory.node("n3").host) < 0.5
+
+
+@pytest.mark.slow
+def test_the_targeted_scenario_records_its_holds_and_replays(cluster, tmp_path):
+    """The campaign's run (scripts/txn_late_batch_campaign.py), shortened."""
+    options = TestOptions.from_flat(
+        nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
+        leave_db_running=True, txn=True, nemesis=("client-delay",), db_targets=("leader",),
+        nemesis_interval=5, op_timeout=3, time_limit=14, recovery_time=3, seed=4,
+        final_time_limit=60, check=True, report=False)
+    result = run_test(options)
+    assert result.status == "complete"
+    history = result.run_dir / "history.jsonl"
+    starts = [e for e in raw_events(history)
+              if e["process"] == "nemesis" and e["f"] == client_delay.START_F]
+    assert starts
+    for event in starts:
+        assert event["value"]["hold_ms"] == round(event["value"]["hold_factor"] * 3000)
+    planned = [s.params for s in build_schedule(["client-delay"], cluster.nodes, 5, 4, ["leader"],
+                                                14) if s.action == START]
+    replayed = [s.params for s in load_schedule(history) if s.action == START]
+    assert [p["hold_factor"] for p in replayed] == [p["hold_factor"] for p in planned[:len(replayed)]]
+    assert {p["target"] for p in replayed} == {"leader"}
+
+
+@pytest.mark.slow
+def test_a_batch_held_past_the_abort_is_committed_by_the_next_transaction(healed_cluster,
+                                                                        local_cluster):
+    """The finding itself, on demand: librdkafka's aborted send lands in the next
+    transaction and that transaction's own send is acknowledged at its offset."""
+    probe = subprocess.run([sys.executable, "scripts/txn_late_batch_probe.py", local_cluster.name, "1"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300,
+                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert probe.returncode == 1, probe.stdout + probe.stderr[-2000:]
+    assert "B LOST A READ" in probe.stdout, probe.stdout
