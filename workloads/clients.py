@@ -212,16 +212,18 @@ class Transaction:
             raise Indefinite(Classified("info", e.args[0].name(), f"{e.args[0].str()} (during abort)"))
 
 
-def rewind(consumer: Consumer, keys: KeySpace, polled: list[dict[str, list[list[int]]]]) -> None:
+def rewind(consumer: Consumer, keys: KeySpace, polled: list[dict[str, list[list[int]]]]) -> dict[int, int]:
     """Puts the consumer back so its next poll re-reads what an aborted
     transaction polled: each partition it read from goes back to the first
-    offset it read there. Partitions it did not read from are left alone."""
+    offset it read there (returned, by key). Partitions it did not read from
+    are left alone."""
     first: dict[int, int] = {}
     for result in polled:
         for key, pairs in result.items():
             first[int(key)] = min([first.get(int(key), pairs[0][0]), pairs[0][0]])
     for key, offset in first.items():
         consumer.seek(keys.topic_partition(key, offset))
+    return first
 
 
 # where a partition with no committed offset starts, by auto.offset.reset

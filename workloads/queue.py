@@ -5,8 +5,10 @@ Ops (values as in docs/history-format.md):
   send       [["send", k, v]]            -> [["send", k, [offset, v]]]
   poll       [["poll"]]                  -> [["poll", {"k": [[offset, v], ...]}]]
   txn        1-4 mixed sends/polls in one Kafka transaction (--txn)
-  assign     [k, ...]  consumer.assign()
-  subscribe  [k, ...]  consumer.subscribe() to those keys' topics
+  assign     [k, ...]  consumer.assign(): kept keys where the consumer was, new ones at
+                       the group's committed offset; the completion's `starts` says where
+  subscribe  [k, ...]  consumer.subscribe() to those keys' topics (its rebalances start
+                       partitions the same way, logged with their starts)
   crash      null      close both clients; completes info, the process is replaced
 """
 from __future__ import annotations
@@ -23,12 +25,12 @@ from workloads.clients import (Indefinite, ProcessClient, Transaction, committed
                                poll_messages, produce_all, rewind)
 from workloads.errors import classify, harness_error
 from workloads.kafka_common import KafkaWorkloadBase, KeySpace
+from workloads.positions import Positions
 from workloads.settings import WorkloadSettings
 
 log = logging.getLogger(__name__)
 
 CRASH_P = 0.02
-SUBSCRIPTION_P = 0.08
 
 
 class Acks:
@@ -72,7 +74,7 @@ class QueueGenerator:
             r = self.rng.random()
             if self.settings.crash_clients and r < CRASH_P:
                 return Op("crash", None)
-            if r < CRASH_P + SUBSCRIPTION_P:
+            if r < CRASH_P + self.settings.assign_p:
                 return self._subscription()
             if self.settings.txn:
                 return Op("txn", [self._send() if self.rng.random() < 0.5 else ["poll"]
@@ -101,6 +103,7 @@ class QueueClient(ProcessClient):
                          "earliest" if final else None)
         self.final = final  # final reads: assign from the beginning of each partition
         self._rebalance_log: list = []
+        self.positions = Positions()
 
     # -- ops ------------------------------------------------------------------------------
     def invoke(self, op: Op) -> Completion:
@@ -116,12 +119,18 @@ class QueueClient(ProcessClient):
     def _assign(self, op: Op) -> Completion:
         for key in op.value:
             self._ensure_topic(key)
+        partitions, starts = self._starts(op.value)
+        guarded(lambda: self.consumer.assign(partitions))
+        self.positions.assigned(starts)
+        return Completion.ok(op.value, starts=starts)
+
+    def _starts(self, keys: list[int]) -> tuple[list, dict[str, int]]:
+        """Where each of `keys` starts (workloads/positions.py); final reads
+        start every key at the beginning."""
         if self.final:
-            starts = [self.w.keys.topic_partition(k, OFFSET_BEGINNING) for k in op.value]
-        else:
-            starts = self._committed_starts(op.value)
-        guarded(lambda: self.consumer.assign(starts))
-        return Completion.ok(op.value)
+            return self.positions.starts(keys, self.w.keys.topic_partition, lambda new: [
+                self.w.keys.topic_partition(k, OFFSET_BEGINNING) for k in new])
+        return self.positions.starts(keys, self.w.keys.topic_partition, self._committed_starts)
 
     def _committed_starts(self, keys: list[int]) -> list:
         """Where each key's partition starts: the group's committed offset. A
@@ -144,14 +153,17 @@ class QueueClient(ProcessClient):
         offsets, as an assign op does, unless the lookup fails; then librdkafka
         assigns them itself, looking the offsets up on its own."""
         keys = sorted(self.w.keys.key_of(p.topic, p.partition) for p in partitions)
-        self._rebalance_log.append(["assigned", keys])
         try:
-            starts = self._committed_starts(keys)
+            partitions, starts = self._starts(keys)
         except Indefinite as e:
             log.info("process %s: committed offsets of rebalanced keys %s not found (%s); librdkafka looks "
                      "them up itself", self.process, keys, e.classified.error)
+            self.positions.forget()
+            self._rebalance_log.append(["assigned", keys])
             return
-        consumer.assign(starts)
+        consumer.assign(partitions)
+        self.positions.assigned(starts)
+        self._rebalance_log.append(["assigned", keys, starts])
 
     def _on_revoke(self, consumer, partitions) -> None:
         self._rebalance_log.append(["revoked", sorted(self.w.keys.key_of(p.topic, p.partition) for p in partitions)])
@@ -174,6 +186,7 @@ class QueueClient(ProcessClient):
                                                               self.w.settings.poll_timeout))
         except Indefinite as e:  # nothing was returned, so nothing was consumed: definite
             return Completion("fail", op.value, e.classified.error)
+        self.positions.polled(polled)
         if polled and not self.w.settings.enable_auto_commit:
             try:
                 self.consumer.commit(asynchronous=True)
@@ -230,6 +243,7 @@ class QueueClient(ProcessClient):
                 errors += poll_errors
                 results.append(["poll", polled])
                 polled_so_far.append(polled)
+                self.positions.polled(polled)
         if pending:
             deliveries = produce_all(self.producer, self.w.keys, [(k, v) for _, k, v in pending],
                                      self.w.settings.op_timeout, in_txn=True)
@@ -249,7 +263,8 @@ class QueueClient(ProcessClient):
 
     def _rewound(self, consumer: Consumer, polled: list[dict], error: list[str], op: Op) -> Completion:
         try:
-            rewind(consumer, self.w.keys, polled)
+            for key, offset in rewind(consumer, self.w.keys, polled).items():
+                self.positions.rewound(key, offset)
         except Exception as e:
             log.info("process %s: rewind after abort failed (%s); retiring it", self.process, e)
             return Completion("fail", op.value, error, retire=True)

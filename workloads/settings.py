@@ -17,6 +17,7 @@ class WorkloadSettings:
     auto_offset_reset: str = "earliest"
     enable_auto_commit: bool = False
     sub_via: str = "assign"               # "assign" | "subscribe"
+    assign_p: float = 0.08                # queue: chance an op is an assign/subscribe
     txn: bool = False
     abort_p: float = 0.0                  # chance a txn is aborted on purpose
     crash_clients: bool = False

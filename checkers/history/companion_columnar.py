@@ -63,6 +63,7 @@ class Event(msgspec.Struct):
     value: msgspec.Raw = None      # absent: None; null: Raw(b"null")
     error: msgspec.Raw = None
     producer: msgspec.Raw = None
+    starts: msgspec.Raw = None
 
 
 _EVENTS = msgspec.json.Decoder(Event)
@@ -102,6 +103,7 @@ class Batch:
     value: np.ndarray         # Raw or None
     error: np.ndarray
     producer: np.ndarray
+    starts: np.ndarray
 
     def take(self, rows: np.ndarray) -> Batch:
         return Batch(*(getattr(self, name)[rows] for name in self.__dataclass_fields__))
@@ -116,7 +118,7 @@ class Batch:
         """The batch with its JSON texts as bytes (msgspec.Raw does not
         pickle), for another process: see `arrived`."""
         texts = {n: _objects([None if r is None else bytes(r) for r in getattr(self, n)])
-                 for n in ("value", "error", "producer")}
+                 for n in ("value", "error", "producer", "starts")}
         return Batch(**{n: texts.get(n, getattr(self, n)) for n in Batch.__dataclass_fields__})
 
     def arrived(self) -> Batch:
@@ -170,7 +172,8 @@ def decode_block(data: bytes, first: int) -> Batch:
                  np.fromiter(map(_TYPE_CODES.__getitem__, [e.type for e in events]), dtype=np.int8,
                              count=len(events)),
                  *_fs([e.f for e in events]), _objects([e.value for e in events]),
-                 _objects([e.error for e in events]), _objects([e.producer for e in events]))
+                 _objects([e.error for e in events]), _objects([e.producer for e in events]),
+                 _objects([e.starts for e in events]))
 
 
 def _fs(fs: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -413,7 +416,7 @@ class Operations:
             made += record_rows([(f, kind, int(inv.index[r]), int(inv.process[r]), int(inv.time[r]),
                                   NULL if done is None else int(done.time[r]),
                                   NULL if done is None else int(done.index[r]),
-                                  value, result, self.idempotent[r])], resets=False)
+                                  value, result, self.idempotent[r], None)], resets=False)
         self.sent.append(_int64(sent))
         self.records.add(records_table(made))
 
@@ -428,7 +431,8 @@ class Operations:
             "type": _TYPE_NAMES[self.type], "invoke_value": value_texts(inv.value),
             "complete_value": None if done is None else value_texts(done.value),
             "error_name": errors and [a for a, _ in errors], "error_message": errors and [b for _, b in errors],
-            "idempotent": _booleans(self.idempotent), "transactional": _booleans(self.transactional)}
+            "idempotent": _booleans(self.idempotent), "transactional": _booleans(self.transactional),
+            "starts": None if done is None else value_texts(done.starts)}
         return pa.Table.from_arrays([_arrow(columns[field.name], field.type, n) for field in OPS_SCHEMA],
                                     schema=OPS_SCHEMA)
 

@@ -4,7 +4,8 @@ The file is read and decoded in one go (`read_lines`), or in blocks of whole
 lines (`line_blocks`, for files too large to hold), since a text-mode loop
 over lines costs more than parsing them. Either way the results are those of
 iterating it in text mode: universal newlines, strict UTF-8 and, on a bad
-byte, the very same UnicodeDecodeError.
+byte, the very same UnicodeDecodeError (the readers report it as bad input
+at its file and line: `first_undecodable`).
 """
 from __future__ import annotations
 
@@ -63,6 +64,21 @@ def _decoded(path: Path, data: bytes) -> str:
             for _ in f:
                 pass
         raise
+
+
+def first_undecodable(path: Path) -> tuple[int, str]:
+    """(line number, what is wrong) of the first byte of `path` that is not
+    UTF-8, lines counted as text-mode reading counts them (universal
+    newlines). Only for a file that failed to decode: it reads it whole."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        before = data[:e.start].decode("utf-8")
+        line = before.replace("\r\n", "\n").replace("\r", "\n").count("\n") + 1
+        column = len(before) - max(before.rfind("\n"), before.rfind("\r"))
+        return line, f"not UTF-8: byte 0x{data[e.start]:02x} at character {column} ({e.reason})"
+    raise ValueError(f"{path} decodes as UTF-8")
 
 
 def read_lines(path: Path) -> Lines:

@@ -81,6 +81,23 @@ def resets(ops: DataFrame) -> DataFrame:
     return ops.filter(F.col("f").isin("assign", "subscribe")).select(*_op_columns())
 
 
+def holds(ops: DataFrame) -> DataFrame:
+    """One row per distinct key each assign/subscribe lists (its completion's
+    value, else its invoke's): op columns, key (long), start (the offset its
+    completion's `starts` recorded for the key, else null)."""
+    listed = F.coalesce(F.from_json("complete_value", KEYS), F.from_json("invoke_value", KEYS))
+    starts = F.from_json("starts", STARTS) if "starts" in ops.columns else F.lit(None).cast(STARTS)
+    exploded = (ops.filter(F.col("f").isin("assign", "subscribe"))
+                .select(*_op_columns(), starts.alias("_starts"), F.explode(listed).alias("_key"))
+                .select(*_op_columns(), "_starts", _long(F.col("_key")).alias("key"))
+                .filter(F.col("key").isNotNull())
+                .dropDuplicates(["op_id", "key"]))
+    return exploded.select(*_op_columns(), "key",
+                           F.try_element_at("_starts", F.col("key").cast("string")).alias("start"))
+
+
+KEYS = T.ArrayType(T.StringType())
+STARTS = T.MapType(T.StringType(), T.LongType())
 INT = r"^-?[0-9]+$"
 SEND_RESULT_TEXT = r"^\[\s*(null|-?[0-9]+)\s*,\s*-?[0-9]+\s*\]$"
 

@@ -9,8 +9,12 @@ float conversions (a missing value is NULL):
     key, offset, value    the record (offset NULL: a send with no known offset)
     op                    the operation's invoke index (its id)
     process               the operation's process
-    kind                  SEND, POLL, or RESET (an assign/subscribe, copied
-                          into every bucket: it resets its process's polls)
+    kind                  SEND, POLL, RESET (an assign/subscribe, copied
+                          into every bucket: it resets its process's
+                          positions) or HOLD (one per key an assign/subscribe
+                          lists: the process keeps its position on that key,
+                          as Jepsen's checker does; `offset` is the start the
+                          assign recorded for it in `starts`, else NULL)
     otype, fcode          the operation's outcome and f, as codes
     pos                   order inside the operation: mop_pos << 31 | poll_pos
     itime, ctime, cindex  invoke time, completion time and index (NULL: none)
@@ -40,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 NULL = np.iinfo(np.int64).min
-SEND, POLL, RESET = 0, 1, 2
+SEND, POLL, RESET, HOLD = 0, 1, 2, 3
 OK, FAIL, INFO = 0, 1, 2
 TYPES = ("ok", "fail", "info")
 FS = ("send", "poll", "txn", "assign", "subscribe", "crash")
@@ -117,7 +121,8 @@ def records_frame(ops: pd.DataFrame) -> pd.DataFrame:
     columns = zip(ops["f"].tolist(), ops["type"].tolist(), *(int64s(ops[c]).tolist() for c in (
         "invoke_index", "process", "invoke_time", "complete_time", "complete_index")),
         ops["invoke_value"].tolist(), ops["complete_value"].tolist(),
-        ops["idempotent"].tolist() if "idempotent" in ops.columns else [None] * n)
+        ops["idempotent"].tolist() if "idempotent" in ops.columns else [None] * n,
+        ops["starts"].tolist() if "starts" in ops.columns else [None] * n)
     return _proven(records_table(record_rows(columns)))
 
 
@@ -130,12 +135,12 @@ def records_table(rows: list[tuple]) -> pd.DataFrame:
 def record_rows(ops: Iterable[tuple], resets: bool = True) -> list[tuple]:
     """The micro-op records (tuples of COLUMNS) of `ops`, each given as (f,
     type, invoke index, process, invoke time, completion time, completion
-    index, invoke value, completion value, idempotent), NULL for a missing
-    integer; PROVEN is left to the caller (it needs every poll). `resets`:
-    with the RESET row of every assign/subscribe."""
+    index, invoke value, completion value, idempotent, starts), NULL for a
+    missing integer; PROVEN is left to the caller (it needs every poll).
+    `resets`: with the RESET and HOLD rows of every assign/subscribe."""
     rows: list[tuple] = []
     add = rows.append
-    for f, t, op, p, it, ct, ci, invoked, done, idempotent in ops:
+    for f, t, op, p, it, ct, ci, invoked, done, idempotent, starts in ops:
         t_code, f_code = _code(t, TYPES), _code(f, FS)
         if f in ("send", "txn"):
             sent = _mops(invoked) or []
@@ -165,7 +170,40 @@ def record_rows(ops: Iterable[tuple], resets: bool = True) -> list[tuple]:
                              POLL, t_code, f_code, (i << 31) + j, it, ct, ci, 0))
         elif resets and f in ("assign", "subscribe"):
             add((NULL, NULL, NULL, op, p, RESET, t_code, f_code, 0, NULL, NULL, NULL, 0))
+            for key, start in held_keys(invoked, done, starts):
+                add((key, start, NULL, op, p, HOLD, t_code, f_code, 0, it, ct, ci, 0))
     return rows
+
+
+def _keys(value) -> list | None:
+    """An assign/subscribe value as Spark's from_json(array<string>) accepts
+    it: a list (JSON text is parsed first), else None."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, list) else None
+
+
+def held_keys(invoked, done, starts) -> list[tuple[int, int]]:
+    """(key, start) of each distinct key an assign/subscribe lists (its
+    completion's value, else its invoke's, as Jepsen reads `:value`), with
+    the start its completion's `starts` records for it (else NULL)."""
+    keys = _keys(done)
+    keys = _keys(invoked) if keys is None else keys
+    if isinstance(starts, str):     # as the Parquet companion keeps it: JSON text
+        try:
+            starts = json.loads(starts)
+        except ValueError:
+            starts = None
+    recorded = starts if isinstance(starts, dict) else {}
+    held = {}
+    for k in keys or []:
+        key = _long(k)
+        if key != NULL and key not in held:
+            held[key] = _strict_long(recorded.get(str(key)))
+    return list(held.items())
 
 
 def _proven(rec: pd.DataFrame) -> pd.DataFrame:

@@ -29,11 +29,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from checkers.history.errors import MAX_REPORTED, TYPES, HistoryError, Problem, malformed_json
 from checkers.history.formats import format_for
-from checkers.history.lines import BLOCK_BYTES, Lines, line_blocks, read_lines
+from checkers.history.lines import BLOCK_BYTES, Lines, first_undecodable, line_blocks, read_lines
 from checkers.history.mop_rules import MopProblem
 from checkers.history.op_row import ROW_COLUMNS
 from checkers import progress
@@ -214,7 +214,7 @@ def _row(invoke: dict, invoke_line: int, done: dict | None, line: int | None) ->
     idempotent, transactional = _producer(invoke.get("producer"))
     return (invoke["process"], invoke["f"], invoke["index"], invoke["time"], complete_index, complete_time,
             kind, invoke.get("value"), complete_value, error_name, error_message, idempotent, transactional,
-            invoke_line, line)
+            None if done is None else done.get("starts"), invoke_line, line)
 
 
 # ---------------------------------------------------------------- reading
@@ -297,6 +297,16 @@ def _scan_chunk(lines: Lines, chunk: list[str], first: int, pairing: _Pairing, p
     return nemesis
 
 
+def _decoded(path: Path, read: Callable[[], Any]) -> Any:
+    """read() of `path`'s lines, a file that is not UTF-8 reported as bad
+    input (file and line, exit 3), not as the checker failing."""
+    try:
+        return read()
+    except UnicodeDecodeError:
+        line, what = first_undecodable(path)
+        raise HistoryError([Problem(str(path), line, what)]) from None
+
+
 def read_history(path: str | Path, workload: str) -> ParsedHistory:
     """The validated, paired history at `path` (JSON Lines). Raises
     HistoryError listing the first few problems by file:line."""
@@ -305,7 +315,7 @@ def read_history(path: str | Path, workload: str) -> ParsedHistory:
         raise HistoryError([Problem(str(path), None, "no such file")])
     problems = _Problems(str(path))
     with _gc_paused():
-        lines = read_lines(path)
+        lines = _decoded(path, lambda: read_lines(path))
         pairing = _Pairing(workload, problems)
         nemesis = _scan(lines, pairing, problems)
         problems.raise_any()
@@ -327,7 +337,8 @@ def stream_history(path: str | Path, workload: str, block_bytes: int = BLOCK_BYT
         raise HistoryError([Problem(str(path), None, "no such file")])
     problems = _Problems(str(path))
     pairing = _Pairing(workload, problems, checked)
-    for lines in line_blocks(path, block_bytes):
+    blocks = line_blocks(path, block_bytes)
+    while (lines := _decoded(path, lambda: next(blocks, None))) is not None:
         _scan(lines, pairing, problems)
         yield pairing.drain()
     problems.raise_any()

@@ -43,6 +43,8 @@ RAW_SCHEMA = T.StructType([
     T.StructField("error", T.StringType()),
     # optional, on invokes of send/txn: {"idempotent": bool, "transactional": bool}
     T.StructField("producer", T.StringType()),
+    # optional, on completions of queue assigns: {"<key>": start offset}
+    T.StructField("starts", T.StringType()),
     T.StructField(CORRUPT, T.StringType()),
 ])
 PRODUCER_SCHEMA = T.StructType([
@@ -81,7 +83,7 @@ def _read_parquet(spark: SparkSession, path: str) -> DataFrame:
     for field in RAW_SCHEMA.fields:
         if field.name == CORRUPT:
             columns.append(F.lit(None).cast("string").alias(CORRUPT))
-        elif field.name == "producer" and field.name in df.columns and not isinstance(
+        elif field.name in ("producer", "starts") and field.name in df.columns and not isinstance(
                 df.schema[field.name].dataType, T.StringType):
             columns.append(F.to_json(F.col(field.name)).alias(field.name))
         elif field.name in df.columns:
@@ -178,13 +180,13 @@ def _events(raw: DataFrame) -> DataFrame:
     name, message = _error_parts(F.col("error"))
     return raw.select("index", "time", "type", "process", "f", "value",
                       name.alias("error_name"), message.alias("error_message"), "producer",
-                      "_file", "_pos", "_path")
+                      "starts", "_file", "_pos", "_path")
 
 
 def load_history(spark: SparkSession, path: str | Path, validate: bool = True,
                  value_check: ValueCheck | None = None) -> DataFrame:
     """The history at `path` (JSON Lines, or Parquet file/directory) as a
-    DataFrame of HISTORY_COLUMNS (+ `producer`, `_file`, `_pos`, `_path`).
+    DataFrame of HISTORY_COLUMNS (+ `producer`, `starts`, `_file`, `_pos`, `_path`).
     Raises HistoryError on bad rows when `validate`; `value_check` adds the
     workload's own check of `value` (e.g. checkers/history/queue_mops_spark.value_check)."""
     return _events(_checked(spark, path, validate, value_check, None))
@@ -281,7 +283,8 @@ def pair_operations(df: DataFrame, validate: bool = True) -> DataFrame:
     Columns: process long, f, invoke_index, invoke_time, complete_index,
     complete_time, type (ok/fail/info), invoke_value, complete_value (raw
     JSON), error_name, error_message, and the invoke's producer flags
-    idempotent, transactional (null without a `producer` field).
+    idempotent, transactional (null without a `producer` field), and the
+    completion's `starts` (raw JSON, null without one).
 
     With `validate`, raises HistoryError for a completion without an invoke,
     an invoke while the process's previous one is pending, a completion whose
@@ -302,6 +305,7 @@ def pair_operations(df: DataFrame, validate: bool = True) -> DataFrame:
         F.lead("value").over(w).alias("next_value"),
         F.lead("error_name").over(w).alias("next_error_name"),
         F.lead("error_message").over(w).alias("next_error_message"),
+        F.lead("starts").over(w).alias("next_starts"),
     )
     if validate:
         _check_sequence(df, seq)
@@ -321,6 +325,7 @@ def pair_operations(df: DataFrame, validate: bool = True) -> DataFrame:
         F.when(completed, F.col("next_error_message")).alias("error_message"),
         F.from_json("producer", PRODUCER_SCHEMA).getField("idempotent").alias("idempotent"),
         F.from_json("producer", PRODUCER_SCHEMA).getField("transactional").alias("transactional"),
+        F.when(completed, F.col("next_starts")).alias("starts"),
     )
 
 

@@ -41,8 +41,8 @@ import numpy as np
 import pandas as pd
 
 from checkers.history import queue_mops_spark as queue_mops
-from checkers.history.queue_records import (COLUMNS, FAIL, FS, IDEMPOTENT, INFO, NULL, OK, POLL, PROVEN, RESET, SEND,
-                                            SINGLE_KEY_WRITER, TYPES)
+from checkers.history.queue_records import (COLUMNS, FAIL, FS, HOLD, IDEMPOTENT, INFO, NULL, OK, POLL, PROVEN, RESET,
+                                            SEND, SINGLE_KEY_WRITER, TYPES)
 from checkers.queue import edges as queue_edges
 from checkers.queue import order as queue_order
 from checkers.queue import series as queue_series
@@ -132,15 +132,18 @@ def _proven(sends: DataFrame, polls: DataFrame) -> DataFrame:
     return marked.withColumn("flags", F.col("flags") + F.coalesce("_proven", F.lit(0).cast("long"))).select(*COLUMNS)
 
 
-def bucketed(micro: DataFrame, ops: DataFrame, buckets: int) -> DataFrame:
+def bucketed(micro: DataFrame, ops: DataFrame, buckets: int, assigns: DataFrame | None = None) -> DataFrame:
     """`micro` records with `bucket`, plus every assign/subscribe of `ops`
-    copied into each bucket."""
+    copied into each bucket (RESET) and each key it lists in that key's
+    bucket (HOLD). `assigns`: the assign/subscribe operations with their
+    values, when `ops` has none (default: `ops`)."""
     from pyspark.sql import functions as F  # loads pyspark: only when needed
 
     keyed = micro.select(*COLUMNS).withColumn("bucket", F.pmod(F.xxhash64("key"), F.lit(buckets)))
     copies = reset_records(ops).crossJoin(
         ops.sparkSession.range(buckets).select(F.col("id").cast("long").alias("bucket")))
-    return keyed.unionByName(copies)
+    held = hold_records(ops if assigns is None else assigns).withColumn("bucket", F.pmod(F.xxhash64("key"), F.lit(buckets)))
+    return keyed.unionByName(copies).unionByName(held)
 
 
 def reset_records(ops: DataFrame) -> DataFrame:
@@ -153,6 +156,17 @@ def reset_records(ops: DataFrame) -> DataFrame:
                       "process", "type", "f", F.lit(None).alias("invoke_time"), F.lit(None).alias("complete_time"),
                       F.lit(None).alias("complete_index")))
     return _rows(resets, RESET, F.lit(0).cast("long"), F.lit(0).cast("long"))
+
+
+def hold_records(ops: DataFrame) -> DataFrame:
+    """A HOLD record (COLUMNS) for every key an assign/subscribe of `ops`
+    lists, its recorded start as the offset: in its key's bucket."""
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
+
+    held = queue_mops.holds(ops).select("key", F.col("start").alias("offset"), F.lit(None).alias("value"),
+                                        "op_id", "process", "type", "f", "invoke_time", "complete_time",
+                                        "complete_index")
+    return _rows(held, HOLD, F.lit(0).cast("long"), F.lit(0).cast("long"))
 
 
 def _frame(kind: str, **columns) -> pd.DataFrame:
@@ -247,11 +261,12 @@ def idempotent_only(dups: pd.DataFrame, sends: pd.DataFrame) -> dict:
 
 
 def run(spark: SparkSession, ops: DataFrame, op_count: int, limit: int, end_time: int,
-        shrink: bool, micro: DataFrame | None = None) -> DataFrame:
+        shrink: bool, micro: DataFrame | None = None, assigns: DataFrame | None = None) -> DataFrame:
     """The bucket pass over `ops` (history.spark_read.pair_operations rows) and their
-    micro-op `records` (computed from `ops` when not given): OUT_SCHEMA rows."""
+    micro-op `records` (computed from `ops` when not given): OUT_SCHEMA rows.
+    `assigns`: as for `bucketed`."""
     buckets = bucket_count(op_count)
-    rows = bucketed(records(ops) if micro is None else micro, ops, buckets)
+    rows = bucketed(records(ops) if micro is None else micro, ops, buckets, assigns)
 
     def analyze(frame: pd.DataFrame) -> pd.DataFrame:
         return analyze_bucket(frame, limit, end_time, shrink)

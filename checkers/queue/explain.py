@@ -67,6 +67,13 @@ def _across(verb: str, noun: str):
     return explain
 
 
+def _from_start(e: dict) -> str:
+    assign, poll = e["ops"]
+    return (f"{_op(assign)} started process {poll['process']} on key {e['key']} at offset {e['start']}, "
+            f"but its first poll of the key, {_op(poll)}, began at offset {e['offsets'][0]} "
+            f"(value {e['values'][0]}), {_gap(e)}.")
+
+
 def _within(verb: str):
     def explain(e: dict) -> str:
         op = e["ops"][0]
@@ -86,6 +93,8 @@ EXPLAIN = {
     "poll-skip": _across("polled", "poll"),
     "nonmonotonic-poll": _across("polled", "poll"),
     "nonmonotonic-send": _across("sent to", "send"),
+    "assign-skip": _from_start,
+    "assign-rewind": _from_start,
     "int-poll-skip": _within("polled"),
     "int-nonmonotonic-poll": _within("polled"),
     "int-send-skip": _within("sent to"),

@@ -7,16 +7,23 @@ idx(last of previous) is 1. delta > 1 skipped offsets (poll-skip), delta < 1
 went back (nonmonotonic-poll). Consecutive reads inside one operation give the
 int- variants. Every poll with results is checked, an aborted or
 indefinite one too, but only an ok poll moves the process's position (an
-aborted transaction's consumer rewinds). An assign or subscribe (not a
-failed one) between two operations resets the expectation on every key, the
-keys it keeps included: the harness's consumer (librdkafka) restarts each
-assigned partition at the group's committed offset, not where this process
-left off (Jepsen's Java client keeps those positions, so its checker resets
-only dropped keys; see docs/checkers.md, "Compared with Jepsen's checker").
+aborted transaction's consumer rewinds).
+
+Assigns, as Jepsen's checker takes them: an assign or subscribe (not a
+failed one) keeps the process's position on every key it lists (HOLD rows)
+and forgets it on every other key, which starts afresh (`with_epochs`).
+Where the assign's completion recorded the offset it started a key at
+(`starts`, docs/history-format.md), that start is the position the key's
+next poll is checked against: it must begin at the start, or at the first
+offset known to exist after it; else assign-skip / assign-rewind, naming
+the assign and the poll. Histories without recorded starts (Jepsen's) get
+Jepsen's rule alone.
+
 Sends: within one operation offsets rise by one (else int-send-skip /
 int-nonmonotonic-send); across operations they rise (else
-nonmonotonic-send). A send whose offset is unknown is placed where a poll
-saw its value.
+nonmonotonic-send), with the same epochs as polls (Jepsen forgets a
+process's last send to a key an assign drops). A send whose offset is
+unknown is placed where a poll saw its value.
 """
 from __future__ import annotations
 
@@ -25,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from checkers.history.queue_records import FAIL, NULL, OK, POLL, RESET, SEND
+from checkers.history.queue_records import FAIL, HOLD, NULL, OK, POLL, RESET, SEND
 from checkers.queue.frame import Found, at_lowest_offset, op_struct, previous, run_starts, sort_rows
 from checkers.queue.writes import OP_COLUMNS
 
@@ -39,6 +46,7 @@ class OrderNames:
 
 
 POLL_NAMES = OrderNames("poll-skip", "nonmonotonic-poll", "int-poll-skip", "int-nonmonotonic-poll")
+START_NAMES = OrderNames("assign-skip", "assign-rewind", "", "")   # no within-op variants
 SEND_NAMES = OrderNames(None, "nonmonotonic-send", "int-send-skip", "int-nonmonotonic-send")
 
 
@@ -80,27 +88,63 @@ def per_op(ordered: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
-def with_epochs(summary: pd.DataFrame, resets: pd.DataFrame) -> pd.DataFrame:
-    """Number each op-key row with the count of assign/subscribe ops its
-    process ran before it: reads compare only within one epoch. A failed
-    assign/subscribe certainly did not happen, so it starts no epoch (an
-    indefinite one may have happened, so it does)."""
-    resets = resets[resets["otype"] != FAIL]
-    if resets.empty:
-        return summary.assign(epoch=0)
-    marks = resets[["process", "op"]].drop_duplicates().sort_values("op")
-    marks = marks.assign(epoch=marks.groupby("process").cumcount() + 1)
-    tagged = pd.merge_asof(summary.sort_values("op"), marks, on="op", by="process",
+def _count_before(rows: pd.DataFrame, marks: pd.DataFrame, by: list[str]) -> np.ndarray:
+    """For each of `rows` (any order): how many of `marks` (distinct by
+    `by` and op) have the same `by` and an earlier op."""
+    if marks.empty:
+        return np.zeros(len(rows), dtype=np.int64)
+    marks = marks[by + ["op"]].drop_duplicates().sort_values("op")
+    marks = marks.assign(_n=marks.groupby(by).cumcount() + 1)
+    tagged = pd.merge_asof(rows[by + ["op"]].reset_index().sort_values("op"), marks, on="op", by=by,
                            allow_exact_matches=False, direction="backward")
-    return tagged.assign(epoch=tagged["epoch"].fillna(0).astype("int64"))
+    return tagged.sort_values("index")["_n"].fillna(0).astype("int64").to_numpy()
 
 
-def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baselines: bool = False) -> None:
+def with_epochs(summary: pd.DataFrame, bucket: pd.DataFrame) -> pd.DataFrame:
+    """Number each op-key row with its epoch: the count of assign/subscribe
+    ops its process ran before it that did not list its key (Jepsen's
+    select-keys): reads and sends compare only within one epoch. A failed
+    assign/subscribe certainly did not happen, so it changes nothing (an
+    indefinite one may have happened, so it does)."""
+    done = bucket[bucket["otype"] != FAIL]
+    resets, holds = done[done["kind"] == RESET], done[done["kind"] == HOLD]
+    if resets.empty:
+        return summary.assign(epoch=np.int64(0))
+    summary = summary.reset_index(drop=True)
+    return summary.assign(epoch=_count_before(summary, resets, ["process"])
+                          - _count_before(summary, holds, ["process", "key"]))
+
+
+def starts(bucket: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
+    """Op-key rows for the starts ok assigns recorded: a baseline as if the
+    process had read up to the offset before the start (`last_idx`: how many
+    offsets known on the key lie below it), so the key's next poll must
+    begin at the first known offset at or after the start."""
+    rows = bucket[(bucket["kind"] == HOLD) & (bucket["otype"] == OK) & (bucket["offset"] != NULL)]
+    if rows.empty:
+        return rows.assign(last_idx=np.int64(0))
+    known = obs[["key", "offset", "idx"]].drop_duplicates(["key", "offset"]).sort_values("offset")
+    rows = rows.reset_index(drop=True)
+    below = pd.merge_asof(rows[["key", "offset"]].reset_index().sort_values("offset"), known, on="offset",
+                          by="key", allow_exact_matches=False, direction="backward").sort_values("index")
+    return rows.assign(last_idx=below["idx"].fillna(0).astype("int64").to_numpy())
+
+
+def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baselines: bool = False,
+               start_rows: pd.DataFrame | None = None) -> None:
     """Each op-key row against the last earlier row of its process, key and
     epoch that can serve as a baseline: any row, or with `ok_baselines`
     only rows of ok operations (as Jepsen checks polls: an aborted or
     indefinite poll is itself checked against where the process stood, but
-    consumed nothing, so the next poll is checked against the same place)."""
+    consumed nothing, so the next poll is checked against the same place).
+    `start_rows` (`starts`, with epochs): baselines only, checked by none;
+    a row checked against one is an assign-skip / assign-rewind."""
+    if start_rows is not None and len(start_rows):
+        summary = pd.concat([summary.assign(is_start=False), start_rows.assign(
+            is_start=True, idx=NULL, offset=NULL, value=NULL, last_offset=start_rows["offset"],
+            last_value=NULL)[list(summary.columns) + ["is_start"]]], ignore_index=True)
+    else:
+        summary = summary.assign(is_start=False)
     ordered = sort_rows(summary, ["process", "key", "epoch", "op"]).reset_index(drop=True)
     n = len(ordered)
     if n < 2:
@@ -109,20 +153,30 @@ def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baseli
     group = [ordered[c] for c in ("process", "key", "epoch")]
     upto = pd.Series(np.where(usable, np.arange(n), -1)).groupby(group).cummax()
     base = upto.groupby(group).shift(1).fillna(-1).astype("int64").to_numpy()   # strictly before
-    has = base >= 0
+    has = (base >= 0) & ~ordered["is_start"].to_numpy()
     at = base[has]
-    prev = {c: ordered[c].to_numpy()[at] for c in ["last_idx", "last_offset", "last_value"] + OP_COLUMNS}
+    prev = {c: ordered[c].to_numpy()[at] for c in ["last_idx", "last_offset", "last_value", "is_start"] + OP_COLUMNS}
     steps = ordered[has].assign(delta=ordered["idx"].to_numpy()[has] - prev["last_idx"],
                                 prev_offset=prev["last_offset"], prev_value=prev["last_value"],
                                 **{"p_" + c: prev[c] for c in OP_COLUMNS})
-    _classify(names.skip, names.nonmonotonic, steps, found,
+    from_start = prev["is_start"].astype(bool)
+    _classify(names.skip, names.nonmonotonic, steps[~from_start], found,
               lambda r: _pair(r, [op_struct(r, "p_"), op_struct(r)]))
+    _classify(START_NAMES.skip, START_NAMES.nonmonotonic, steps[from_start], found, _from_start)
+
+
+def _from_start(r) -> dict:
+    """An assign-skip / assign-rewind: the assign that started the key, and
+    the poll that began elsewhere."""
+    return {"key": int(r["key"]), "start": int(r["prev_offset"]), "offsets": [int(r["offset"])],
+            "values": [int(r["value"])], "ops": [op_struct(r, "p_"), op_struct(r)], "delta": int(r["delta"])}
 
 
 def poll_order(obs: pd.DataFrame, bucket: pd.DataFrame, found: Found) -> None:
     polls = in_op_order(obs[obs["kind"] == POLL])
     within_ops(polls, POLL_NAMES, found)
-    across_ops(with_epochs(per_op(polls), bucket[bucket["kind"] == RESET]), POLL_NAMES, found, ok_baselines=True)
+    across_ops(with_epochs(per_op(polls), bucket), POLL_NAMES, found, ok_baselines=True,
+               start_rows=with_epochs(starts(bucket, obs), bucket))
 
 
 def placed_sends(obs: pd.DataFrame, bucket: pd.DataFrame, proven: pd.Series) -> pd.DataFrame:
@@ -142,4 +196,4 @@ def placed_sends(obs: pd.DataFrame, bucket: pd.DataFrame, proven: pd.Series) -> 
 def send_order(obs: pd.DataFrame, bucket: pd.DataFrame, proven: pd.Series, found: Found) -> None:
     sends = in_op_order(placed_sends(obs, bucket, proven))
     within_ops(sends, SEND_NAMES, found)
-    across_ops(per_op(sends).assign(epoch=np.int64(0)), SEND_NAMES, found)
+    across_ops(with_epochs(per_op(sends), bucket), SEND_NAMES, found)

@@ -178,7 +178,7 @@ def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
         stats = op_stats(narrow) if op_counts is None else \
             stats_from_counts([c for c in op_counts if c[0] in QUEUE_OPS])
         passed = queue_bucket.run(spark, narrow, stats["ops"], limit, stats["end_time"], shrink=not realtime,
-                                  micro=micro)
+                                  micro=micro, assigns=values.filter(F.col("f").isin("assign", "subscribe")))
         if stats["ops"] <= driver_gather_max_ops:
             yield driver_pass(values, passed, stats, limit, realtime)
             return

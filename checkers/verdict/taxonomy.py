@@ -102,6 +102,11 @@ _DECLARED = (
                 "not yet seen.", when_subscribed_ok=True),
     AnomalyType("nonmonotonic-poll", QUEUE, "A consumer's next poll of a key went back to or "
                 "before offsets it had already seen.", when_subscribed_ok=True),
+    AnomalyType("assign-skip", QUEUE, "A consumer's first poll of a key after an assign began "
+                "past the offset the assign started it at, skipping offsets known to hold values "
+                "(the start is the assign's recorded `starts`)."),
+    AnomalyType("assign-rewind", QUEUE, "A consumer's first poll of a key after an assign began "
+                "before the offset the assign started it at: the consumer went back on its own."),
     AnomalyType("partial-txn-read", QUEUE, "A consumer saw one part of a committed transaction's "
                 "sends and read a partition past another part without ever seeing it: the "
                 "transaction was visible only in part (a fractured read).", when_subscribed_ok=True),

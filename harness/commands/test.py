@@ -73,6 +73,8 @@ def nemesis_options(f):
               show_default=True)
 @click.option("--enable-auto-commit/--no-enable-auto-commit", default=False, show_default=True)
 @click.option("--sub-via", type=click.Choice(["assign", "subscribe"]), default="assign", show_default=True)
+@click.option("--assign-p", type=click.FloatRange(0, 0.9), default=0.08, show_default=True,
+              help="Queue: chance an op assigns (or subscribes) anew.")
 @click.option("--txn", is_flag=True, help="Sends and polls in Kafka transactions.")
 @click.option("--abort-p", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="Chance a transaction is aborted on purpose.")

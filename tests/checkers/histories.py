@@ -44,6 +44,14 @@ class Builder:
         return (self.invoke(process, f, invoke_value),
                 self.complete(process, f, type_, complete_value, error))
 
+    def assign(self, process, keys: list[int], starts: dict[int, int] | None = None,
+               f: str = "assign") -> tuple[int, int]:
+        """An ok assign (or subscribe) of `keys`; `starts`: its recorded starts."""
+        at = self.op(process, f, keys, "ok", keys)
+        if starts is not None:
+            self.events[at[1]]["starts"] = {str(k): o for k, o in starts.items()}
+        return at
+
     def send(self, process, key_offset_values, type_="ok") -> tuple[int, int]:
         """One send op of several (key, offset, value) micro-ops."""
         inv = [["send", k, v] for k, _, v in key_offset_values]

@@ -102,18 +102,23 @@ NAMES = {"poll": ("poll-skip", "nonmonotonic-poll", "int-poll-skip", "int-nonmon
 
 
 def _order(found, rows, idx, ops, what):
+    """Jepsen's walk: per process in op order, an assign/subscribe that did
+    not fail forgets the process's last read (or send) of every key it does
+    not list; each op's first row of a key is checked against that last one."""
     skip, back, int_skip, int_back = NAMES[what]
     per_op = defaultdict(list)
     for r in rows:
         per_op[(r["op"]["id"], r["key"])].append(r)
-    epoch_of, epochs = {}, defaultdict(int)
-    for op in sorted(ops, key=lambda o: o["id"]):
-        if op["f"] in ("assign", "subscribe") and op["type"] != "fail" and what == "poll":
-            epochs[op["process"]] += 1
-        epoch_of[op["id"]] = epochs[op["process"]]
+    assigns = [(op["id"], -1, op) for op in ops if op["f"] in ("assign", "subscribe") and op["type"] != "fail"]
     last = {}
-    for (op_id, key), rs in sorted(per_op.items()):
-        rs.sort(key=lambda r: r["order"])
+    for op_id, key, item in sorted(assigns + [(op_id, key, rs) for (op_id, key), rs in per_op.items()],
+                                   key=lambda e: e[:2]):
+        if key == -1:
+            listed = item["done"] if isinstance(item["done"], list) else item["inv"]
+            kept = {int(k) for k in listed or []}
+            last = {(p, k): v for (p, k), v in last.items() if p != item["process"] or k in kept}
+            continue
+        rs = sorted(item, key=lambda r: r["order"])
         for a, b in zip(rs, rs[1:]):
             d = idx[key][b["offset"]] - idx[key][a["offset"]]
             name = int_skip if d > 1 else int_back if d < 1 else None
@@ -121,7 +126,7 @@ def _order(found, rows, idx, ops, what):
                 found[(name, key, (a["offset"], b["offset"]), (a["value"], b["value"]))] += 1
         p = rs[0]["op"]["process"]
         prev = last.get((p, key))
-        if prev is not None and epoch_of[prev[0]] == epoch_of[op_id]:
+        if prev is not None:
             a, b = prev[1], rs[0]
             d = idx[key][b["offset"]] - idx[key][a["offset"]]
             name = skip if d > 1 else back if d < 1 else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from clusters import exit_codes
@@ -61,6 +62,17 @@ def test_bad_input_exits_3_naming_file_and_line(spark, tmp_path):
         CliRunner.__init__.__code__.co_varnames else CliRunner().invoke(check, [str(path)])
     assert result.exit_code == exit_codes.BAD_INPUT
     assert f"{path}:2: malformed JSON" in (result.stderr if hasattr(result, "stderr") else result.output)
+
+
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_a_history_that_is_not_utf8_exits_3_naming_file_and_line(spark, tmp_path, engine):
+    path = tmp_path / "history.jsonl"
+    path.write_bytes(b'{"index":0,"time":1,"type":"invoke","process":0,"f":"poll","value":[["poll"]]}\r\n'
+                     b'{"index":1,"time":2,"type":"ok","process":0,"f":"poll","value":[["poll",{}]],"x":"\xff"}\n')
+    result = CliRunner().invoke(check, [str(path), "--workload", "queue", "--engine", engine,
+                                        "--out", str(tmp_path / "out")])
+    assert result.exit_code == exit_codes.BAD_INPUT, result.output
+    assert f"{path}:2: not UTF-8: byte 0xff at character 83" in result.output
 
 
 def test_auto_engine_keeps_list_append_in_process_longer_than_the_queue(tmp_path):

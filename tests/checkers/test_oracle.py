@@ -1,8 +1,7 @@
 """logtrial against the verdicts of Jepsen's and Elle's own checkers on the
 oracle histories (tests/fixtures/oracle/, a copy of ../shared/oracle/ with its
-README, which gives their verdicts). Every count must be theirs, except where
-docs/checkers.md ("Compared with Jepsen's checker") explains a deliberate
-difference: those rows are marked DIFFERS.
+README, which gives their verdicts). Every count must be theirs
+(docs/checkers.md, "Compared with Jepsen's checker", traces each).
 
 All four run in-process; the two real runs also on Spark, which must agree
 (the 10^4-event simulator histories take a minute or more on Spark on this
@@ -24,8 +23,8 @@ QUEUE_UNSAFE = {
     "lost-write": 19,             # Jepsen 19
     "int-nonmonotonic-poll": 2,   # Jepsen 2
     "unseen": 23,                 # Jepsen 23
-    "nonmonotonic-poll": 1,       # DIFFERS: Jepsen 2; an assign resets every key here
-    # poll-skip: DIFFERS, Jepsen 7, we 0, for the same reason
+    "nonmonotonic-poll": 2,       # Jepsen 2
+    "poll-skip": 7,               # Jepsen 7
 }
 
 # (file, workload, consistency model) -> (valid, {type: count}), Elle's verdicts
@@ -71,8 +70,16 @@ def test_queue_locations_are_the_oracles(tmp_path):
     inner = _examples(results, "int-nonmonotonic-poll")
     assert sorted((e["key"], e["ops"][0]["index"], tuple(e["offsets"])) for e in inner) == \
         [(3, 572, (22, 0)), (3, 588, (23, 0))]
-    (between,) = _examples(results, "nonmonotonic-poll")
-    assert (between["key"], [op["index"] for op in between["ops"]], between["offsets"]) == (2, [572, 600], [26, 0])
+    between = _examples(results, "nonmonotonic-poll")
+    assert sorted((e["key"], tuple(op["index"] for op in e["ops"]), tuple(e["offsets"])) for e in between) == \
+        [(0, (572, 862), (26, 22)), (2, (572, 600), (26, 0))]
+    # docs/checkers.md's table: each skip spans assigns that kept the key
+    skips = _examples(results, "poll-skip")
+    assert sorted((e["key"], e["ops"][0]["process"], tuple(op["index"] for op in e["ops"]), tuple(e["offsets"]),
+                   e["delta"]) for e in skips) == [
+        (0, 3, (344, 606), (15, 21), 6), (0, 3, (606, 1028), (29, 46), 17), (1, 2, (510, 1170), (30, 33), 3),
+        (2, 2, (268, 494), (12, 16), 4), (2, 2, (494, 1170), (22, 27), 5), (3, 1, (560, 990), (23, 35), 12),
+        (3, 2, (506, 823), (20, 24), 4)]
     assert {e["key"] for e in _examples(results, "lost-write")} <= {1, 2, 3}
 
 

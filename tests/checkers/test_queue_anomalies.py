@@ -51,9 +51,9 @@ def planted_history() -> Builder:
     h.send(16, [(8, 0, 81), (8, 1, 82)])
     a = h.poll(17, {8: [(0, 81), (1, 82)]}); b = h.poll(17, {8: [(1, 82)]})
     plant("nonmonotonic-poll", 8, [1, 1], [82, 82], {a[1], b[1]})
-    # key 9: going back is fine after an assign
+    # key 9: going back is fine after an assign that dropped the key (Jepsen's rule)
     h.send(19, [(9, 0, 91)]); h.poll(18, {9: [(0, 91)]})
-    h.op(18, "assign", [9], "ok", [9]); h.poll(18, {9: [(0, 91)]})
+    h.assign(18, [90]); h.assign(18, [9]); h.poll(18, {9: [(0, 91)]})
     # key 10: one poll returns 0 then 2
     h.send(20, [(10, 0, 101), (10, 1, 102), (10, 2, 103)])
     p = h.poll(21, {10: [(0, 101), (2, 103)]}); h.poll(22, {10: [(1, 102)]})
@@ -93,6 +93,29 @@ def planted_history() -> Builder:
     a = h.poll(50, {19: [(0, 191)]}); h.op(50, "assign", [19], "fail", None, ["UNKNOWN", "x"])
     b = h.poll(50, {19: [(0, 191)]})
     plant("nonmonotonic-poll", 19, [0, 0], [191, 191], {a[1], b[1]})
+    # key 20: an assign that keeps the key keeps the position: going back
+    # after it is a nonmonotonic poll (an assign that rewinds, Jepsen's rule)
+    h.send(61, [(20, 0, 201), (20, 1, 202)])
+    a = h.poll(60, {20: [(0, 201), (1, 202)]}); h.assign(60, [20, 21]); b = h.poll(60, {20: [(0, 201)]})
+    plant("nonmonotonic-poll", 20, [1, 0], [202, 201], {a[1], b[1]})
+    # key 21: sends too: the assign kept the key, so the second send is checked
+    a = h.send(61, [(21, 1, 211)]); h.assign(61, [21]); b = h.send(61, [(21, 0, 212)])
+    h.poll(32, {21: [(0, 212), (1, 211)]})
+    plant("nonmonotonic-send", 21, [1, 0], [211, 212], {a[1], b[1]})
+    # key 22: the assign started the key at 2, its first poll began at 0
+    h.send(62, [(22, 0, 221), (22, 1, 222), (22, 2, 223)])
+    a = h.assign(63, [22], {22: 2}); b = h.poll(63, {22: [(0, 221), (1, 222), (2, 223)]})
+    plant("assign-rewind", 22, [0], [221], {a[1], b[1]})
+    # key 23: the assign started the key at 0, its first poll began at 2
+    h.send(62, [(23, 0, 231), (23, 1, 232), (23, 2, 233)])
+    a = h.assign(64, [23], {23: 0}); b = h.poll(64, {23: [(2, 233)]})
+    h.poll(32, {23: [(0, 231), (1, 232)]})
+    plant("assign-skip", 23, [2], [233], {a[1], b[1]})
+    # key 24: a kept key whose recorded start is where the process was (2):
+    # going back to 1 is reported once, against the start
+    h.send(62, [(24, 0, 241), (24, 1, 242), (24, 2, 243)])
+    h.poll(65, {24: [(0, 241), (1, 242)]}); a = h.assign(65, [24], {24: 2}); b = h.poll(65, {24: [(1, 242), (2, 243)]})
+    plant("assign-rewind", 24, [1], [242], {a[1], b[1]})
     h.poll(32, {})  # final read
     return h
 
@@ -122,6 +145,16 @@ def clean_history() -> Builder:
     h.poll(14, {4: [(0, 43)]}); h.poll(15, {4: [(0, 43), (1, 44)]})
     h.op(14, "assign", [4], "fail", None, ["UNKNOWN", "x"])
     h.poll(14, {4: [(1, 44)]})
+    # an assign's start where no value is (offset 1: a transaction marker, say):
+    # the first poll begins at the next offset that holds one
+    h.send(16, [(5, 0, 50)]); h.send(16, [(5, 2, 52)])
+    h.assign(20, [5], {5: 1}); h.poll(20, {5: [(2, 52)]}); h.poll(17, {5: [(0, 50), (2, 52)]})
+    # a kept key continuing at its recorded start; a new key from its start
+    h.send(16, [(6, 0, 60), (6, 1, 61)])
+    h.poll(21, {6: [(0, 60)]}); h.assign(21, [6, 7], {6: 1, 7: 0}); h.poll(21, {6: [(1, 61)]})
+    # sends across an assign that dropped the key: Jepsen forgets the last send
+    h.send(22, [(7, 1, 71)]); h.assign(22, [8]); h.send(22, [(7, 0, 70)])
+    h.poll(21, {7: [(0, 70), (1, 71)]})
     return h
 
 
@@ -144,7 +177,7 @@ def _location(example: dict) -> tuple:
 @pytest.mark.parametrize("kind", sorted([
     "inconsistent-offsets", "duplicate", "lost-write", "unseen", "G1a", "precommitted-read", "poll-skip",
     "nonmonotonic-poll", "int-poll-skip", "int-nonmonotonic-poll", "int-send-skip", "int-nonmonotonic-send",
-    "nonmonotonic-send"]))
+    "nonmonotonic-send", "assign-skip", "assign-rewind"]))
 def test_anomaly_location(planted, kind):
     examples = planted["anomalies"][kind]["examples"]
     assert [_location(e) for e in examples] == sorted(PLANTED[kind], key=lambda where: where[0])

@@ -85,6 +85,8 @@ def test_a_java_client_run_is_valid(txn_version_restored, tmp_path):
     assert len(oks(events, "send")) >= 10 and any(e["value"][0][1] for e in oks(events, "poll"))
     assert test_json["options"]["client"] == "java" and test_json["versions"]["kafka_clients"] == "4.1.1"
     assert test_json["final"]["complete"] is True
+    # every ok assign says where it started each key (the checker checked them: valid)
+    assert all(set(e["starts"]) == {str(k) for k in e["value"]} for e in oks(events, "assign"))
     assert test_json["options"]["txn_version"] == 1 and test_json["transaction_version"] == 1
 
 

@@ -1,8 +1,9 @@
 """Where the queue workload's consumers start after an assign op or a
-rebalance, on the shared cluster: at the group's committed offset, at the
-beginning where the group has none, and never at the beginning because another
-process's transaction holds its offsets open (librdkafka's own lookup could do
-that: docs/findings.md)."""
+rebalance, on the shared cluster: a key the consumer keeps where it was; a new
+one at the group's committed offset, at the beginning where the group has
+none, and never at the beginning because another process's transaction holds
+its offsets open (librdkafka's own lookup could do that: docs/findings.md).
+The completions record those starts."""
 from __future__ import annotations
 
 import uuid
@@ -146,5 +147,52 @@ def test_an_assign_whose_lookup_fails_fails_and_assigns_nothing(workload):
         failed = client.invoke(Op("assign", [KEY_WITH_COMMIT]))
         assert (failed.type, failed.error[0]) == ("fail", "_TIMED_OUT")
         assert client.consumer.assignment() == []
+    finally:
+        client.close()
+
+
+def polled_until(client: QueueClient, key: int) -> int:
+    """Polls until `key` returns records; the offset after the last one."""
+    for _ in range(20):
+        completion = client.invoke(Op("poll", [["poll"]]))
+        assert completion.type == "ok", completion
+        pairs = completion.value[0][1].get(str(key))
+        if pairs:
+            return pairs[-1][0] + 1
+    raise AssertionError(f"key {key} returned nothing")
+
+
+def test_a_kept_key_continues_where_the_consumer_was_across_an_assign(workload):
+    """As Kafka's Java client keeps it: not at the group's committed offset,
+    which another consumer moved back meanwhile."""
+    commit(workload, KEY_WITH_COMMIT, COMMITTED)
+    client = QueueClient(workload, process=0)
+    try:
+        first = client.invoke(Op("assign", [KEY_WITH_COMMIT]))
+        assert (first.type, first.extra["starts"]) == ("ok", {str(KEY_WITH_COMMIT): COMMITTED})
+        position = polled_until(client, KEY_WITH_COMMIT)
+        commit(workload, KEY_WITH_COMMIT, 1)
+        produce(workload, KEY_WITH_COMMIT, 2)
+        again = client.invoke(Op("assign", [KEY_WITH_COMMIT, KEY_WITHOUT]))
+        assert (again.type, again.extra["starts"]) == ("ok", {str(KEY_WITH_COMMIT): position, str(KEY_WITHOUT): 0})
+        assert first_offsets_polled(client, [KEY_WITH_COMMIT, KEY_WITHOUT]) == {KEY_WITH_COMMIT: position,
+                                                                                KEY_WITHOUT: 0}
+    finally:
+        client.close()
+
+
+def test_a_rebalance_logs_the_starts_it_gave(workload):
+    commit(workload, KEY_WITH_COMMIT, COMMITTED)
+    client = QueueClient(workload, process=0)
+    keys = [KEY_WITH_COMMIT, KEY_WITHOUT]
+    try:
+        assert client.invoke(Op("subscribe", keys)).type == "ok"
+        logged = []
+        for _ in range(20):
+            logged += client.invoke(Op("poll", [["poll"]])).extra.get("rebalance_log", [])
+            if any(entry[0] == "assigned" for entry in logged):
+                break
+        assigned = [entry for entry in logged if entry[0] == "assigned"]
+        assert assigned[0] == ["assigned", keys, {str(KEY_WITH_COMMIT): COMMITTED, str(KEY_WITHOUT): 0}]
     finally:
         client.close()

@@ -69,9 +69,13 @@ class JavaQueueClient:
             extra["poll_errors"] = reply["poll_errors"]
         if reply.get("rebalance_log"):
             keys = self.w.keys
-            extra["rebalance_log"] = [[what, sorted(keys.key_of(t, p) for t, p in pairs)]
-                                      for what, pairs in reply["rebalance_log"]]
+            extra["rebalance_log"] = [[what, sorted(keys.key_of(t, p) for t, p in pairs), *map(self._starts, starts)]
+                                      for what, pairs, *starts in reply["rebalance_log"]]
         return extra
+
+    def _starts(self, triples: list) -> dict[str, int]:
+        """The session's [[topic, partition, start], ...] as the history's `starts`."""
+        return {str(self.w.keys.key_of(t, p)): offset for t, p, offset in sorted(triples)}
 
     # -- ops ------------------------------------------------------------------------------
     def _crash(self, op: Op) -> Completion:
@@ -83,7 +87,10 @@ class JavaQueueClient:
             ensure_topic(self.w.topics, key)
         partitions = [[self.w.keys.topic(k), self.w.keys.partition(k)] for k in op.value]
         reply = self._request("assign", partitions=partitions, from_beginning=self.final)
-        return self._outcome(op, reply, lambda _: op.value)
+        completion = self._outcome(op, reply, lambda _: op.value)
+        if completion.type == "ok":
+            completion.extra["starts"] = self._starts(reply["ok"] or [])
+        return completion
 
     def _subscribe(self, op: Op) -> Completion:
         for key in op.value:

@@ -42,6 +42,8 @@ final class Session {
     private KafkaConsumer<String, String> consumer;
     private KafkaConsumer<String, String> lookup;
     private final List<Object> rebalanceLog = new ArrayList<>();
+    // positions of the partitions a rebalance revoked, for those it gives back
+    private final Map<TopicPartition, Long> revokedAt = new HashMap<>();
     private final List<Object> asyncErrors = new ArrayList<>();
 
     @SuppressWarnings("unchecked")
@@ -110,16 +112,43 @@ final class Session {
     }
 
     // -- assign and subscribe ---------------------------------------------------------------
+    /** assign() keeps the position of every partition it keeps; the new ones start at the
+     *  group's committed offset (or the beginning). Returns [[topic, partition, start], ...]
+     *  of the starts it can name, the history's `starts`. */
     Object assign(List<TopicPartition> tps, boolean fromBeginning) throws OpError {
-        Map<TopicPartition, OffsetAndMetadata> starts = fromBeginning ? Map.of() : committedStarts(tps);
         try {
             KafkaConsumer<String, String> c = consumer();
+            Map<TopicPartition, Long> kept = positions(c, c.assignment());
+            kept.keySet().retainAll(tps);
+            List<TopicPartition> fresh = new ArrayList<>(tps);
+            fresh.removeAll(kept.keySet());
+            Map<TopicPartition, OffsetAndMetadata> starts = fromBeginning ? Map.of() : committedStarts(fresh);
             c.assign(tps);
-            seek(c, tps, starts, fromBeginning);
+            return startsOf(kept, seek(c, fresh, starts, fromBeginning));
         } catch (RuntimeException e) {
             throw OpError.of(e, "table");
         }
-        return null;
+    }
+
+    /** The known positions of `tps` (one it cannot tell at once is left out). */
+    private Map<TopicPartition, Long> positions(KafkaConsumer<String, String> c, Collection<TopicPartition> tps) {
+        Map<TopicPartition, Long> out = new HashMap<>();
+        for (TopicPartition tp : tps) {
+            try {
+                out.put(tp, c.position(tp, Duration.ofMillis(opTimeoutMs)));
+            } catch (RuntimeException e) {
+                // unknown: the partition starts afresh
+            }
+        }
+        return out;
+    }
+
+    private static List<Object> startsOf(Map<TopicPartition, Long> kept, Map<TopicPartition, Long> fresh) {
+        List<Object> out = new ArrayList<>();
+        Map<TopicPartition, Long> all = new HashMap<>(fresh);
+        all.putAll(kept);
+        all.forEach((tp, offset) -> out.add(List.of(tp.topic(), (long) tp.partition(), offset)));
+        return out;
     }
 
     /** The group's committed offsets, looked up by a consumer reading uncommitted (as
@@ -136,31 +165,46 @@ final class Session {
         }
     }
 
-    private void seek(KafkaConsumer<String, String> c, Collection<TopicPartition> tps,
-                      Map<TopicPartition, OffsetAndMetadata> starts, boolean fromBeginning) {
+    /** Seeks each of `tps` to its committed offset, else to where auto.offset.reset puts
+     *  it; returns the starts it can name (the beginning is offset 0). */
+    private Map<TopicPartition, Long> seek(KafkaConsumer<String, String> c, Collection<TopicPartition> tps,
+                                           Map<TopicPartition, OffsetAndMetadata> starts, boolean fromBeginning) {
+        Map<TopicPartition, Long> named = new HashMap<>();
         List<TopicPartition> reset = new ArrayList<>();
         for (TopicPartition tp : tps) {
             OffsetAndMetadata om = starts.get(tp);
-            if (om != null) c.seek(tp, om);
+            if (om != null) { c.seek(tp, om); named.put(tp, om.offset()); }
             else reset.add(tp);
         }
-        if (reset.isEmpty()) return;
-        if (fromBeginning || !autoOffsetReset.equals("latest")) c.seekToBeginning(reset);
-        else c.seekToEnd(reset);
+        if (reset.isEmpty()) return named;
+        if (fromBeginning || !autoOffsetReset.equals("latest")) {
+            c.seekToBeginning(reset);
+            for (TopicPartition tp : reset) named.put(tp, 0L);
+        } else c.seekToEnd(reset);
+        return named;
     }
 
     Object subscribe(List<String> topics) throws OpError {
         try {
             consumer().subscribe(topics, new ConsumerRebalanceListener() {
+                // as assign(): a partition given back continues where this consumer was
                 @Override public void onPartitionsAssigned(Collection<TopicPartition> tps) {
-                    rebalanceLog.add(List.of("assigned", pairs(tps)));
+                    Map<TopicPartition, Long> kept = new HashMap<>(revokedAt);
+                    kept.keySet().retainAll(tps);
+                    revokedAt.clear();
+                    List<TopicPartition> fresh = new ArrayList<>(tps);
+                    fresh.removeAll(kept.keySet());
+                    kept.forEach((tp, offset) -> consumer.seek(tp, offset));
                     try {
-                        seek(consumer, tps, committedStarts(tps), false);
+                        Map<TopicPartition, Long> named = seek(consumer, fresh, committedStarts(fresh), false);
+                        rebalanceLog.add(List.of("assigned", pairs(tps), startsOf(kept, named)));
                     } catch (OpError e) {  // the consumer looks the offsets up itself
                         asyncErrors.add(e.name);
+                        rebalanceLog.add(List.of("assigned", pairs(tps)));
                     }
                 }
                 @Override public void onPartitionsRevoked(Collection<TopicPartition> tps) {
+                    revokedAt.putAll(positions(consumer, tps));
                     rebalanceLog.add(List.of("revoked", pairs(tps)));
                 }
             });
