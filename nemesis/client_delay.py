@@ -72,6 +72,7 @@ class ClientDelayFault(ProcessFault):
                  op_timeout_s: float = DEFAULT_OP_TIMEOUT_S) -> None:
         super().__init__(resolve_role)
         self.op_timeout_s = op_timeout_s
+        self.holds: dict[str, bool] = {}  # node -> whether it can hold (the kernel won't change)
 
     def start_f(self, params: dict) -> str:
         return START_F
@@ -91,7 +92,9 @@ class ClientDelayFault(ProcessFault):
     def _hold(self, cluster, node: str, hold_ms: int) -> None:
         session = cluster.ssh[node]
         undo_traces(cluster, session)
-        if not packet_detect.nfqueue_available(session):
+        if node not in self.holds:
+            self.holds[node] = packet_detect.nfqueue_available(session)
+        if not self.holds[node]:
             raise RuntimeError(f"{node}: no NFQUEUE (with python3) here: cannot hold packets")
         start_holder(session, {"delay_ms": hold_ms}, QUEUE, MARK, HOLDER)
         rules = hold_rules(control_address(session), client_port(cluster, node))

@@ -62,11 +62,14 @@ def forensics(cluster: Cluster, run: Path, results: dict) -> list[str]:
     """For each lost write: what the log holds at its offset, and where its value is."""
     run_id = json.loads((run / "test.json").read_text())["run_id"]
     keys = KeySpace(f"{run_id}-q")
+    dumps: dict[int, list[Record]] = {}  # key -> its partition's records, dumped once
     lines = []
     for lost in results["anomalies"].get("lost-write", {}).get("examples", []):
         key, offset, value = lost["key"], lost["offsets"][0], str(lost["values"][0])
-        records = first_segment_records(cluster, cluster.inventory.node_names[0],
-                                        keys.topic(key), keys.partition(key))
+        if key not in dumps:
+            dumps[key] = first_segment_records(cluster, cluster.inventory.node_names[0],
+                                               keys.topic(key), keys.partition(key))
+        records = dumps[key]
         where = [r.offset for r in records if r.value == value]
         lines.append(f"key {key}: {value} acknowledged at {offset}; the log holds "
                      f"{describe(records, offset)}; {value} itself is at "

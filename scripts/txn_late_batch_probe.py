@@ -45,41 +45,50 @@ def java_string_hash(text: str) -> int:
     return h
 
 
-def transaction_state(admin: AdminClient):
+def transaction_state(admin: AdminClient, bootstrap: str):
     """__transaction_state's metadata; the first transactional producer creates it."""
     state = admin.list_topics(topic="__transaction_state", timeout=10).topics["__transaction_state"]
     if not state.partitions:
-        bootstrap = admin.list_topics(timeout=10).orig_broker_name.split("/")[0]
         Producer({"bootstrap.servers": bootstrap,
                   "transactional.id": f"probe-{uuid.uuid4().hex[:6]}"}).init_transactions(60)
         state = admin.list_topics(topic="__transaction_state", timeout=10).topics["__transaction_state"]
     return state
 
 
-def coordinator_id(admin: AdminClient, transactional_id: str) -> int:
+def coordinator_id(admin: AdminClient, bootstrap: str, transactional_id: str) -> int:
     """The broker leading the transaction-state partition of `transactional_id`."""
-    state = transaction_state(admin)
+    state = transaction_state(admin, bootstrap)
     partition = (java_string_hash(transactional_id) & 0x7FFFFFFF) % len(state.partitions)
     return state.partitions[partition].leader
 
 
-def transactional_id_away_from(admin: AdminClient, leader_id: int, stem: str) -> str:
+def transactional_id_away_from(admin: AdminClient, bootstrap: str, leader_id: int,
+                               stem: str) -> str:
     for n in range(100):
         candidate = f"{stem}-{n}"
-        if coordinator_id(admin, candidate) not in (leader_id, -1):
+        if coordinator_id(admin, bootstrap, candidate) not in (leader_id, -1):
             return candidate
     raise RuntimeError(f"no transactional id with a coordinator other than broker {leader_id}")
 
 
-def send(producer: Producer, topic: str, value: bytes, wait: float) -> dict:
+def produce(producer: Producer, topic: str, value: bytes) -> dict:
+    """Sends `value` to partition 0; the dict fills with its delivery report."""
     report: dict = {}
     producer.produce(topic, value=value, partition=0,
                      on_delivery=lambda err, msg: report.update(
                          error=err and err.name(), offset=msg.offset()))
+    return report
+
+
+def wait_for(producer: Producer, report: dict, wait: float) -> dict:
     deadline = time.monotonic() + wait
     while "offset" not in report and time.monotonic() < deadline:
         producer.poll(0.1)
     return report
+
+
+def send(producer: Producer, topic: str, value: bytes, wait: float) -> dict:
+    return wait_for(producer, produce(producer, topic, value), wait)
 
 
 def ended(action, timeout: float) -> str:
@@ -115,7 +124,7 @@ def one_round(cluster: Cluster, round_no: int, debug: bool = False) -> bool:
     time.sleep(1)
     leader_id = admin.list_topics(topic=topic, timeout=10).topics[topic].partitions[0].leader
     leader = cluster.inventory.node_names[leader_id - 1]
-    txn_id = transactional_id_away_from(admin, leader_id, f"probe-{topic}")
+    txn_id = transactional_id_away_from(admin, bootstrap, leader_id, f"probe-{topic}")
     settings = WorkloadSettings(txn=True, op_timeout=OP_TIMEOUT)
     config = producer_config(bootstrap, settings, f"probe-{round_no}", txn_id)
     producer = Producer({**config, "debug": "eos,msg,protocol"} if debug else config)
@@ -131,15 +140,11 @@ def one_round(cluster: Cluster, round_no: int, debug: bool = False) -> bool:
         a = send(producer, topic, b"A", OP_TIMEOUT)
         abort = ended(producer.abort_transaction, OP_TIMEOUT)
         producer.begin_transaction()
-        b: dict = {}
-        producer.produce(topic, value=b"B", partition=0, on_delivery=lambda err, msg: b.update(
-            error=err and err.name(), offset=msg.offset()))
+        b = produce(producer, topic, b"B")
         producer.poll(RELEASE_AFTER_S)  # B's AddPartitionsToTxn goes to the coordinator
     finally:
         fault.stop(cluster)  # what the leader was holding (A's request) arrives now
-    deadline = time.monotonic() + 3 * OP_TIMEOUT
-    while "offset" not in b and time.monotonic() < deadline:
-        producer.poll(0.1)
+    wait_for(producer, b, 3 * OP_TIMEOUT)
     commit = ended(producer.commit_transaction, 3 * OP_TIMEOUT) if "offset" in b else "not tried"
     log = committed_log(bootstrap, topic)
     dump = first_segment_records(cluster, leader, topic)
