@@ -114,9 +114,15 @@ def test_the_targeted_scenario_records_its_holds_and_replays(cluster, tmp_path):
 def test_a_batch_held_past_the_abort_is_committed_by_the_next_transaction(healed_cluster,
                                                                         local_cluster):
     """The finding itself, on demand: librdkafka's aborted send lands in the next
-    transaction and that transaction's own send is acknowledged at its offset."""
-    probe = subprocess.run([sys.executable, "scripts/txn_late_batch_probe.py", local_cluster.name, "1"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=300,
+    transaction and that transaction's own send is acknowledged at its offset. After
+    the hold lifts, A's request and B's race inside the broker, so the probe gets up to
+    three rounds; every round must show B given A's sequence under the same epoch."""
+    probe = subprocess.run([sys.executable, "scripts/txn_late_batch_probe.py", local_cluster.name,
+                            "3", "--until-lost"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=600,
                            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert probe.returncode == 1, probe.stdout + probe.stderr[-2000:]
-    assert "B LOST A READ" in probe.stdout, probe.stdout
+    verdicts = [line.split(": ", 1)[1] for line in probe.stdout.splitlines()
+                if line.startswith("round ") and ": " in line and "leader" not in line]
+    assert verdicts[-1] == "B LOST A READ", probe.stdout
+    assert all(v.startswith("A'S SEQUENCE GIVEN TO B") for v in verdicts[:-1]), probe.stdout
