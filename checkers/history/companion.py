@@ -9,8 +9,8 @@ from pathlib import Path
 SOURCE = "_SOURCE.json"
 OP_COUNTS = "op_counts.json"
 # 2: records of info sends and of failed/info polls, PROVEN flags; 3: op_counts.json;
-# 4: ops/ keeps each completion's `starts`
-FORMAT = 4
+# 4: ops/ keeps each completion's `starts`; 5: and its `rebalance_log`
+FORMAT = 5
 
 
 def fingerprint(history: Path) -> dict:

@@ -64,6 +64,7 @@ class Event(msgspec.Struct):
     error: msgspec.Raw = None
     producer: msgspec.Raw = None
     starts: msgspec.Raw = None
+    rebalance_log: msgspec.Raw = None
 
 
 _EVENTS = msgspec.json.Decoder(Event)
@@ -104,6 +105,7 @@ class Batch:
     error: np.ndarray
     producer: np.ndarray
     starts: np.ndarray
+    rebalance_log: np.ndarray
 
     def take(self, rows: np.ndarray) -> Batch:
         return Batch(*(getattr(self, name)[rows] for name in self.__dataclass_fields__))
@@ -118,7 +120,7 @@ class Batch:
         """The batch with its JSON texts as bytes (msgspec.Raw does not
         pickle), for another process: see `arrived`."""
         texts = {n: _objects([None if r is None else bytes(r) for r in getattr(self, n)])
-                 for n in ("value", "error", "producer", "starts")}
+                 for n in ("value", "error", "producer", "starts", "rebalance_log")}
         return Batch(**{n: texts.get(n, getattr(self, n)) for n in Batch.__dataclass_fields__})
 
     def arrived(self) -> Batch:
@@ -173,7 +175,7 @@ def decode_block(data: bytes, first: int) -> Batch:
                              count=len(events)),
                  *_fs([e.f for e in events]), _objects([e.value for e in events]),
                  _objects([e.error for e in events]), _objects([e.producer for e in events]),
-                 _objects([e.starts for e in events]))
+                 _objects([e.starts for e in events]), _objects([e.rebalance_log for e in events]))
 
 
 def _fs(fs: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -416,7 +418,7 @@ class Operations:
             made += record_rows([(f, kind, int(inv.index[r]), int(inv.process[r]), int(inv.time[r]),
                                   NULL if done is None else int(done.time[r]),
                                   NULL if done is None else int(done.index[r]),
-                                  value, result, self.idempotent[r], None)], resets=False)
+                                  value, result, self.idempotent[r], None, None)], resets=False)
         self.sent.append(_int64(sent))
         self.records.add(records_table(made))
 
@@ -432,7 +434,8 @@ class Operations:
             "complete_value": None if done is None else value_texts(done.value),
             "error_name": errors and [a for a, _ in errors], "error_message": errors and [b for _, b in errors],
             "idempotent": _booleans(self.idempotent), "transactional": _booleans(self.transactional),
-            "starts": None if done is None else value_texts(done.starts)}
+            "starts": None if done is None else value_texts(done.starts),
+            "rebalance_log": None if done is None else value_texts(done.rebalance_log)}
         return pa.Table.from_arrays([_arrow(columns[field.name], field.type, n) for field in OPS_SCHEMA],
                                     schema=OPS_SCHEMA)
 

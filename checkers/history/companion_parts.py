@@ -25,7 +25,7 @@ OPS_SCHEMA = pa.schema([
     ("complete_index", pa.int64()), ("complete_time", pa.int64()), ("type", pa.string()),
     ("invoke_value", pa.string()), ("complete_value", pa.string()), ("error_name", pa.string()),
     ("error_message", pa.string()), ("idempotent", pa.bool_()), ("transactional", pa.bool_()),
-    ("starts", pa.string())])
+    ("starts", pa.string()), ("rebalance_log", pa.string())])
 RECORDS_SCHEMA = pa.schema([(c, pa.int64()) for c in COLUMNS])
 PART = "part-00000.parquet"
 _REPEATED = ("f", "type", "error_name", "kind", "otype", "fcode", "flags")

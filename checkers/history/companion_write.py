@@ -175,7 +175,7 @@ def _record_inputs(rows: list[tuple]) -> Iterator[tuple]:
                                              "complete_value", "idempotent"))
     for r in rows:
         yield (r[f], r[t], r[op], r[p], r[it], NULL if r[ct] is None else r[ct],
-               NULL if r[ci] is None else r[ci], r[iv], r[cv], r[idem], None)
+               NULL if r[ci] is None else r[ci], r[iv], r[cv], r[idem], None, None)
 
 
 def ops_table(rows: list[tuple], history: Path) -> pa.Table:
@@ -186,7 +186,7 @@ def ops_table(rows: list[tuple], history: Path) -> pa.Table:
     arrays = []
     for field in OPS_SCHEMA:
         values = columns[_AT[field.name]]
-        if field.name in ("invoke_value", "complete_value", "starts"):
+        if field.name in ("invoke_value", "complete_value", "starts", "rebalance_log"):
             values = [json_text(v) for v in values]
         elif field.type == pa.bool_():
             values = [v if type(v) is bool else None for v in values]

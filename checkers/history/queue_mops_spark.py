@@ -96,6 +96,33 @@ def holds(ops: DataFrame) -> DataFrame:
                            F.try_element_at("_starts", F.col("key").cast("string")).alias("start"))
 
 
+def rebalance_starts(ops: DataFrame) -> DataFrame:
+    """One row per key a poll/txn's `rebalance_log` left started at a
+    recorded offset, where those starts are evidence for the op's own polls
+    (queue_records.evidence_logs and .rebalance_starts, in pandas): an ok op
+    with one poll micro-op whose process's previous poll/txn, if any, was
+    ok; the key's last entry in the log an "assigned" one naming its start.
+    Op columns, key (long), start."""
+    from pyspark.sql import Window  # the only window here: imported where used
+
+    polling = ops.filter(F.col("f").isin("poll", "txn"))
+    previous = F.lag(F.coalesce(F.col("type"), F.lit(""))).over(
+        Window.partitionBy("process").orderBy("invoke_index"))
+    one_poll = F.size(F.filter(F.from_json("invoke_value", MOPS), lambda m: _item(m, 0) == "poll")) == 1
+    evidence = (polling.select(*_op_columns(), "rebalance_log", "invoke_value", previous.alias("_previous"))
+                .filter((F.col("type") == "ok") & F.col("rebalance_log").isNotNull()
+                        & F.coalesce(F.col("_previous") == "ok", F.lit(True)) & F.coalesce(one_poll, F.lit(False))))
+    entries = evidence.select(*_op_columns(), F.posexplode(F.from_json("rebalance_log", MOPS)).alias("_at", "_entry"))
+    keyed = (entries.select(*_op_columns(), "_at", "_entry",
+                            F.explode(F.from_json(_item(F.col("_entry"), 1), KEYS)).alias("_key"))
+             .withColumn("key", _long(F.col("_key"))))
+    started = F.when(_item(F.col("_entry"), 0) == "assigned", F.try_element_at(
+        F.from_json(_item(F.col("_entry"), 2), STARTS), F.col("key").cast("string")))
+    last = (keyed.filter(F.col("key").isNotNull())
+            .groupBy("op_id", *OP_FIELDS, "key").agg(F.max_by(started, F.col("_at")).alias("start")))
+    return last.filter(F.col("start").isNotNull())
+
+
 KEYS = T.ArrayType(T.StringType())
 STARTS = T.MapType(T.StringType(), T.LongType())
 INT = r"^-?[0-9]+$"

@@ -11,10 +11,13 @@ float conversions (a missing value is NULL):
     process               the operation's process
     kind                  SEND, POLL, RESET (an assign/subscribe, copied
                           into every bucket: it resets its process's
-                          positions) or HOLD (one per key an assign/subscribe
+                          positions), HOLD (one per key an assign/subscribe
                           lists: the process keeps its position on that key,
                           as Jepsen's checker does; `offset` is the start the
-                          assign recorded for it in `starts`, else NULL)
+                          assign recorded for it in `starts`, else NULL) or
+                          START (one per key a poll/txn's `rebalance_log`
+                          started at a recorded offset, `offset`: that start;
+                          only where the start is evidence: rebalance_starts)
     otype, fcode          the operation's outcome and f, as codes
     pos                   order inside the operation: mop_pos << 31 | poll_pos
     itime, ctime, cindex  invoke time, completion time and index (NULL: none)
@@ -44,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 NULL = np.iinfo(np.int64).min
-SEND, POLL, RESET, HOLD = 0, 1, 2, 3
+SEND, POLL, RESET, HOLD, START = 0, 1, 2, 3, 4
 OK, FAIL, INFO = 0, 1, 2
 TYPES = ("ok", "fail", "info")
 FS = ("send", "poll", "txn", "assign", "subscribe", "crash")
@@ -116,14 +119,48 @@ def records_frame(ops: pd.DataFrame) -> pd.DataFrame:
     info completion; every (offset, value) a poll of a completed poll/txn
     returned; PROVEN on the sends of info ops an ok poll read from) plus the
     RESET row of every assign/subscribe that queue.bucket.bucketed copies
-    into each bucket."""
+    into each bucket, its HOLD rows, and the START rows of rebalances."""
     n = len(ops)
     columns = zip(ops["f"].tolist(), ops["type"].tolist(), *(int64s(ops[c]).tolist() for c in (
         "invoke_index", "process", "invoke_time", "complete_time", "complete_index")),
         ops["invoke_value"].tolist(), ops["complete_value"].tolist(),
         ops["idempotent"].tolist() if "idempotent" in ops.columns else [None] * n,
-        ops["starts"].tolist() if "starts" in ops.columns else [None] * n)
+        ops["starts"].tolist() if "starts" in ops.columns else [None] * n,
+        evidence_logs(ops))
     return _proven(records_table(record_rows(columns)))
+
+
+def evidence_logs(ops: pd.DataFrame) -> list:
+    """Each op's `rebalance_log` where its starts are evidence for the op's
+    own polls, else None (queue_mops_spark.rebalance_starts does the same in
+    Spark). The log holds the callbacks since the process's previous ok
+    poll/txn, and a callback runs inside a poll, before the records that
+    poll returns. So the starts are where the op's records of those keys
+    must begin when (1) the process ran no other poll/txn since that
+    previous ok one (an aborted txn in between may have run the callback
+    and then rewound its consumer elsewhere) and (2) the op has exactly one
+    poll micro-op (in a txn with two, the callback may have come after the
+    first, whose records then precede the start)."""
+    out: list = [None] * len(ops)
+    if "rebalance_log" not in ops.columns or not (ops["f"] == "subscribe").any():
+        return out      # only a subscription rebalances (as queue.spark gates it)
+    logs, kinds = ops["rebalance_log"].to_numpy(dtype=object), ops["type"].to_numpy(dtype=object)
+    at = np.flatnonzero(ops["f"].isin(["poll", "txn"]).to_numpy())
+    process, index = int64s(ops["process"])[at], int64s(ops["invoke_index"])[at]
+    at = at[np.lexsort((index, process))]
+    same = int64s(ops["process"])[at]
+    after_ok = np.ones(len(at), dtype=bool)
+    after_ok[1:] = (same[1:] != same[:-1]) | (kinds[at][:-1] == "ok")
+    invoked = ops["invoke_value"].to_numpy(dtype=object)
+    for i in at[after_ok]:
+        if kinds[i] == "ok" and isinstance(logs[i], (list, str)) and poll_mop_count(invoked[i]) == 1:
+            out[i] = logs[i]
+    return out
+
+
+def poll_mop_count(value) -> int:
+    """How many poll micro-ops a poll/txn's invoke value holds."""
+    return sum(1 for m in _mops(value) or [] if m and m[0] == "poll")
 
 
 def records_table(rows: list[tuple]) -> pd.DataFrame:
@@ -135,12 +172,14 @@ def records_table(rows: list[tuple]) -> pd.DataFrame:
 def record_rows(ops: Iterable[tuple], resets: bool = True) -> list[tuple]:
     """The micro-op records (tuples of COLUMNS) of `ops`, each given as (f,
     type, invoke index, process, invoke time, completion time, completion
-    index, invoke value, completion value, idempotent, starts), NULL for a
-    missing integer; PROVEN is left to the caller (it needs every poll).
-    `resets`: with the RESET and HOLD rows of every assign/subscribe."""
+    index, invoke value, completion value, idempotent, starts, rebalance
+    log where it is evidence (evidence_logs)), NULL for a missing integer;
+    PROVEN is left to the caller (it needs every poll). `resets`: with the
+    RESET and HOLD rows of every assign/subscribe and the START rows of
+    rebalances (built from the operations when checked, not stored)."""
     rows: list[tuple] = []
     add = rows.append
-    for f, t, op, p, it, ct, ci, invoked, done, idempotent, starts in ops:
+    for f, t, op, p, it, ct, ci, invoked, done, idempotent, starts, rebalance in ops:
         t_code, f_code = _code(t, TYPES), _code(f, FS)
         if f in ("send", "txn"):
             sent = _mops(invoked) or []
@@ -168,6 +207,9 @@ def record_rows(ops: Iterable[tuple], resets: bool = True) -> list[tuple]:
                         add((k, _strict_long(pair[0]) if pair else NULL,
                              _strict_long(pair[1]) if len(pair) > 1 else NULL, op, p,
                              POLL, t_code, f_code, (i << 31) + j, it, ct, ci, 0))
+            if resets and rebalance is not None:
+                for key, start in rebalance_starts(rebalance):
+                    add((key, start, NULL, op, p, START, t_code, f_code, 0, it, ct, ci, 0))
         elif resets and f in ("assign", "subscribe"):
             add((NULL, NULL, NULL, op, p, RESET, t_code, f_code, 0, NULL, NULL, NULL, 0))
             for key, start in held_keys(invoked, done, starts):
@@ -204,6 +246,28 @@ def held_keys(invoked, done, starts) -> list[tuple[int, int]]:
         if key != NULL and key not in held:
             held[key] = _strict_long(recorded.get(str(key)))
     return list(held.items())
+
+
+def rebalance_starts(log) -> list[tuple[int, int]]:
+    """(key, start) of each key a `rebalance_log` (a list, or its JSON text)
+    leaves started at a recorded offset: the key's last entry is an
+    "assigned" one whose starts name it. A key revoked after, or assigned
+    with no start known, has none (queue_mops_spark.rebalance_starts)."""
+    if isinstance(log, str):
+        try:
+            log = json.loads(log)
+        except ValueError:
+            return []
+    last: dict[int, int] = {}
+    for entry in log if isinstance(log, list) else []:
+        if not (isinstance(entry, list) and len(entry) > 1 and isinstance(entry[1], list)):
+            continue
+        recorded = entry[2] if entry[0] == "assigned" and len(entry) > 2 and isinstance(entry[2], dict) else {}
+        for k in entry[1]:
+            key = _long(k)
+            if key != NULL:
+                last[key] = _strict_long(recorded.get(str(key)))
+    return [(k, s) for k, s in last.items() if s != NULL]
 
 
 def _proven(rec: pd.DataFrame) -> pd.DataFrame:

@@ -214,7 +214,8 @@ def _row(invoke: dict, invoke_line: int, done: dict | None, line: int | None) ->
     idempotent, transactional = _producer(invoke.get("producer"))
     return (invoke["process"], invoke["f"], invoke["index"], invoke["time"], complete_index, complete_time,
             kind, invoke.get("value"), complete_value, error_name, error_message, idempotent, transactional,
-            None if done is None else done.get("starts"), invoke_line, line)
+            None if done is None else done.get("starts"), None if done is None else done.get("rebalance_log"),
+            invoke_line, line)
 
 
 # ---------------------------------------------------------------- reading

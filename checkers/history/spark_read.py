@@ -45,6 +45,8 @@ RAW_SCHEMA = T.StructType([
     T.StructField("producer", T.StringType()),
     # optional, on completions of queue assigns: {"<key>": start offset}
     T.StructField("starts", T.StringType()),
+    # optional, on completions of queue polls/txns: [["assigned"/"revoked", [keys], starts?], ...]
+    T.StructField("rebalance_log", T.StringType()),
     T.StructField(CORRUPT, T.StringType()),
 ])
 PRODUCER_SCHEMA = T.StructType([
@@ -83,7 +85,7 @@ def _read_parquet(spark: SparkSession, path: str) -> DataFrame:
     for field in RAW_SCHEMA.fields:
         if field.name == CORRUPT:
             columns.append(F.lit(None).cast("string").alias(CORRUPT))
-        elif field.name in ("producer", "starts") and field.name in df.columns and not isinstance(
+        elif field.name in ("producer", "starts", "rebalance_log") and field.name in df.columns and not isinstance(
                 df.schema[field.name].dataType, T.StringType):
             columns.append(F.to_json(F.col(field.name)).alias(field.name))
         elif field.name in df.columns:
@@ -180,13 +182,13 @@ def _events(raw: DataFrame) -> DataFrame:
     name, message = _error_parts(F.col("error"))
     return raw.select("index", "time", "type", "process", "f", "value",
                       name.alias("error_name"), message.alias("error_message"), "producer",
-                      "starts", "_file", "_pos", "_path")
+                      "starts", "rebalance_log", "_file", "_pos", "_path")
 
 
 def load_history(spark: SparkSession, path: str | Path, validate: bool = True,
                  value_check: ValueCheck | None = None) -> DataFrame:
     """The history at `path` (JSON Lines, or Parquet file/directory) as a
-    DataFrame of HISTORY_COLUMNS (+ `producer`, `starts`, `_file`, `_pos`, `_path`).
+    DataFrame of HISTORY_COLUMNS (+ `producer`, `starts`, `rebalance_log`, `_file`, `_pos`, `_path`).
     Raises HistoryError on bad rows when `validate`; `value_check` adds the
     workload's own check of `value` (e.g. checkers/history/queue_mops_spark.value_check)."""
     return _events(_checked(spark, path, validate, value_check, None))
@@ -284,7 +286,7 @@ def pair_operations(df: DataFrame, validate: bool = True) -> DataFrame:
     complete_time, type (ok/fail/info), invoke_value, complete_value (raw
     JSON), error_name, error_message, and the invoke's producer flags
     idempotent, transactional (null without a `producer` field), and the
-    completion's `starts` (raw JSON, null without one).
+    completion's `starts` and `rebalance_log` (raw JSON, null without one).
 
     With `validate`, raises HistoryError for a completion without an invoke,
     an invoke while the process's previous one is pending, a completion whose
@@ -306,6 +308,7 @@ def pair_operations(df: DataFrame, validate: bool = True) -> DataFrame:
         F.lead("error_name").over(w).alias("next_error_name"),
         F.lead("error_message").over(w).alias("next_error_message"),
         F.lead("starts").over(w).alias("next_starts"),
+        F.lead("rebalance_log").over(w).alias("next_rebalance_log"),
     )
     if validate:
         _check_sequence(df, seq)
@@ -326,6 +329,7 @@ def pair_operations(df: DataFrame, validate: bool = True) -> DataFrame:
         F.from_json("producer", PRODUCER_SCHEMA).getField("idempotent").alias("idempotent"),
         F.from_json("producer", PRODUCER_SCHEMA).getField("transactional").alias("transactional"),
         F.when(completed, F.col("next_starts")).alias("starts"),
+        F.when(completed, F.col("next_rebalance_log")).alias("rebalance_log"),
     )
 
 

@@ -42,7 +42,7 @@ import pandas as pd
 
 from checkers.history import queue_mops_spark as queue_mops
 from checkers.history.queue_records import (COLUMNS, FAIL, FS, HOLD, IDEMPOTENT, INFO, NULL, OK, POLL, PROVEN, RESET,
-                                            SEND, SINGLE_KEY_WRITER, TYPES)
+                                            SEND, SINGLE_KEY_WRITER, START, TYPES)
 from checkers.queue import edges as queue_edges
 from checkers.queue import order as queue_order
 from checkers.queue import series as queue_series
@@ -132,18 +132,23 @@ def _proven(sends: DataFrame, polls: DataFrame) -> DataFrame:
     return marked.withColumn("flags", F.col("flags") + F.coalesce("_proven", F.lit(0).cast("long"))).select(*COLUMNS)
 
 
-def bucketed(micro: DataFrame, ops: DataFrame, buckets: int, assigns: DataFrame | None = None) -> DataFrame:
+def bucketed(micro: DataFrame, ops: DataFrame, buckets: int, assigns: DataFrame | None = None,
+             rebalances: DataFrame | None = None) -> DataFrame:
     """`micro` records with `bucket`, plus every assign/subscribe of `ops`
     copied into each bucket (RESET) and each key it lists in that key's
     bucket (HOLD). `assigns`: the assign/subscribe operations with their
-    values, when `ops` has none (default: `ops`)."""
+    values, when `ops` has none (default: `ops`). `rebalances`: the
+    poll/txn operations with their values and `rebalance_log`, for the
+    START rows of their recorded starts (None: there are none)."""
     from pyspark.sql import functions as F  # loads pyspark: only when needed
 
     keyed = micro.select(*COLUMNS).withColumn("bucket", F.pmod(F.xxhash64("key"), F.lit(buckets)))
     copies = reset_records(ops).crossJoin(
         ops.sparkSession.range(buckets).select(F.col("id").cast("long").alias("bucket")))
-    held = hold_records(ops if assigns is None else assigns).withColumn("bucket", F.pmod(F.xxhash64("key"), F.lit(buckets)))
-    return keyed.unionByName(copies).unionByName(held)
+    held = hold_records(ops if assigns is None else assigns)
+    if rebalances is not None and "rebalance_log" in rebalances.columns:
+        held = held.unionByName(start_records(rebalances))
+    return keyed.unionByName(copies).unionByName(held.withColumn("bucket", F.pmod(F.xxhash64("key"), F.lit(buckets))))
 
 
 def reset_records(ops: DataFrame) -> DataFrame:
@@ -167,6 +172,17 @@ def hold_records(ops: DataFrame) -> DataFrame:
                                         "op_id", "process", "type", "f", "invoke_time", "complete_time",
                                         "complete_index")
     return _rows(held, HOLD, F.lit(0).cast("long"), F.lit(0).cast("long"))
+
+
+def start_records(ops: DataFrame) -> DataFrame:
+    """A START record (COLUMNS) for every key a rebalance of a poll/txn of
+    `ops` started at a recorded offset that is evidence: in its key's bucket."""
+    from pyspark.sql import functions as F  # loads pyspark: only when needed
+
+    started = queue_mops.rebalance_starts(ops).select(
+        "key", F.col("start").alias("offset"), F.lit(None).alias("value"), "op_id", "process", "type", "f",
+        "invoke_time", "complete_time", "complete_index")
+    return _rows(started, START, F.lit(0).cast("long"), F.lit(0).cast("long"))
 
 
 def _frame(kind: str, **columns) -> pd.DataFrame:
@@ -261,12 +277,13 @@ def idempotent_only(dups: pd.DataFrame, sends: pd.DataFrame) -> dict:
 
 
 def run(spark: SparkSession, ops: DataFrame, op_count: int, limit: int, end_time: int,
-        shrink: bool, micro: DataFrame | None = None, assigns: DataFrame | None = None) -> DataFrame:
+        shrink: bool, micro: DataFrame | None = None, assigns: DataFrame | None = None,
+        rebalances: DataFrame | None = None) -> DataFrame:
     """The bucket pass over `ops` (history.spark_read.pair_operations rows) and their
     micro-op `records` (computed from `ops` when not given): OUT_SCHEMA rows.
-    `assigns`: as for `bucketed`."""
+    `assigns`, `rebalances`: as for `bucketed`."""
     buckets = bucket_count(op_count)
-    rows = bucketed(records(ops) if micro is None else micro, ops, buckets, assigns)
+    rows = bucketed(records(ops) if micro is None else micro, ops, buckets, assigns, rebalances)
 
     def analyze(frame: pd.DataFrame) -> pd.DataFrame:
         return analyze_bucket(frame, limit, end_time, shrink)

@@ -74,6 +74,13 @@ def _from_start(e: dict) -> str:
             f"(value {e['values'][0]}), {_gap(e)}.")
 
 
+def _from_rebalance(e: dict) -> str:
+    logged, poll = e["ops"]
+    return (f"A consumer-group rebalance inside {_op(logged)} started process {poll['process']} on key "
+            f"{e['key']} at offset {e['start']} (its rebalance_log), but its first poll of the key after it, "
+            f"{_op(poll)}, began at offset {e['offsets'][0]} (value {e['values'][0]}), {_gap(e)}.")
+
+
 def _within(verb: str):
     def explain(e: dict) -> str:
         op = e["ops"][0]
@@ -95,6 +102,8 @@ EXPLAIN = {
     "nonmonotonic-send": _across("sent to", "send"),
     "assign-skip": _from_start,
     "assign-rewind": _from_start,
+    "rebalance-skip": _from_rebalance,
+    "rebalance-rewind": _from_rebalance,
     "int-poll-skip": _within("polled"),
     "int-nonmonotonic-poll": _within("polled"),
     "int-send-skip": _within("sent to"),

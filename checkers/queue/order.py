@@ -19,6 +19,15 @@ offset known to exist after it; else assign-skip / assign-rewind, naming
 the assign and the poll. Histories without recorded starts (Jepsen's) get
 Jepsen's rule alone.
 
+Rebalances, with subscribe: an "assigned" entry of a poll/txn's
+`rebalance_log` that recorded a key's start is a start too (START rows),
+placed at that op before its own records, since the callback ran inside
+its poll before the poll returned. Checked the same way, it reports
+rebalance-skip / rebalance-rewind, naming the op that logged the rebalance
+and the poll. A START row exists only where the start is evidence
+(queue_records.evidence_logs); a key's later "revoked" entry, or an
+"assigned" one with no start, leaves none, and the key keeps Jepsen's rule.
+
 Sends: within one operation offsets rise by one (else int-send-skip /
 int-nonmonotonic-send); across operations they rise (else
 nonmonotonic-send), with the same epochs as polls (Jepsen forgets a
@@ -32,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from checkers.history.queue_records import FAIL, HOLD, NULL, OK, POLL, RESET, SEND
+from checkers.history.queue_records import FAIL, FS, HOLD, NULL, OK, POLL, RESET, SEND, START
 from checkers.queue.frame import Found, at_lowest_offset, op_struct, previous, run_starts, sort_rows
 from checkers.queue.writes import OP_COLUMNS
 
@@ -47,6 +56,8 @@ class OrderNames:
 
 POLL_NAMES = OrderNames("poll-skip", "nonmonotonic-poll", "int-poll-skip", "int-nonmonotonic-poll")
 START_NAMES = OrderNames("assign-skip", "assign-rewind", "", "")   # no within-op variants
+REBALANCE_NAMES = OrderNames("rebalance-skip", "rebalance-rewind", "", "")
+_ASSIGNS = (FS.index("assign"), FS.index("subscribe"))
 SEND_NAMES = OrderNames(None, "nonmonotonic-send", "int-send-skip", "int-nonmonotonic-send")
 
 
@@ -116,11 +127,13 @@ def with_epochs(summary: pd.DataFrame, bucket: pd.DataFrame) -> pd.DataFrame:
 
 
 def starts(bucket: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
-    """Op-key rows for the starts ok assigns recorded: a baseline as if the
-    process had read up to the offset before the start (`last_idx`: how many
-    offsets known on the key lie below it), so the key's next poll must
-    begin at the first known offset at or after the start."""
-    rows = bucket[(bucket["kind"] == HOLD) & (bucket["otype"] == OK) & (bucket["offset"] != NULL)]
+    """Op-key rows for the starts ok assigns and rebalances recorded (HOLD
+    and START rows): a baseline as if the process had read up to the offset
+    before the start (`last_idx`: how many offsets known on the key lie
+    below it), so the key's next poll must begin at the first known offset
+    at or after the start."""
+    kind = bucket["kind"]
+    rows = bucket[kind.isin([HOLD, START]) & (bucket["otype"] == OK) & (bucket["offset"] != NULL)]
     if rows.empty:
         return rows.assign(last_idx=np.int64(0))
     known = obs[["key", "offset", "idx"]].drop_duplicates(["key", "offset"]).sort_values("offset")
@@ -138,14 +151,18 @@ def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baseli
     indefinite poll is itself checked against where the process stood, but
     consumed nothing, so the next poll is checked against the same place).
     `start_rows` (`starts`, with epochs): baselines only, checked by none;
-    a row checked against one is an assign-skip / assign-rewind."""
+    a row checked against one is an assign-skip / assign-rewind, or, for a
+    rebalance's start, a rebalance-skip / rebalance-rewind. A start sorts
+    before its op's own rows: a rebalance started the key inside that op's
+    poll, before the poll returned."""
     if start_rows is not None and len(start_rows):
         summary = pd.concat([summary.assign(is_start=False), start_rows.assign(
             is_start=True, idx=NULL, offset=NULL, value=NULL, last_offset=start_rows["offset"],
             last_value=NULL)[list(summary.columns) + ["is_start"]]], ignore_index=True)
     else:
         summary = summary.assign(is_start=False)
-    ordered = sort_rows(summary, ["process", "key", "epoch", "op"]).reset_index(drop=True)
+    summary = summary.assign(_after=(~summary["is_start"]).astype("int64"))
+    ordered = sort_rows(summary, ["process", "key", "epoch", "op", "_after"]).reset_index(drop=True)
     n = len(ordered)
     if n < 2:
         return
@@ -160,14 +177,17 @@ def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baseli
                                 prev_offset=prev["last_offset"], prev_value=prev["last_value"],
                                 **{"p_" + c: prev[c] for c in OP_COLUMNS})
     from_start = prev["is_start"].astype(bool)
+    by_assign = np.isin(prev["fcode"], _ASSIGNS)
     _classify(names.skip, names.nonmonotonic, steps[~from_start], found,
               lambda r: _pair(r, [op_struct(r, "p_"), op_struct(r)]))
-    _classify(START_NAMES.skip, START_NAMES.nonmonotonic, steps[from_start], found, _from_start)
+    _classify(START_NAMES.skip, START_NAMES.nonmonotonic, steps[from_start & by_assign], found, _from_start)
+    _classify(REBALANCE_NAMES.skip, REBALANCE_NAMES.nonmonotonic, steps[from_start & ~by_assign], found, _from_start)
 
 
 def _from_start(r) -> dict:
-    """An assign-skip / assign-rewind: the assign that started the key, and
-    the poll that began elsewhere."""
+    """An assign-skip / assign-rewind (rebalance-): the assign (the op that
+    logged the rebalance) that started the key, and the poll that began
+    elsewhere."""
     return {"key": int(r["key"]), "start": int(r["prev_offset"]), "offsets": [int(r["offset"])],
             "values": [int(r["value"])], "ops": [op_struct(r, "p_"), op_struct(r)], "delta": int(r["delta"])}
 

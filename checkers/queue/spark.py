@@ -177,8 +177,11 @@ def spark_pass(spark: SparkSession, ops: DataFrame, limit: int, realtime: bool,
     try:
         stats = op_stats(narrow) if op_counts is None else \
             stats_from_counts([c for c in op_counts if c[0] in QUEUE_OPS])
+        # only a subscription rebalances: other histories skip the START rows' window over every poll
+        rebalances = values.filter(F.col("f").isin("poll", "txn")) if "subscribe" in stats["by_f"] else None
         passed = queue_bucket.run(spark, narrow, stats["ops"], limit, stats["end_time"], shrink=not realtime,
-                                  micro=micro, assigns=values.filter(F.col("f").isin("assign", "subscribe")))
+                                  micro=micro, assigns=values.filter(F.col("f").isin("assign", "subscribe")),
+                                  rebalances=rebalances)
         if stats["ops"] <= driver_gather_max_ops:
             yield driver_pass(values, passed, stats, limit, realtime)
             return

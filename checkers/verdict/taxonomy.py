@@ -107,6 +107,15 @@ _DECLARED = (
                 "(the start is the assign's recorded `starts`)."),
     AnomalyType("assign-rewind", QUEUE, "A consumer's first poll of a key after an assign began "
                 "before the offset the assign started it at: the consumer went back on its own."),
+    # not excused by subscribing: the evidence is the start the rebalance recorded, not the
+    # position the consumer had before the rebalance moved the partition
+    AnomalyType("rebalance-skip", QUEUE, "A consumer's first poll of a key after a consumer-group "
+                "rebalance gave it the key began past the offset the rebalance started it at, "
+                "skipping offsets known to hold values (the start is the rebalance's recorded "
+                "start in `rebalance_log`)."),
+    AnomalyType("rebalance-rewind", QUEUE, "A consumer's first poll of a key after a consumer-group "
+                "rebalance gave it the key began before the offset the rebalance started it at: "
+                "the consumer went back on its own."),
     AnomalyType("partial-txn-read", QUEUE, "A consumer saw one part of a committed transaction's "
                 "sends and read a partition past another part without ever seeing it: the "
                 "transaction was visible only in part (a fractured read).", when_subscribed_ok=True),
