@@ -21,7 +21,8 @@ from checkers.history.queue_records import records_frame
 from checkers.queue.local import check_queue_local
 from tests.checkers.test_queue_anomalies import clean_history, planted_history
 from tests.checkers.test_queue_cycles import cycles_history
-from tests.checkers.test_queue_property import action, simulate
+from tests.checkers.test_queue_rebalance import rebalance_history
+from tests.checkers.test_queue_property import KINDS, actions_of, simulate
 
 S = 1_000_000_000
 
@@ -114,6 +115,7 @@ HISTORIES = {
                  [{"producer": ProducerChecks()}, {"producer": ProducerChecks(window_s=2.0, max_examples=1)}]),
     "outcomes": (outcomes_events, [{"producer": ProducerChecks()}, {"realtime": True, "limit": 1}]),
     "bare-polls": (bare_poll_events, [{"producer": ProducerChecks()}, {"realtime": True}]),
+    "rebalance": (lambda: rebalance_history().events, [{}, {"realtime": True, "limit": 1}]),
     "empty": (lambda: [], [{"producer": ProducerChecks()}]),
     "assign-only": (lambda: [{"type": "invoke", "process": 0, "f": "assign", "value": [1]},
                              {"type": "ok", "process": 0, "f": "assign", "value": [1]}], [{}]),
@@ -241,7 +243,8 @@ def _spark_records(spark, path: Path) -> pd.DataFrame:
     from checkers.queue.assemble import QUEUE_OPS
     from checkers.queue.bucket import bucketed, records
     ops = pair_operations(load_history(spark, path)).filter(F.col("f").isin(*QUEUE_OPS))
-    return bucketed(records(ops), ops, 1).drop("bucket").toPandas()
+    rebalances = ops.filter(F.col("f").isin("poll", "txn"))
+    return bucketed(records(ops), ops, 1, rebalances=rebalances).drop("bucket").toPandas()
 
 
 def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
@@ -249,7 +252,7 @@ def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("name", ["planted", "clean", "cycles", "producer", "outcomes", "bare-polls"])
+@pytest.mark.parametrize("name", ["planted", "clean", "cycles", "producer", "outcomes", "bare-polls", "rebalance"])
 def test_records_are_spark_records(spark, written, name):
     local = records_frame(read_history(written[name], "queue").ops)
     pd.testing.assert_frame_equal(_canonical(local), _canonical(_spark_records(spark, written[name])))
@@ -289,7 +292,7 @@ def random_events(histories, producer_seed: int = 0) -> list[dict]:
         events += simulate(actions, base_key=10 * i, base_process=10 * i, values=values)
     for i, e in enumerate(events):
         e.update(index=i, time=1000 * (i + 1))
-        sent = [m[2] for m in e["value"] if m[0] == "send"] if e["type"] == "invoke" and e["f"] != "assign" else []
+        sent = [m[2] for m in e["value"] if m[0] == "send"] if e["type"] == "invoke" and e["f"] in ("send", "txn") else []
         if sent:
             e["producer"] = {"idempotent": (sent[0] + producer_seed) % 4 != 0, "transactional": False}
     pending = {}
@@ -297,13 +300,16 @@ def random_events(histories, producer_seed: int = 0) -> list[dict]:
         if e["type"] == "invoke":
             pending[e["process"]] = e
         elif e["type"] in ("fail", "info") and e["f"] in ("send", "txn"):
-            value = pending[e["process"]]["value"][0][2]
-            if (value + producer_seed) % 3:
-                e["error"] = [OUT_OF_ORDER if value % 2 else "NOT_LEADER_OR_FOLLOWER", "x"]
+            sent = [m[2] for m in pending[e["process"]]["value"] if m[0] == "send"][:1]
+            if sent and (sent[0] + producer_seed) % 3:
+                e["error"] = [OUT_OF_ORDER if sent[0] % 2 else "NOT_LEADER_OR_FOLLOWER", "x"]
     return events
 
 
-histories = st.lists(st.lists(action, min_size=5, max_size=25), min_size=2, max_size=8)
+# test_queue_property's actions, and subscriptions, rebalances logged with
+# their starts (faults make them skip or rewind) and aborted txns in between
+engine_action = actions_of(KINDS + ("subscribe", "rebalance", "rebalance", "abort"))
+histories = st.lists(st.lists(engine_action, min_size=5, max_size=25), min_size=2, max_size=8)
 
 
 @pytest.mark.spark

@@ -19,12 +19,20 @@ from checkers.queue.local import check_queue_local
 from tests.checkers import queue_reference
 
 FAULTS = ("none", "none", "none", "lose", "dup", "skip", "back", "phantom", "offset")
-action = st.tuples(st.sampled_from(["send", "send", "poll", "poll", "txn", "assign"]),
-                   st.integers(0, 2),            # process
-                   st.integers(0, 1),            # key
-                   st.sampled_from(["ok", "ok", "ok", "fail", "info"]),
-                   st.sampled_from(FAULTS),
-                   st.integers(0, 3))            # poll start / count
+KINDS = ("send", "send", "poll", "poll", "txn", "assign")
+
+
+def actions_of(kinds: tuple[str, ...]):
+    """Actions (kind, process, key, outcome, fault, poll count) of these kinds."""
+    return st.tuples(st.sampled_from(kinds),
+                     st.integers(0, 2),            # process
+                     st.integers(0, 1),            # key
+                     st.sampled_from(["ok", "ok", "ok", "fail", "info"]),
+                     st.sampled_from(FAULTS),
+                     st.integers(0, 3))            # poll start / count
+
+
+action = actions_of(KINDS)
 
 
 def simulate(actions, base_key: int, base_process: int, values) -> list[dict]:
@@ -65,9 +73,27 @@ def simulate(actions, base_key: int, base_process: int, values) -> list[dict]:
             cursor[(process, key)] = pairs[-1][0] + 1
         return ["poll", {str(key): pairs} if pairs else {}]
 
+    def rebalance_log(process, key, type_):
+        """A rebalance inside a poll (test_queue_engines' actions only: the
+        reference knows no rebalances): the key revoked (a failed action),
+        given without a known start (info), or given at the consumer's
+        position, where the poll then begins unless its fault moves it."""
+        if type_ == "fail":
+            return [["revoked", [key]]]
+        start = {} if type_ == "info" else {str(key): cursor.get((process, key), 0)}
+        return [["assigned", [key], start]]
+
     for f, p, k, type_, fault, n in actions:
         process, key = base_process + p, base_key + k
-        if f == "assign":
+        if f == "subscribe":
+            emit(process, "subscribe", [key], "ok", [key])
+        elif f == "rebalance":
+            logged = rebalance_log(process, key, type_)
+            emit(process, "poll", [["poll"]], "ok", [do_poll(process, key, fault, n)])
+            events[-1]["rebalance_log"] = logged
+        elif f == "abort":     # an aborted txn with two polls that returned nothing
+            emit(process, "txn", [["poll"], ["poll"]], "fail", [["poll"], ["poll"]])
+        elif f == "assign":
             emit(process, "assign", [key], "ok", [key])
             cursor.pop((process, key), None)
         elif f == "send":
