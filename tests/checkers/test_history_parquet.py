@@ -116,7 +116,7 @@ def _canonical(frame: pd.DataFrame, key: list[str]) -> pd.DataFrame:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("name", ["planted", "producer", "outcomes", "bare-polls", "cycles"])
+@pytest.mark.parametrize("name", ["planted", "producer", "outcomes", "bare-polls", "cycles", "rebalance"])
 def test_companion_holds_what_spark_reads_from_the_json(spark, tmp_path, name):
     """Blocks of 300 bytes: operations span blocks, and a poll that proves an
     info send may come blocks before or after it."""

@@ -175,3 +175,17 @@ def test_a_history_without_subscribe_ignores_rebalance_logs(tmp_path):
     h = rebalance_history()
     del h.events[:2]    # its subscribe
     assert not _rebalance_types(local(h, tmp_path / "h.jsonl"))
+
+
+@pytest.mark.spark
+def test_a_companion_checks_rebalances_as_its_history_does(spark, tmp_path):
+    """The Parquet companion (format 5) keeps each completion's rebalance_log."""
+    from checkers.api import check_history
+    from checkers.history.companion_write import write_companion
+    history = rebalance_history().write(tmp_path / "history.jsonl")
+    from_json = check_history(history, out_dir=tmp_path / "json", engine="local")
+    write_companion(history)
+    from_parquet = check_history(history, out_dir=tmp_path / "parquet", engine="spark")
+    assert from_parquet["checker"]["parquet_companion"] is True
+    assert set(PLANTED) <= set(from_parquet["anomalies"])
+    assert from_parquet["anomalies"] == from_json["anomalies"]
