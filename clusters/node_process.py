@@ -81,6 +81,13 @@ class NodeProcess:
         except SSHError as e:
             return f"(log unavailable: {e})"
 
+    def _download_files(self, node: str, files: list[str], dest_dir: Path) -> None:
+        """Copies each of `files` (a log, a config) into dest_dir under its own name."""
+        dest_dir = Path(dest_dir)
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        for remote in files:
+            self._session(node).download(remote, dest_dir / Path(remote).name)
+
     def _download_logs(self, node: str, logs_dir: str, config_file: str, dest_dir: Path) -> None:
         """Copies every file in logs_dir, and the config file, into dest_dir."""
         session = self._session(node)
@@ -91,3 +98,13 @@ class NodeProcess:
         for name in listing:
             session.download(f"{logs_dir}/{name}", dest_dir / name)
         session.download(config_file, dest_dir / Path(config_file).name)
+
+
+def failure_of(action, node: str) -> Exception | None:
+    """What action(node) raised of a node's usual failures, or None if it succeeded:
+    starting several nodes at once reports each one's, and none hides another's."""
+    try:
+        action(node)
+        return None
+    except (DatabaseError, SSHError) as e:
+        return e

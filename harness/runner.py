@@ -26,6 +26,7 @@ from clusters import exit_codes
 from clusters.pinning import ClientPins
 from harness.progress import Progress
 from harness.run_cluster import ClusterSession
+from harness.system_support import check_supported
 from harness.test_options import TestOptions, test_name
 from harness.test_record import TestRecord, start_record
 from harness.workers import Workers
@@ -118,6 +119,8 @@ class Run:
     def _setup(self) -> None:
         from workloads.kafka_common import broker_count  # loads confluent_kafka: only when needed
         bootstrap = self.session.open()
+        if self.session.cluster is not None:
+            check_supported(self.session.cluster.db, self.options)
         brokers = broker_count(bootstrap)
         log.info("kafka at %s: %d brokers", bootstrap, brokers)
         settings = self.options.workload.settings_for(brokers, self.record.data.get("kafka", {}).get("version"))

@@ -1,0 +1,46 @@
+"""What a run asks of the system under test, checked once its cluster is open and
+before any workload or fault starts: a fault needs a capability of the database
+(clusters/db.py), a workload setting a feature of the Kafka API that some
+Kafka-compatible systems lack (TansuDB.client_features). A run that asks for what
+the system cannot do is refused with a message naming both, never left to crash
+halfway through."""
+from __future__ import annotations
+
+from clusters.db import Clock, Membership, Pause, Process, ProducerState
+from clusters.systems import client_features, system_of
+from harness.test_options import TestOptions
+
+# fault -> the capability its start needs (the others act on nodes, not on the database)
+FAULT_NEEDS = {"pause": Pause, "kill": Process, "clock": Clock, "producer-state": ProducerState,
+               "membership": Membership}
+# targets resolved through a KRaft log dir or partition leadership
+ROLE_TARGETS_NEED = Membership
+# workload setting -> the client feature it uses
+FEATURE_OF = {"txn": "transactions", "idempotence": "idempotence"}
+
+
+class Unsupported(ValueError):
+    """The run asks for what the system under test cannot do; names both."""
+
+
+def check_supported(db: object, options: TestOptions) -> None:
+    """Unsupported naming the first fault, target or workload setting the database lacks."""
+    system = " ".join(system_of(db))
+    for fault in options.nemesis.active_kinds:
+        needed = FAULT_NEEDS.get(fault)
+        if needed is not None and not isinstance(db, needed):
+            raise Unsupported(f"--nemesis {fault} needs the {needed.__name__} capability, "
+                              f"which {system} does not have")
+    roles = [t for t in options.nemesis.targets or () if t in ("controller", "leader")]
+    if roles and not isinstance(db, ROLE_TARGETS_NEED):
+        raise Unsupported(f"--db-targets {roles[0]}: {system} has no KRaft controller or partition "
+                          "leaders to aim at (every tansu broker serves every partition)")
+    features = client_features(db)
+    if features is None:
+        return
+    settings = options.workload.settings
+    for setting, feature in FEATURE_OF.items():
+        if getattr(settings, setting) and feature not in features:
+            flag = "--txn" if setting == "txn" else "--idempotence (the default; add --no-idempotence)"
+            raise Unsupported(f"{flag} needs Kafka {feature}, which {system} does not support "
+                              "(docs/findings.md, tansu)")
