@@ -33,6 +33,14 @@ def client_features(db: object) -> frozenset[str] | None:
     return getattr(db, "client_features", None)
 
 
+def features_of(system: str) -> frozenset[str] | None:
+    """client_features of a system by name, before any cluster of it exists."""
+    if system == "tansu":
+        from clusters.tansu import TansuDB
+        return TansuDB.client_features
+    return None
+
+
 def local_node_count(system: str, brokers: int) -> int:
     """Nodes a local cluster of `brokers` brokers needs: tansu's storage node is one more."""
     return brokers + (1 if system == "tansu" else 0)

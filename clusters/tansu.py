@@ -23,7 +23,7 @@ from clusters.inventory import Inventory
 from clusters.node_process import NodeProcess, failure_of
 from clusters.postgres_node import PostgresNode
 from clusters.ssh import SSHPool
-from clusters.tansu_install import TANSU_VERSION
+from clusters.tansu_install import TANSU_VERSION, TansuInstallError, ensure_installed
 from clusters.tansu_process import NODE_ID, TansuBroker, TansuConfig
 
 STORAGE_ROLE = "storage"
@@ -54,6 +54,12 @@ class TansuDB:
 
     # -- Database -----------------------------------------------------------------------
     def install(self, node: str) -> None:
+        """tansu built into the cache (once: clusters/tansu_install.py) with its schema, then
+        what the node needs of it."""
+        try:
+            ensure_installed()
+        except TansuInstallError as e:
+            raise DatabaseError(node, str(e)) from None
         self._on(node).install(node)
 
     def setup(self, node: str) -> None:

@@ -80,7 +80,7 @@ class TansuBroker(NodeProcess):
 
     # -- set-up -----------------------------------------------------------------------
     def install(self, node: str) -> None:
-        """Uploads the binary to a remote node that lacks it (60 MB, once)."""
+        """Uploads the cache's binary to a remote node that lacks it (60 MB, once)."""
         if self.inventory.node(node).local:
             return
         session, target = self._session(node), self.binary(node)
