@@ -67,6 +67,7 @@ class PostgresNode(NodeProcess):
         d = self.dir(node)
         return {"listen_addresses": f"'{self.inventory.node(node).host}'", "port": str(PORT),
                 "data_directory": f"'{self.data_dir(node)}'", "hba_file": f"'{d}/pg_hba.conf'",
+                "ident_file": f"'{self.data_dir(node)}/pg_ident.conf'",
                 "unix_socket_directories": f"'{d}/run'", **DEFAULTS, **self.settings}
 
     # -- set-up -----------------------------------------------------------------------
@@ -104,8 +105,16 @@ class PostgresNode(NodeProcess):
         self.wait_ready(node)
 
     def launch(self, node: str) -> int:
+        """Starts the server. The lock files a killed server left are removed first:
+        its pid may still be an unreaped zombie, which PostgreSQL takes for a live
+        server (`lock file "postmaster.pid" already exists`, the same of the socket's); ours is known dead by
+        its pid file, and its backends died with its process group."""
+        session = self._session(node)
+        if not session.pid_alive(self.pid_file(node)):
+            session.exec(f"rm -f {shlex.quote(self.data_dir(node))}/postmaster.pid "
+                         f"{shlex.quote(self.dir(node))}/run/.s.PGSQL.{PORT}.lock", timeout=15)
         command = f"{AS_USER} {POSTGRES_BIN}/postgres -c config_file={shlex.quote(self.config_file(node))}"
-        return self._session(node).start_daemon(command, self.pid_file(node), self.log_file(node))
+        return session.start_daemon(command, self.pid_file(node), self.log_file(node))
 
     def wait_ready(self, node: str, timeout: float | None = None) -> None:
         """Until it accepts connections; then the database and the schema are made sure of."""
@@ -131,7 +140,7 @@ class PostgresNode(NodeProcess):
             return False
 
     def _isready(self, node: str) -> str:
-        return f"{POSTGRES_BIN}/pg_isready -q -t 2 -h {self.inventory.node(node).host} -p {PORT}"
+        return f"{POSTGRES_BIN}/pg_isready -q -t 2 -h {self.inventory.node(node).host} -p {PORT} -U {USER}"
 
     def _our_server_gone(self, node: str) -> str:
         return f"! kill -0 $(cat {shlex.quote(self.pid_file(node))}) 2>/dev/null"

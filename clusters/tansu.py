@@ -8,9 +8,12 @@ and goes to what runs there, so the faults that strike nodes (pause, kill,
 partition) strike the storage node as they strike a broker, and heal and
 verification bring back either.
 
-What it has, as capabilities: Process, Pause, LogFiles, Config, Clock (brokers under
-libfaketime; the storage node's clock is left alone). What it lacks: Versions (one
-pinned release), Membership (no KRaft, no reassignment), Ensemble, ProducerState;
+What it has, as capabilities: Process, Pause, LogFiles, Config. What it lacks:
+Clock (libfaketime preloaded into `setpriv` is set up as root and cannot be used by
+the PostgreSQL server it becomes, so the storage node's clock cannot be skewed the
+way the brokers' could; a clock fault that skewed only some nodes would be recorded
+as skewing all of them), Versions (one pinned release), Membership (no KRaft, no
+reassignment), Ensemble, ProducerState;
 and the client features in FEATURES say what tansu does of Kafka's producer API
 (docs/findings.md, tansu)."""
 from __future__ import annotations
@@ -43,10 +46,6 @@ class TansuDB:
         self.broker_nodes = inventory.nodes_with_role(None)
         self.postgres = PostgresNode(ssh, inventory, self.config.postgres)
         self.brokers = TansuBroker(ssh, inventory, self.config, self.postgres.url(self.storage_node))
-
-    @property
-    def faketime(self) -> bool:
-        return self.config.faketime
 
     def _on(self, node: str) -> NodeProcess:
         """What runs on `node`: PostgreSQL or a broker."""
@@ -151,7 +150,7 @@ class TansuDB:
     def resume(self, node: str) -> None:
         self._on(node).resume(node)
 
-    # -- LogFiles, Config, Clock --------------------------------------------------------
+    # -- LogFiles, Config ---------------------------------------------------------------
     def log_tail(self, node: str, lines: int = 40) -> str:
         return self._on(node).log_tail(node, lines)
 
@@ -163,10 +162,4 @@ class TansuDB:
 
     def properties(self, node: str) -> dict[str, str]:
         return self._on(node).properties(node)
-
-    def clock_offset_file(self, node: str) -> str:
-        return self.brokers.clock_offset_file(node)
-
-    def reset_clock(self, node: str) -> None:
-        self.ssh[node].write_file(self.clock_offset_file(node), "+0\n")
 

@@ -1,7 +1,7 @@
 """A tansu broker as a process on a node: its settings (tansu's own command-line
 flags, written to a properties file so a reused cluster can be compared with what a
-test asks for: clusters/reconfigure.py), launching it under its pid file and
-libfaketime, waiting until it serves, and its log.
+test asks for: clusters/reconfigure.py), launching it under its pid file, waiting
+until it serves, and its log.
 
 Every tansu 0.6.0 broker calls itself node 111 (tansu_broker::NODE_ID) and
 answers metadata with itself as the one broker and leader of every partition: the
@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 from clusters.db import DatabaseError
-from clusters.faketime import faketime_env, leftover_files, skewed_marker
 from clusters.inventory import Inventory
 from clusters.local import port_open
 from clusters.node_process import NodeProcess
@@ -23,7 +22,6 @@ from clusters.tansu_install import TANSU_VERSION, binary
 CLIENT_PORT = 9092
 NODE_ID = 111  # tansu_broker::NODE_ID: every broker's id
 START_TIMEOUT = 60
-FAKETIME_KEY = "logtrial.faketime"
 LOG_LEVEL_KEY = "logtrial.rust_log"  # tansu's RUST_LOG
 POSTGRES_PREFIX = "postgres."  # --set postgres.<name>=value: a setting of the storage node
 
@@ -34,7 +32,6 @@ class TansuConfig:
 
     def __init__(self, inventory_settings: dict[str, str], settings: dict | None = None) -> None:
         merged = {**inventory_settings, **(settings or {})}
-        self.faketime = merged.pop(FAKETIME_KEY, "true").lower() not in ("false", "0", "no")
         self.log_level = merged.pop(LOG_LEVEL_KEY, "warn")
         self.postgres = {k[len(POSTGRES_PREFIX):]: v for k, v in merged.items() if k.startswith(POSTGRES_PREFIX)}
         self.flags = {k: v for k, v in merged.items() if not k.startswith((POSTGRES_PREFIX, "logtrial."))}
@@ -59,9 +56,6 @@ class TansuBroker(NodeProcess):
 
     def log_file(self, node: str) -> str:
         return f"{self.dir(node)}/tansu.log"
-
-    def clock_offset_file(self, node: str) -> str:
-        return f"{self.inventory.node(node).home}/faketime.rc"
 
     def binary(self, node: str) -> str:
         """The cache's binary on a node that shares this machine's disk, else an uploaded copy."""
@@ -95,7 +89,6 @@ class TansuBroker(NodeProcess):
         session.exec(f"mkdir -p {shlex.quote(self.dir(node))}", timeout=15)
         session.write_file(self.config_file(node),
                            "".join(f"{k}={v}\n" for k, v in self.properties(node).items()))
-        session.write_file(self.clock_offset_file(node), "+0\n")
 
     # -- lifecycle --------------------------------------------------------------------
     def start(self, node: str) -> None:
@@ -103,14 +96,10 @@ class TansuBroker(NodeProcess):
         self.wait_ready(node)
 
     def launch(self, node: str) -> int:
-        self._forget_dead_process(node)
-        session = self._session(node)
-        session.exec(f"rm -f {shlex.quote(skewed_marker(self.clock_offset_file(node)))}", timeout=15)
         flags = " ".join(f"--{k} {shlex.quote(v)}" for k, v in self.properties(node).items())
-        env = {"RUST_LOG": self.config.log_level,
-               **(faketime_env(self.clock_offset_file(node)) if self.config.faketime else {})}
-        return session.start_daemon(f"{shlex.quote(self.binary(node))} broker {flags}", self.pid_file(node),
-                                    self.log_file(node), env=env)
+        return self._session(node).start_daemon(f"{shlex.quote(self.binary(node))} broker {flags}",
+                                                self.pid_file(node), self.log_file(node),
+                                                env={"RUST_LOG": self.config.log_level})
 
     def wait_ready(self, node: str, timeout: float | None = None) -> None:
         deadline = time.monotonic() + (timeout or START_TIMEOUT)
@@ -128,11 +117,6 @@ class TansuBroker(NodeProcess):
         """It answers metadata on its listener, naming itself (which needs the storage engine)."""
         host = self.inventory.node(node).host
         return port_open(host, CLIENT_PORT, 1) and host in _broker_hosts(host)
-
-    def _forget_dead_process(self, node: str) -> None:
-        pid = self._session(node).exited_pid(self.pid_file(node))
-        if pid is not None:
-            self._session(node).exec("rm -f " + " ".join(leftover_files(pid)), timeout=15)
 
     # -- logs -------------------------------------------------------------------------
     def log_tail(self, node: str, lines: int = 40) -> str:
