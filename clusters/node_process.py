@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import shlex
+import time
 from pathlib import Path
 
 from clusters.db import DatabaseError
@@ -69,6 +70,25 @@ class NodeProcess:
         if process in (None, "Z", "X"):
             return "stopped"
         return "paused" if process in ("T", "t") else "running"
+
+    def serves_metadata(self, node: str) -> bool:
+        raise NotImplementedError
+
+    def log_tail(self, node: str, lines: int = 40) -> str:
+        raise NotImplementedError
+
+    def _wait_serving(self, node: str, timeout: float, what: str) -> None:
+        """Until serves_metadata(node); DatabaseError with the log's last lines when the
+        process exits first ("<what> exited during start-up") or time runs out."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.is_running(node):
+                raise DatabaseError(node, f"{what} exited during start-up; last log lines:\n" + self.log_tail(node))
+            if self.serves_metadata(node):
+                return
+            time.sleep(0.5)
+        raise DatabaseError(node, f"{self.label} not serving metadata after {timeout:g} s; "
+                            "last log lines:\n" + self.log_tail(node))
 
     # -- logs -------------------------------------------------------------------------
     def _tail(self, node: str, files: list[str], lines: int) -> str:

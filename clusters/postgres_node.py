@@ -133,7 +133,8 @@ class PostgresNode(NodeProcess):
             f"{psql} -tAc \"select 1 from pg_database where datname = '{DATABASE}'\" | grep -q 1 || "
             f"{psql} -c 'create database {DATABASE}'; {psql} -d {DATABASE} -f {d}/schema.sql", timeout=60)
 
-    def serves(self, node: str) -> bool:
+    def serves_metadata(self, node: str) -> bool:
+        """Whether it accepts connections (what a broker needs of it)."""
         try:
             return self._session(node).exec(self._isready(node), check=False, timeout=15).exit_code == 0
         except SSHError:

@@ -103,9 +103,7 @@ class TansuDB:
 
     def serves_metadata(self, node: str) -> bool:
         """A broker answers metadata; the storage node accepts connections."""
-        if node == self.storage_node:
-            return self.postgres.serves(node)
-        return self.brokers.serves_metadata(node)
+        return self._on(node).serves_metadata(node)
 
     def bootstrap_servers(self) -> str:
         return ",".join(self.brokers.address(n) for n in self.broker_nodes)

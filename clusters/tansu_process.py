@@ -9,10 +9,8 @@ brokers share nothing but the storage engine."""
 from __future__ import annotations
 
 import shlex
-import time
 from pathlib import Path
 
-from clusters.db import DatabaseError
 from clusters.inventory import Inventory
 from clusters.local import port_open
 from clusters.node_process import NodeProcess
@@ -102,16 +100,7 @@ class TansuBroker(NodeProcess):
                                                 env={"RUST_LOG": self.config.log_level})
 
     def wait_ready(self, node: str, timeout: float | None = None) -> None:
-        deadline = time.monotonic() + (timeout or START_TIMEOUT)
-        while time.monotonic() < deadline:
-            if not self.is_running(node):
-                raise DatabaseError(node, f"tansu {TANSU_VERSION} broker exited during start-up; "
-                                    "last log lines:\n" + self.log_tail(node))
-            if self.serves_metadata(node):
-                return
-            time.sleep(0.5)
-        raise DatabaseError(node, f"tansu broker not serving metadata after {timeout or START_TIMEOUT:g} s; "
-                            "last log lines:\n" + self.log_tail(node))
+        self._wait_serving(node, timeout or START_TIMEOUT, f"tansu {TANSU_VERSION} broker")
 
     def serves_metadata(self, node: str) -> bool:
         """It answers metadata on its listener, naming itself (which needs the storage engine)."""

@@ -197,17 +197,9 @@ def run_matrix(journal: Journal | None, workloads: str, nemeses: str, txn: str, 
     base = bad_input_exits(lambda: TestOptions.from_flat(store=str(store), **settings))
     versions = split_list(kafka_versions or "")
     quorum_names = split_list(quorums)
-    unknown = [q for q in quorum_names if q not in QUORUMS]
-    if unknown:
-        click.echo(f"logtrial test-all: --quorums {quorums}: unknown {', '.join(unknown)} "
-                   f"(valid: {', '.join(QUORUMS)})", err=True)
-        sys.exit(exit_codes.BAD_INPUT)
+    known_only("--quorums", quorum_names, QUORUMS)
     systems = split_list(dbs)
-    unknown = [name for name in systems if name not in SYSTEMS]
-    if unknown:
-        click.echo(f"logtrial test-all: --dbs {dbs}: unknown {', '.join(unknown)} "
-                   f"(valid: {', '.join(SYSTEMS)})", err=True)
-        sys.exit(exit_codes.BAD_INPUT)
+    known_only("--dbs", systems, SYSTEMS)
     for axis, values in (("--kafka-versions", versions), ("--quorums", quorum_names), ("--dbs", systems)):
         if len(values) > 1 and not base.cluster.local:
             click.echo(f"logtrial test-all: {axis} {','.join(values)} needs --local N: one "
@@ -244,6 +236,15 @@ def run_matrix(journal: Journal | None, workloads: str, nemeses: str, txn: str, 
     if store.is_dir():
         click.echo(f"index: {write_static_index(store)}")
     sys.exit(exit_code(runs))
+
+
+def known_only(option: str, names: list[str], known) -> None:
+    """Exit BAD_INPUT naming the names of an axis that are not among `known`."""
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        click.echo(f"logtrial test-all: {option} {','.join(names)}: unknown {', '.join(unknown)} "
+                   f"(valid: {', '.join(known)})", err=True)
+        sys.exit(exit_codes.BAD_INPUT)
 
 
 def journal_cell(cell: Cell) -> dict:
