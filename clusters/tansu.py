@@ -37,7 +37,7 @@ class TansuDB:
     version = TANSU_VERSION
     # Kafka client features the harness may use against it, found by trying
     # (docs/findings.md, tansu); a database without this attribute has them all
-    client_features: frozenset[str] = frozenset()
+    client_features: frozenset[str] = frozenset({"idempotence"})
 
     def __init__(self, inventory: Inventory, ssh: SSHPool, settings: dict | None = None) -> None:
         self.inventory, self.ssh = inventory, ssh

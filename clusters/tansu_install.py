@@ -62,16 +62,14 @@ def is_installed(version: str = TANSU_VERSION) -> bool:
 
 
 def ensure_installed(version: str = TANSU_VERSION, say=print) -> Path:
-    """The tansu binary, built (and its schema derived) first if missing."""
-    if is_installed(version):
-        return binary(version)
+    """The tansu binary, built first if missing, and its schema derived again (a few
+    milliseconds; a schema from an older translation is never used)."""
     build_dir(version).mkdir(parents=True, exist_ok=True)
     with open(build_dir(version).parent / f".tansu-{version}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not os.access(binary(version), os.X_OK):  # another process may have built it meanwhile
             _build(version, say)
-        if not schema_path(version).is_file():
-            write_schema(version)
+        write_schema(version)
     return binary(version)
 
 
@@ -106,10 +104,10 @@ def _build(version: str, say) -> None:
 
 def main(argv: list[str]) -> int:
     try:
-        if is_installed():
-            print(f"tansu {TANSU_VERSION}: cached in {build_dir()}")
-            return 0
+        cached = os.access(binary(), os.X_OK)
         ensure_installed()
+        if cached:
+            print(f"tansu {TANSU_VERSION}: cached in {build_dir()} (schema derived again)")
     except TansuInstallError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

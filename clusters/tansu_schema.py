@@ -31,6 +31,12 @@ COLUMN_TYPES = {
     ("producer", "id"): "bigint", ("producer_epoch", "producer"): "bigint",
     ("txn", "producer"): "bigint",
 }
+# Columns only PostgreSQL's own queries (src/pg/*.sql) read, so the SQLite DDL has none:
+# record_fetch.sql asks `r.transaction_id < pg_snapshot_xmin(pg_current_snapshot())`,
+# whether the transaction that wrote a record had completed, and the engine reads that
+# as a non-null bool; the column is that transaction's id, which PostgreSQL fills in.
+# Added only where a query of the crate names it.
+PG_ONLY_COLUMNS = {"record": {"transaction_id": "xid8 default pg_current_xact_id() not null"}}
 SQLITE_TYPES = {"datetime": "timestamptz", "blob": "bytea", "integer": "int", "int": "int", "text": "text"}
 AUTOINCREMENT = re.compile(r"\binteger\s+primary\s+key\s+autoincrement\b", re.I)
 CREATE = re.compile(r"create\s+table\s+if\s+not\s+exists\s+(\w+)\s*\((.*)\)\s*;", re.I | re.S)
@@ -56,7 +62,10 @@ def storage_crate_dir(cargo_home: Path, version: str) -> Path:
 def postgres_schema(crate_dir: Path) -> str:
     """The whole PostgreSQL DDL, tables in the crate's file order, in one transaction."""
     upserts = upsert_keys(sorted((crate_dir / "src" / "sql").glob("*.sql")))
-    tables = [translate_file(path, upserts) for path in sorted((crate_dir / "src" / "ddl").glob("*.sql"))]
+    pg_queries = " ".join(_strip_comments(p.read_text()) for p in sorted((crate_dir / "src" / "pg").glob("*.sql")))
+    extra = {table: {c: t for c, t in columns.items() if re.search(rf"\b{c}\b", pg_queries)}
+             for table, columns in PG_ONLY_COLUMNS.items()}
+    tables = [translate_file(path, upserts, extra) for path in sorted((crate_dir / "src" / "ddl").glob("*.sql"))]
     if not tables:
         raise SchemaError(f"no DDL in {crate_dir}/src/ddl")
     return "begin;\n" + "\n".join(_referenced_first(tables)) + "commit;\n"
@@ -90,12 +99,16 @@ def upsert_keys(query_files: list[Path]) -> dict[str, set[tuple[str, ...]]]:
     return keys
 
 
-def translate_file(path: Path, upserts: dict[str, set[tuple[str, ...]]]) -> str:
+def translate_file(path: Path, upserts: dict[str, set[tuple[str, ...]]],
+                   extra: dict[str, dict[str, str]] | None = None) -> str:
+    """One table's DDL for PostgreSQL, with the unique keys `upserts` need and the
+    `extra` columns only PostgreSQL's queries read."""
     match = CREATE.search(_strip_comments(path.read_text()))
     if not match:
         raise SchemaError(f"{path}: no `create table if not exists` statement")
     table, body = match.group(1), match.group(2)
     lines = [_translate_line(table, part, path) for part in _split_top_level(body)]
+    lines += [f"    {column} {definition}" for column, definition in (extra or {}).get(table, {}).items()]
     unique = {_columns(line) for line in lines if line.strip().lower().startswith(("unique", "primary key"))}
     unique |= {(line.split()[0],) for line in lines if re.search(r"\b(unique|primary key)\b", line, re.I)
                and not line.strip().lower().startswith(CONSTRAINT_WORDS)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from clusters.db import Clock, Membership, Pause, Process, ProducerState
 from clusters.systems import client_features, system_of
 from harness.test_options import TestOptions
+from nemesis.targets import ROLE_TARGETS
 
 # fault -> the capability its start needs (the others act on nodes, not on the database)
 FAULT_NEEDS = {"pause": Pause, "kill": Process, "clock": Clock, "producer-state": ProducerState,
@@ -17,6 +18,20 @@ FAULT_NEEDS = {"pause": Pause, "kill": Process, "clock": Clock, "producer-state"
 ROLE_TARGETS_NEED = Membership
 # workload setting -> the client feature it uses
 FEATURE_OF = {"txn": "transactions", "idempotence": "idempotence"}
+
+
+def fault_targets(db: object, targets: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The targets the faults draw from: the default ones, less the roles, on a
+    system without them (asked for by name, they are refused by check_supported)."""
+    if isinstance(db, ROLE_TARGETS_NEED) or not _default_targets(targets):
+        return targets
+    from nemesis.runner import DEFAULT_TARGETS  # loads confluent_kafka: only when needed
+    return tuple(t for t in DEFAULT_TARGETS if t not in ROLE_TARGETS)
+
+
+def _default_targets(targets: tuple[str, ...] | None) -> bool:
+    from nemesis.runner import DEFAULT_TARGETS
+    return targets is None or tuple(targets) == tuple(DEFAULT_TARGETS)
 
 
 class Unsupported(ValueError):
@@ -31,8 +46,8 @@ def check_supported(db: object, options: TestOptions) -> None:
         if needed is not None and not isinstance(db, needed):
             raise Unsupported(f"--nemesis {fault} needs the {needed.__name__} capability, "
                               f"which {system} does not have")
-    roles = [t for t in options.nemesis.targets or () if t in ("controller", "leader")]
-    if roles and not isinstance(db, ROLE_TARGETS_NEED):
+    roles = [t for t in options.nemesis.targets or () if t in ROLE_TARGETS]
+    if roles and not isinstance(db, ROLE_TARGETS_NEED) and not _default_targets(options.nemesis.targets):
         raise Unsupported(f"--db-targets {roles[0]}: {system} has no KRaft controller or partition "
                           "leaders to aim at (every tansu broker serves every partition)")
     features = client_features(db)

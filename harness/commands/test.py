@@ -17,7 +17,7 @@ from workloads.client_kinds import CLIENT_NAMES
 from workloads.registry import WORKLOAD_NAMES
 
 # precedence of exit codes when --test-count runs several tests: the worst wins
-_SEVERITY = [exit_codes.VALID, exit_codes.UNKNOWN, exit_codes.INVALID, exit_codes.HARNESS_ERROR,
+_SEVERITY = [exit_codes.VALID, exit_codes.UNKNOWN, exit_codes.INVALID, exit_codes.BAD_INPUT, exit_codes.HARNESS_ERROR,
              exit_codes.INTERRUPTED]
 
 
