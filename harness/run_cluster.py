@@ -104,7 +104,8 @@ class ClusterSession:
         """With --pin-clients, each process's clients reach one node (docs/pinned-clients.md)."""
         if not self.spec.pin_clients:
             return None
-        return ClientPins(self.local_cluster or local_cluster_of(self.spec.nodes_file))
+        brokers = self.cluster.inventory.nodes_with_role(None) if self.cluster else None
+        return ClientPins(self.local_cluster or local_cluster_of(self.spec.nodes_file), brokers)
 
     def collect_logs(self, dest: Path) -> None:
         """Every node's Kafka logs into dest/<node>/, in parallel, best effort."""

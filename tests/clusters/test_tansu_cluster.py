@@ -26,7 +26,6 @@ from nemesis.heal import heal, verify_healed
 from tests.fixtures.cluster import shared_cluster_name
 
 BROKERS = 2  # two brokers share the storage node: enough to kill one and keep serving
-TANSU_CLIENT: dict = {}  # the workload settings tansu supports (docs/findings.md, tansu)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +80,7 @@ def test_a_queue_run_on_tansu_is_checked_valid(tansu, tmp_path):
     local, cluster = tansu
     options = TestOptions.from_flat(nodes_file=str(local.inventory_path), store=str(tmp_path), leave_db_running=True,
                                     time_limit=8, rate=40, concurrency=4, recovery_time=1, final_time_limit=30,
-                                    report=False, **TANSU_CLIENT)
+                                    report=False)
     result = run_test(options)
     test_json = json.loads((result.run_dir / "test.json").read_text())
     assert result.status == "complete" and result.valid is True, result.error
@@ -115,11 +114,14 @@ def test_what_tansu_lacks_is_refused_naming_it(tansu):
     _, cluster = tansu
     with pytest.raises(Unsupported, match=r"--nemesis membership needs the Membership capability, "
                                           r"which tansu 0\.6\.0 does not have"):
-        check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", nemesis=("membership",),
-                                                          **TANSU_CLIENT))
+        check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", nemesis=("membership",)))
     with pytest.raises(Unsupported, match=r"--db-targets leader: tansu 0\.6\.0 has no KRaft controller"):
         check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", nemesis=("kill",),
-                                                          db_targets=("leader",), **TANSU_CLIENT))
+                                                          db_targets=("leader",)))
+    with pytest.raises(Unsupported, match=r"--txn needs Kafka transactions, which tansu 0\.6\.0 does not support"):
+        check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", txn=True))
+    # the default targets less the roles tansu has none of, not a refusal
+    check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", nemesis=("kill",)))
 
 
 @pytest.mark.cluster
