@@ -74,6 +74,13 @@ def test_inventory_names_the_system_and_its_storage_node():
         parse_inventory(_inventory("redpanda", [None]), "c.yaml")
 
 
+def test_kafka_options_name_no_tansu_release():
+    with pytest.raises(ValueError, match=r"--kafka-version: Kafka's own, not for --db tansu"):
+        TestOptions.from_flat(local=3, db="tansu", kafka_version="4.1.1").validate()
+    with pytest.raises(ValueError, match=r"--db tansu chooses what logtrial brings up"):
+        TestOptions.from_flat(bootstrap_servers="127.0.0.1:9092", db="tansu").validate()
+
+
 # -- a real cluster ----------------------------------------------------------------------------
 @pytest.mark.cluster
 def test_a_queue_run_on_tansu_is_checked_valid(tansu, tmp_path):
@@ -98,7 +105,7 @@ def test_heal_brings_back_killed_brokers_a_killed_storage_node_and_a_partition(t
     storage = db.storage_node
     db.kill("n1")
     db.kill(storage)
-    cut = shapes.Partition.from_value({"grudge": {"n2": [storage], storage: ["n2"]}})
+    cut = shapes.Partition("one", {"n1": [], "n2": [storage], storage: ["n2"]}, "n1")  # n2 from its storage
     hosts = {n.name: n.host for n in cluster.inventory.nodes}
     for node in ("n2", storage):
         cluster.ssh[node].exec(partition.apply_script(partition.rules_for(node, cut, hosts, 22, False)))
@@ -137,3 +144,4 @@ def test_down_leaves_no_namespace_and_no_process(tansu):
              and "Z" not in subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True,
                                            text=True).stdout]
     assert alive == []
+
