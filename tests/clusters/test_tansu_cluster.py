@@ -19,6 +19,7 @@ from clusters.systems import for_system, local_node_count
 from clusters.tansu import TansuDB
 from clusters.tansu_install import cargo_home, is_installed
 from clusters.tansu_schema import postgres_schema, storage_crate_dir
+from harness.commands.test_all import cell_label, matrix, options_for
 from harness.runner import TestOptions, run_test
 from harness.system_support import Unsupported, check_supported
 from nemesis import partition, shapes
@@ -79,6 +80,14 @@ def test_kafka_options_name_no_tansu_release():
         TestOptions.from_flat(local=3, db="tansu", kafka_version="4.1.1").validate()
     with pytest.raises(ValueError, match=r"--db tansu chooses what logtrial brings up"):
         TestOptions.from_flat(bootstrap_servers="127.0.0.1:9092", db="tansu").validate()
+
+
+
+def test_the_system_axis_runs_txn_off_only_on_tansu():
+    cells = matrix(["queue"], ["none"], "both", 1, dbs=["kafka", "tansu"])
+    assert [(c.db, c.txn) for c in cells] == [("kafka", False), ("kafka", True), ("tansu", False)]
+    assert [cell_label(c) for c in cells][-1] == "db=tansu queue nemesis=none txn=off"
+    assert options_for(TestOptions.from_flat(local=3), cells[-1]).cluster.db == "tansu"
 
 
 # -- a real cluster ----------------------------------------------------------------------------
