@@ -176,7 +176,7 @@ def down(name: str | None, inventory_path: str | None, run_dir: str | None, keep
                 with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
                     for node in c.nodes:
                         c.db.shutdown(node) if keep_data else c.db.wipe(node)
-                click.echo(f"{target.label}: stopped Kafka on {len(c.nodes)} nodes")
+                click.echo(f"{target.label}: stopped {system_of(c.db)[0]} on {len(c.nodes)} nodes")
                 continue
             removed = target.local.down(keep_data=keep_data)
             click.echo(f"{target.label}: " + ("removed " + ", ".join(removed) if removed
