@@ -8,8 +8,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
-
 import click
 
 from checkers.spark.archive import archive_file as spark_archive
@@ -20,6 +18,10 @@ from clusters.kafka_archive import archive_file as kafka_archive
 from clusters.kafka_config import DEFAULT_JVM_OPTS, KAFKA_VERSION, kafka_cache_dir
 from clusters.kafka_install import is_installed
 from clusters.kafka_versions import KRAFT, RELEASE_PATTERN, KafkaRelease, cache_root, resolve, version_tuple
+from clusters.inventory import InventoryError
+from harness.commands.cluster import fail, insecure_option, inventory_option
+from harness.commands.doctor_check import Check
+from harness.commands.doctor_nodes import check_nodes
 
 # command -> Debian package that provides it
 SYSTEM_TOOLS = {
@@ -31,14 +33,6 @@ SYSTEM_TOOLS = {
 OPTIONAL_TOOLS = {"tc": "iproute2", "mvn": "maven", "chromium": "chromium", "javac": "openjdk-17-jdk-headless"}
 PYTHON_MODULES = ["paramiko", "confluent_kafka", "yaml", "click", "pyspark", "networkx",
                   "matplotlib", "pandas", "pyarrow", "scipy"]
-
-
-@dataclass
-class Check:
-    what: str
-    ok: bool
-    detail: str
-    required: bool = True
 
 
 def find_tool(name: str) -> str | None:
@@ -124,15 +118,31 @@ def run_checks() -> list[Check]:
             check_kafka_cache(), check_other_versions(), *check_python(), *check_class_archives()]
 
 
-@click.command()
-def doctor() -> None:
-    """Report which system tools, libraries and Python packages are present or missing."""
-    checks = run_checks()
+def print_checks(checks: list[Check], indent: str = "  ") -> list[str]:
+    """Prints one line per check; returns what is required and missing."""
     for c in checks:
         mark = "ok  " if c.ok else ("MISS" if c.required else "opt ")
-        click.echo(f"  [{mark}] {c.what:26} {c.detail}")
-    missing = [c.what for c in checks if c.required and not c.ok]
+        click.echo(f"{indent}[{mark}] {c.what:26} {c.detail}")
+    return [c.what for c in checks if c.required and not c.ok]
+
+
+@click.command()
+@inventory_option
+@insecure_option
+def doctor(inventory_path: str | None, insecure_host_keys: bool) -> None:
+    """Report which system tools, libraries and Python packages are present or missing,
+    on the control node and, with --inventory, on every node of that inventory."""
+    missing = print_checks(run_checks())
+    if inventory_path is not None:
+        try:
+            nodes = check_nodes(inventory_path, insecure_host_keys)
+        except InventoryError as e:
+            fail(str(e), exit_codes.BAD_INPUT)
+        for node, checks in nodes.items():
+            click.echo(f"node {node}:")
+            missing += [f"{what} on {node}" for what in print_checks(checks, "    ")]
     if missing:
-        click.echo(f"missing: {', '.join(missing)} (`make install` installs them)", err=True)
+        click.echo(f"missing: {', '.join(missing)} (`make install` installs them on the control "
+                   f"node; a node's own packages are for its owner to install)", err=True)
         sys.exit(exit_codes.HARNESS_ERROR)
     click.echo("everything logtrial needs is here")

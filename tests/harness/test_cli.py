@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from clusters import exit_codes
 from clusters.local import LocalCluster, link_exists, list_netns
 from harness.cli import main
+from harness.commands.doctor_nodes import checks_from
 
 pytestmark = pytest.mark.cluster
 
@@ -118,3 +121,42 @@ def test_doctor_reports_everything_present():
     assert result.exit_code == 0, result.output
     assert "[ok  ] JVM under libfaketime" in result.output
     assert "[ok  ] class archive: brokers" in result.output and "[ok  ] class archive: spark" in result.output
+
+
+def test_doctor_checks_every_node_of_an_inventory(cluster):
+    result = run("doctor", "--inventory", str(cluster.inventory.path))
+    assert result.exit_code == 0, result.output
+    for node in cluster.inventory.node_names:
+        section = result.output.split(f"node {node}:\n", 1)[1].split("node ", 1)[0]
+        for tool in ("iptables", "java", "python3", "setsid"):
+            assert f"[ok  ] {tool}" in section, section
+        # this machine's kernel has no netem: the packet faults take the fallback path
+        assert "packet faults" in section and "path fallback (netem False, htb True, nfqueue True)" in section
+
+
+def test_doctor_names_a_node_it_cannot_reach(cluster, tmp_path):
+    inventory = yaml.safe_load(Path(cluster.inventory.path).read_text())
+    unreachable = inventory["nodes"][0]
+    unreachable["host"] = "10.201.255.254"   # in the pool, owned by no cluster
+    path = tmp_path / "inventory.yaml"
+    path.write_text(yaml.safe_dump(inventory))
+    result = run("doctor", "--inventory", str(path))
+    assert result.exit_code == exit_codes.HARNESS_ERROR
+    assert f"node {unreachable['name']}:" in result.output and "[MISS] ssh" in result.output
+    assert f"ssh on {unreachable['name']}" in result.output
+
+
+def test_doctor_refuses_an_inventory_that_is_not_one(tmp_path):
+    path = tmp_path / "inventory.yaml"
+    path.write_text("nodes: 3\n")
+    result = run("doctor", "--inventory", str(path))
+    assert result.exit_code == exit_codes.BAD_INPUT and str(path) in result.output
+
+
+def test_a_node_without_java_is_named_missing_what_needs_it():
+    checks = checks_from({"java": "none", "iptables": "/usr/sbin/iptables"},
+                         {"path": "netem", "netem": True, "htb": True, "nfqueue": False})
+    java = next(c for c in checks if c.what == "java")
+    assert not java.ok and java.required and "Kafka brokers" in java.detail
+    assert next(c for c in checks if c.what == "iptables").ok
+    assert next(c for c in checks if c.what == "packet faults").ok

@@ -90,6 +90,21 @@ def test_a_java_client_run_is_valid(txn_version_restored, tmp_path):
     assert test_json["options"]["txn_version"] == 1 and test_json["transaction_version"] == 1
 
 
+def test_a_java_client_run_through_subscribe_logs_where_each_rebalance_started(cluster, tmp_path):
+    """The subscribe path's rebalance callback, on the Java client: each logged
+    `assigned` entry says where it started each key it gave, and the run is valid."""
+    result, events, _ = java_run(cluster, tmp_path, time_limit=8, sub_via="subscribe")
+    assert result.valid is True, result
+    assert wellformedness_problems(events, "queue") == []
+    assigned = [entry for e in events if e["type"] == "ok"
+                for entry in e.get("rebalance_log", []) if entry[0] == "assigned"]
+    assert assigned, "no rebalance gave a consumer its partitions"
+    for _, keys, *starts in assigned:
+        assert len(starts) == 1 and set(starts[0]) <= {str(k) for k in keys}, (keys, starts)
+        assert all(isinstance(offset, int) and offset >= 0 for offset in starts[0].values())
+    assert any(starts and starts[0] for _, _, *starts in assigned)
+
+
 def test_java_client_transactions_on_transaction_version_2(txn_version_restored, tmp_path):
     cluster = txn_version_restored
     result, events, test_json = java_run(cluster, tmp_path, time_limit=8, txn=True, abort_p=0.3, txn_version=2)

@@ -1,0 +1,76 @@
+"""`logtrial doctor --nodes-file`: what each node of an inventory needs, asked over SSH,
+so that a missing tool is named before a run rather than as a fault that fails halfway
+(a packet fault without python3, a clock fault without libfaketime)."""
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from clusters.faketime import LIBRARY as FAKETIME_LIB
+from clusters.inventory import load_inventory
+from clusters.ssh import NodeSession, SSHError, SSHPool
+from harness.commands.doctor_check import Check
+from nemesis.packet_detect import detect as detect_packet_paths
+
+# command on a node -> what needs it; required ones every run needs
+NODE_TOOLS = {
+    "setsid": ("daemons (util-linux)", True), "nohup": ("daemons (coreutils)", True),
+    "timeout": ("bounded remote commands (coreutils)", True),
+    "iptables": ("partition, control-link, client-delay faults", True),
+    "java": ("Kafka brokers (Java 17 or later)", True),
+    "python3": ("packet delay and client-delay (the NFQUEUE holder)", False),
+    "tc": ("packet rate limits and netem (iproute2)", False),
+}
+PRESENT = "present"
+
+
+def tools_script() -> str:
+    """One remote command that prints `name path` per tool found, and the library."""
+    lookups = [f"p=$(command -v {t} || ls /usr/sbin/{t} /sbin/{t} 2>/dev/null | head -1); "
+               f"echo {t} ${{p:-none}}" for t in NODE_TOOLS]
+    lookups.append(f"[ -e {shlex.quote(FAKETIME_LIB)} ] && echo libfaketime {PRESENT} "
+                   f"|| echo libfaketime none")
+    return "; ".join(lookups)
+
+
+def parse_tools(stdout: str) -> dict[str, str]:
+    return dict(line.split(" ", 1) for line in stdout.splitlines() if " " in line)
+
+
+def node_checks(session: NodeSession) -> list[Check]:
+    """What one node has: its tools, libfaketime, and the path packet faults would take."""
+    found = parse_tools(session.exec(tools_script(), timeout=30, check=False).stdout)
+    return checks_from(found, detect_packet_paths(session))
+
+
+def checks_from(found: dict[str, str], paths: dict) -> list[Check]:
+    """The report's lines for what a node was found to have (`parse_tools`, and
+    nemesis/packet_detect.py's `detect`)."""
+    checks = []
+    for tool, (need, required) in NODE_TOOLS.items():
+        where = found.get(tool, "none")
+        checks.append(Check(tool, where != "none",
+                            where if where != "none" else f"missing: needed by {need}", required))
+    has_faketime = found.get("libfaketime") == PRESENT
+    checks.append(Check("libfaketime", has_faketime, FAKETIME_LIB if has_faketime
+                        else "missing: needed by clock faults (apt install libfaketime)", False))
+    checks.append(Check("packet faults", paths["netem"] or (paths["htb"] and paths["nfqueue"]),
+                        f"path {paths['path']} (netem {paths['netem']}, htb {paths['htb']}, "
+                        f"nfqueue {paths['nfqueue']})", False))
+    return checks
+
+
+def check_nodes(inventory_path: str | Path, insecure_host_keys: bool = False) -> dict[str, list[Check]]:
+    """Every node's checks; a node that cannot be reached gets one failed check saying why."""
+    inventory = load_inventory(inventory_path)
+    pool = SSHPool(inventory, insecure_host_keys=insecure_host_keys)
+    results: dict[str, list[Check]] = {}
+    try:
+        for node in inventory.node_names:
+            try:
+                results[node] = node_checks(pool[node])
+            except SSHError as e:
+                results[node] = [Check("ssh", False, str(e))]
+    finally:
+        pool.close()
+    return results
