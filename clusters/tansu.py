@@ -36,7 +36,9 @@ class TansuDB:
     system = "tansu"
     version = TANSU_VERSION
     # Kafka client features the harness may use against it, found by trying
-    # (docs/findings.md, tansu); a database without this attribute has them all
+    # (docs/findings.md, tansu); a database without this attribute has them all.
+    # Not "transactions" (librdkafka cannot commit: no EndTxn it takes), nor
+    # "latest-offset-read-committed" (its query needs PostgreSQL 16, Debian has 15)
     client_features: frozenset[str] = frozenset({"idempotence"})
 
     def __init__(self, inventory: Inventory, ssh: SSHPool, settings: dict | None = None) -> None:

@@ -18,6 +18,9 @@ FAULT_NEEDS = {"pause": Pause, "kill": Process, "clock": Clock, "producer-state"
 ROLE_TARGETS_NEED = Membership
 # workload setting -> the client feature it uses
 FEATURE_OF = {"txn": "transactions", "idempotence": "idempotence"}
+# ListOffsets for the latest offset from a read_committed client (get_watermark_offsets)
+LATEST_COMMITTED = "latest-offset-read-committed"
+ASKS_LATEST_OFFSETS = ("list-append",)
 
 
 def fault_targets(db: object, targets: tuple[str, ...] | None) -> tuple[str, ...] | None:
@@ -59,3 +62,8 @@ def check_supported(db: object, options: TestOptions) -> None:
             flag = "--txn" if setting == "txn" else "--idempotence (the default; add --no-idempotence)"
             raise Unsupported(f"{flag} needs Kafka {feature}, which {system} does not support "
                               "(docs/findings.md, tansu)")
+    if (options.workload.name in ASKS_LATEST_OFFSETS and settings.isolation_level == "read_committed"
+            and LATEST_COMMITTED not in features):
+        raise Unsupported(f"--workload {options.workload.name} asks for each partition's latest offset, which "
+                          f"{system} cannot give read_committed clients here; add --isolation-level "
+                          "read_uncommitted (without transactions it reads the same records)")

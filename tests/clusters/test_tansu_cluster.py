@@ -83,6 +83,17 @@ def test_kafka_options_name_no_tansu_release():
 
 
 
+def test_set_overrides_tansu_flags_and_the_storage_nodes_settings():
+    inventory = parse_inventory(_inventory("tansu", [None, None, "storage"]), "c.yaml")
+    db = TansuDB(inventory, ssh=None, settings={"listener-url": "tcp://0.0.0.0:9092", "postgres.fsync": "off",
+                                                 "logtrial.rust_log": "debug"})
+    flags = db.properties("n1")
+    assert flags["listener-url"] == "tcp://0.0.0.0:9092" and flags["advertised-listener-url"] == "tcp://10.0.0.1:9092"
+    assert flags["storage-engine"] == "postgres://postgres@10.0.0.3:5432/tansu?sslmode=disable"
+    assert not any(k.startswith(("logtrial.", "postgres.")) for k in flags)
+    assert db.properties("n3")["fsync"] == "off" and db.config.log_level == "debug"
+
+
 def test_the_system_axis_runs_txn_off_only_on_tansu():
     cells = matrix(["queue"], ["none"], "both", 1, dbs=["kafka", "tansu"])
     assert [(c.db, c.txn) for c in cells] == [("kafka", False), ("kafka", True), ("tansu", False)]
@@ -136,6 +147,8 @@ def test_what_tansu_lacks_is_refused_naming_it(tansu):
                                                           db_targets=("leader",)))
     with pytest.raises(Unsupported, match=r"--txn needs Kafka transactions, which tansu 0\.6\.0 does not support"):
         check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", txn=True))
+    with pytest.raises(Unsupported, match=r"--workload list-append asks for each partition's latest offset"):
+        check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", workload="list-append"))
     # the default targets less the roles tansu has none of, not a refusal
     check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", nemesis=("kill",)))
 
