@@ -13,9 +13,8 @@ Clock (libfaketime preloaded into `setpriv` is set up as root and cannot be used
 the PostgreSQL server it becomes, so the storage node's clock cannot be skewed the
 way the brokers' could; a clock fault that skewed only some nodes would be recorded
 as skewing all of them), Versions (one pinned release), Membership (no KRaft, no
-reassignment), Ensemble, ProducerState;
-and the client features in FEATURES say what tansu does of Kafka's producer API
-(docs/findings.md, tansu)."""
+reassignment), Ensemble, ProducerState. `client_features` says what tansu does of
+Kafka's producer API (docs/findings.md, tansu)."""
 from __future__ import annotations
 
 import shlex
