@@ -4,15 +4,20 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install system kafka venv archives java-client demo test bench clean
+.PHONY: install system kafka tansu venv archives java-client demo test bench clean
 
-install: system kafka venv archives java-client
+install: system kafka tansu venv archives java-client
 
 system:
 	@bash scripts/install-system.sh
 
 kafka:
 	@bash scripts/install-kafka.sh
+
+# tansu, the second system under test: built once by cargo (about 20 min on 2 cores),
+# then the cached binary is reused (clusters/tansu_install.py)
+tansu:
+	@bash scripts/install-tansu.sh
 
 venv: $(VENV)/.installed
 

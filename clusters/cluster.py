@@ -12,10 +12,10 @@ from typing import Callable
 
 from clusters.db import Database, DatabaseError, Ensemble, LogFiles, Process, Versions, require
 from clusters.inventory import Inventory, load_inventory
-from clusters.kafka import KafkaDB
 from clusters.kafka_paths import CLIENT_PORT
 from clusters.restarts import NodesNotRevived, start_within
 from clusters.ssh import NodeSession, SSHError, SSHPool
+from clusters.systems import open_database
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class Cluster:
         installed, configured and serving; brokers already running are left alone."""
         inventory = load_inventory(inventory_path)
         ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys)
-        cluster = cls(inventory, ssh, KafkaDB(inventory, ssh, db_settings))
+        cluster = cls(inventory, ssh, open_database(inventory, ssh, db_settings))
         try:
             ssh.run_on(inventory.node_names, NodeSession.connect)
             if start:
@@ -196,7 +196,8 @@ class Cluster:
         # a broker that was just restarted, or is busy, may need a moment to answer
         running = [node for node in self.nodes if not any(p.startswith(BROKER_IS) for p in found[node])]
         for node in self._not_serving(running, VERIFY_SETTLE_TIMEOUT):
-            found[node].append(f"broker not serving metadata on port {CLIENT_PORT}")
+            found[node].append("storage node not accepting connections" if self.inventory.node(node).role
+                               else f"broker not serving metadata on port {CLIENT_PORT}")
         return found
 
     def _process_problems(self, session: NodeSession) -> list[str]:

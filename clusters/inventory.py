@@ -14,7 +14,11 @@ from typing import Any
 
 import yaml
 
-NODE_FIELDS = ("name", "host", "port", "user", "key_file", "host_key", "home", "local")
+NODE_FIELDS = ("name", "host", "port", "user", "key_file", "host_key", "home", "local", "role")
+# the systems under test an inventory may name (`db:`), the first the default; and
+# the roles a node may have beside being a broker, per system
+DATABASES = ("kafka", "tansu")
+ROLES = {"kafka": (), "tansu": ("storage",)}
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 FINGERPRINT_PATTERN = re.compile(r"^SHA256:[A-Za-z0-9+/]{43}=?$")
 
@@ -43,6 +47,7 @@ class Node:
     host_key: str | None  # "SHA256:..." fingerprint of the node's sshd host key
     home: str  # directory on the node for data, config, logs and pid files
     local: bool = False  # the node shares this machine's filesystem (jars need no upload)
+    role: str | None = None  # None: a broker; "storage": tansu's PostgreSQL node
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class Inventory:
     nodes: tuple[Node, ...]
     path: str | None = None  # file it was read from (for error messages)
     settings: dict[str, str] = field(default_factory=dict)  # database settings overrides
+    db: str = DATABASES[0]  # the system under test: "kafka" or "tansu"
 
     def node(self, name: str) -> Node:
         for node in self.nodes:
@@ -62,6 +68,10 @@ class Inventory:
     @property
     def node_names(self) -> list[str]:
         return [n.name for n in self.nodes]
+
+    def nodes_with_role(self, role: str | None) -> list[str]:
+        """The nodes of one role (None: the brokers)."""
+        return [n.name for n in self.nodes if n.role == role]
 
 
 def load_inventory(path: str | os.PathLike) -> Inventory:
@@ -84,7 +94,7 @@ def load_inventory(path: str | os.PathLike) -> Inventory:
 def parse_inventory(data: Any, path: str | None = None) -> Inventory:
     if not isinstance(data, dict):
         raise InventoryError("top level must be a mapping with 'name' and 'nodes'", path)
-    unknown = set(data) - {"name", "nodes", "defaults", "settings"}
+    unknown = set(data) - {"name", "nodes", "defaults", "settings", "db"}
     if unknown:
         raise InventoryError(f"unknown top-level keys: {', '.join(sorted(unknown))}", path)
     name = _required_str(data, "name", path, None)
@@ -99,8 +109,27 @@ def parse_inventory(data: Any, path: str | None = None) -> Inventory:
     settings = data.get("settings") or {}
     if not isinstance(settings, dict):
         raise InventoryError("must be a mapping of key: value", path, field="settings")
+    db = data.get("db", DATABASES[0])
+    if db not in DATABASES:
+        raise InventoryError(f"must be one of {', '.join(DATABASES)}, got {db!r}", path, field="db")
+    _check_roles(nodes, db, path)
     return Inventory(name=name, nodes=nodes, path=path,
-                     settings={str(k): str(v) for k, v in settings.items()})
+                     settings={str(k): str(v) for k, v in settings.items()}, db=db)
+
+
+def _check_roles(nodes: tuple[Node, ...], db: str, path: str | None) -> None:
+    """Each role the system knows, on one node (tansu: one PostgreSQL node), and brokers."""
+    for node in nodes:
+        if node.role is not None and node.role not in ROLES[db]:
+            known = ", ".join(ROLES[db]) or "none (every node is a broker)"
+            raise InventoryError(f"{db} nodes have no role {node.role!r} (roles: {known})", path, node.name, "role")
+    for role in ROLES[db]:
+        holders = [n.name for n in nodes if n.role == role]
+        if len(holders) != 1:
+            raise InventoryError(f"{db} needs exactly one node with role: {role}, found "
+                                 f"{len(holders)} ({', '.join(holders) or 'none'})", path, field="role")
+    if not any(n.role is None for n in nodes):
+        raise InventoryError("needs at least one broker (a node without a role)", path, field="nodes")
 
 
 def _parse_node(raw: Any, index: int, defaults: dict, path: str | None) -> Node:
@@ -126,6 +155,9 @@ def _parse_node(raw: Any, index: int, defaults: dict, path: str | None) -> Node:
                                  or not FINGERPRINT_PATTERN.match(host_key)):
         raise InventoryError(f"must be an OpenSSH fingerprint like 'SHA256:...', got {host_key!r}",
                              path, name, "host_key")
+    role = merged.get("role")
+    if role is not None and not isinstance(role, str):
+        raise InventoryError(f"must be a string, got {role!r}", path, name, "role")
     local = merged.get("local", False)
     if not isinstance(local, bool):
         raise InventoryError(f"must be true or false, got {local!r}", path, name, "local")
@@ -138,6 +170,7 @@ def _parse_node(raw: Any, index: int, defaults: dict, path: str | None) -> Node:
         host_key=host_key,
         home=_required_str(merged, "home", path, name),
         local=local,
+        role=role,
     )
 
 
@@ -176,11 +209,15 @@ def _check_unique(nodes: tuple[Node, ...], path: str | None) -> None:
 def inventory_to_dict(inv: Inventory) -> dict:
     nodes = []
     for node in inv.nodes:
-        entry = {k: getattr(node, k) for k in NODE_FIELDS if k != "local"}
+        entry = {k: getattr(node, k) for k in NODE_FIELDS if k not in ("local", "role")}
         if node.local:
             entry["local"] = True
+        if node.role:
+            entry["role"] = node.role
         nodes.append(entry)
     data: dict[str, Any] = {"name": inv.name, "nodes": nodes}
+    if inv.db != DATABASES[0]:
+        data["db"] = inv.db
     if inv.settings:
         data["settings"] = dict(inv.settings)
     return data

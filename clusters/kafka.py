@@ -21,7 +21,8 @@ from clusters.kafka_paths import KafkaPaths
 from clusters.kafka_process import START_TIMEOUT, KafkaProcess
 from clusters.kafka_storage import FORMATTED, KafkaStorage
 from clusters.kafka_versions import ZK, KafkaRelease
-from clusters.ssh import SSHError, SSHPool
+from clusters.node_process import failure_of
+from clusters.ssh import SSHPool
 from clusters.zookeeper import ZooKeeper
 
 
@@ -149,7 +150,7 @@ class KafkaDB(KafkaProcess):
         if self.zookeeper:
             self.zookeeper.start_all()
         self.ssh.run_on(nodes, lambda s: self.launch(s.node.name))
-        waited = self.ssh.run_on(nodes, lambda s: _failure(self.wait_ready, s.node.name))
+        waited = self.ssh.run_on(nodes, lambda s: failure_of(self.wait_ready, s.node.name))
         return {node: e for node, e in waited.items() if e is not None}
 
     def shutdown(self, node: str) -> None:
@@ -172,10 +173,3 @@ class KafkaDB(KafkaProcess):
         if self.zookeeper:
             self.zookeeper.collect_logs(node, Path(dest_dir) / "zookeeper")
 
-
-def _failure(action, node: str) -> Exception | None:
-    try:
-        action(node)
-        return None
-    except (DatabaseError, SSHError) as e:
-        return e

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import shlex
 import socket
-import time
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
 from clusters.client_logging import QUIET_CLIENT_LOGGER
-from clusters.db import DatabaseError
 from clusters.faketime import faketime_env, leftover_files, skewed_marker
 from clusters.jvm_archive import use_options_shell
 from clusters.kafka_archive import archive_file
@@ -83,17 +81,7 @@ class KafkaProcess(NodeProcess):
     def wait_ready(self, node: str, timeout: float | None = None) -> None:
         """Waits until the broker is registered (unfenced) in the cluster metadata it
         serves on its own listener."""
-        timeout = timeout or self.start_timeout
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not self.is_running(node):
-                raise DatabaseError(node, f"broker ({self.release.label}) exited during start-up; "
-                                    "last log lines:\n" + self.log_tail(node))
-            if self.serves_metadata(node):
-                return
-            time.sleep(0.5)
-        raise DatabaseError(node, f"broker not serving metadata after {timeout:g} s; "
-                            "last log lines:\n" + self.log_tail(node))
+        self._wait_serving(node, timeout or self.start_timeout, f"broker ({self.release.label})")
 
     def serves_metadata(self, node: str) -> bool:
         """The broker answers on its listener and is registered, unfenced, in the metadata."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import shlex
+import time
 from pathlib import Path
 
 from clusters.db import DatabaseError
@@ -70,6 +71,25 @@ class NodeProcess:
             return "stopped"
         return "paused" if process in ("T", "t") else "running"
 
+    def serves_metadata(self, node: str) -> bool:
+        raise NotImplementedError
+
+    def log_tail(self, node: str, lines: int = 40) -> str:
+        raise NotImplementedError
+
+    def _wait_serving(self, node: str, timeout: float, what: str) -> None:
+        """Until serves_metadata(node); DatabaseError with the log's last lines when the
+        process exits first ("<what> exited during start-up") or time runs out."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.is_running(node):
+                raise DatabaseError(node, f"{what} exited during start-up; last log lines:\n" + self.log_tail(node))
+            if self.serves_metadata(node):
+                return
+            time.sleep(0.5)
+        raise DatabaseError(node, f"{self.label} not serving metadata after {timeout:g} s; "
+                            "last log lines:\n" + self.log_tail(node))
+
     # -- logs -------------------------------------------------------------------------
     def _tail(self, node: str, files: list[str], lines: int) -> str:
         """The last lines of each file that exists, headed by its path."""
@@ -81,6 +101,13 @@ class NodeProcess:
         except SSHError as e:
             return f"(log unavailable: {e})"
 
+    def _download_files(self, node: str, files: list[str], dest_dir: Path) -> None:
+        """Copies each of `files` (a log, a config) into dest_dir under its own name."""
+        dest_dir = Path(dest_dir)
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        for remote in files:
+            self._session(node).download(remote, dest_dir / Path(remote).name)
+
     def _download_logs(self, node: str, logs_dir: str, config_file: str, dest_dir: Path) -> None:
         """Copies every file in logs_dir, and the config file, into dest_dir."""
         session = self._session(node)
@@ -91,3 +118,13 @@ class NodeProcess:
         for name in listing:
             session.download(f"{logs_dir}/{name}", dest_dir / name)
         session.download(config_file, dest_dir / Path(config_file).name)
+
+
+def failure_of(action, node: str) -> Exception | None:
+    """What action(node) raised of a node's usual failures, or None if it succeeded:
+    starting several nodes at once reports each one's, and none hides another's."""
+    try:
+        action(node)
+        return None
+    except (DatabaseError, SSHError) as e:
+        return e

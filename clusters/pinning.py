@@ -49,8 +49,9 @@ def firewall_rules(node_ip: str) -> list[list[str]]:
             ["-j", "REJECT", "--reject-with", "icmp-net-prohibited"]]
 
 
-def create(local: LocalCluster) -> list[ClientNamespace]:
-    """One client namespace per node of the local cluster, made afresh."""
+def create(local: LocalCluster, nodes: list[str] | None = None) -> list[ClientNamespace]:
+    """One client namespace per node of the local cluster (or of `nodes`: a tansu
+    cluster's brokers, not its storage node), made afresh."""
     if not local.exists():
         raise PinningError(f"--pin-clients needs a local cluster; {local.name} does not exist "
                            f"(no {local.state_path})")
@@ -63,6 +64,8 @@ def create(local: LocalCluster) -> list[ClientNamespace]:
     made = []
     try:
         for i, (node, node_ip) in enumerate(state["nodes"].items()):
+            if nodes is not None and node not in nodes:
+                continue
             made.append(ClientNamespace(node, local.client_netns(node),
                                         str(net[FIRST_CLIENT_HOST + i]), node_ip))
             _make(local, made[-1], net.prefixlen)
@@ -96,9 +99,9 @@ def enter(netns: str) -> None:
 class ClientPins:
     """A run's processes pinned to nodes round-robin (process p to node p mod n)."""
 
-    def __init__(self, local: LocalCluster) -> None:
+    def __init__(self, local: LocalCluster, nodes: list[str] | None = None) -> None:
         self.local = local
-        self.spaces = create(local)
+        self.spaces = create(local, nodes)
         self.pinned: dict[int, str] = {}  # process -> node, for the processes that entered
 
     def enter(self, process: int) -> None:

@@ -290,10 +290,13 @@ class NodeSession:
             raise SSHError(self.node.name, f"daemon did not write its pid file {pid_file}",
                            command, result) from None
 
-    def signal(self, pid_file: str, sig: str) -> bool:
-        """Sends `sig` (e.g. "TERM", "KILL", "STOP", "CONT") to the pid in `pid_file`.
-        False if there is no pid file or no such process."""
-        result = self.exec(f"{_our_pid(pid_file)} && kill -s {shlex.quote(sig)} $pid "
+    def signal(self, pid_file: str, sig: str, group: bool = False) -> bool:
+        """Sends `sig` (e.g. "TERM", "KILL", "STOP", "CONT") to the pid in `pid_file`,
+        or with `group` to its whole process group (a daemon that forks workers, such
+        as PostgreSQL: start_daemon makes it a group leader). False if there is no pid
+        file or no such process."""
+        target = "-- -$pid" if group else "$pid"
+        result = self.exec(f"{_our_pid(pid_file)} && kill -s {shlex.quote(sig)} {target} "
                            "2>/dev/null", timeout=15, check=False)
         return result.exit_code == 0
 

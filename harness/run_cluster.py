@@ -4,17 +4,18 @@ release reconciled with what was asked; client pinning; and at the end its
 node logs collected and Kafka stopped (unless --leave-db-running)."""
 from __future__ import annotations
 
-import dataclasses
 import logging
 from pathlib import Path
 from typing import Callable
 
+from clusters.db import Versions
 from clusters.inventory import load_inventory, write_inventory
 from clusters.kafka_config import MODE_KEY, QUORUM_KEY, VERSION_KEY
 from clusters.kafka_versions import resolve
 from clusters.local import DEFAULT_NAME, LocalCluster
 from clusters.pinning import ClientPins, local_cluster_of
 from clusters.reconfigure import restart_if_reconfigured
+from clusters.systems import for_system, local_node_count, system_of
 from harness.test_options import ClusterSpec
 from harness.test_record import TestRecord
 
@@ -43,16 +44,28 @@ class ClusterSession:
             self._record_where({"inventory": str(Path(inventory_path).resolve())})
         self.cluster = Cluster.open(inventory_path, insecure_host_keys=spec.insecure_host_keys,
                                     db_settings={**spec.db_settings, **spec.release_settings})
-        release = self.cluster.db.release
-        log.info("cluster %s open; %s running on every node", self.cluster.inventory.name, release.label)
-        self.record["kafka"] = {"version": release.version, "mode": release.mode}
-        self.record["versions"]["kafka"] = release.version
+        self._record_system()
         for line in restart_if_reconfigured(self.cluster):
             self._say(line)
         if spec.txn_version is not None:
             self._set_txn_version(spec.txn_version)
         self.record["nodes"] = [n.name for n in self.cluster.inventory.nodes]
         return self.cluster.db.bootstrap_servers()
+
+    def _record_system(self) -> None:
+        """test.json's "db" (every system) and "kafka" (Kafka's release), and versions."""
+        db, inventory = self.cluster.db, self.cluster.inventory
+        if self.spec.db and inventory.db != self.spec.db:
+            raise ValueError(f"--db {self.spec.db}, but inventory {inventory.path} runs {inventory.db} (its db:)")
+        system, version = system_of(db)
+        self.record["db"] = {"system": system, "version": version}
+        self.record["versions"][system] = version
+        if isinstance(db, Versions):
+            self.record["kafka"] = {"version": db.release.version, "mode": db.release.mode}
+            log.info("cluster %s open; %s running on every node", inventory.name, db.release.label)
+        else:
+            self.record["versions"]["kafka"] = "none"  # the Kafka API of another system
+            log.info("cluster %s open; %s %s running on every node", inventory.name, system, version)
 
     def _set_txn_version(self, level: int) -> None:
         """Finalizes transaction.version before any client connects (producers read the
@@ -72,16 +85,18 @@ class ClusterSession:
         right size was left running (--leave-db-running); its inventory."""
         local = LocalCluster(LOCAL_CLUSTER)
         self._record_where({"local": local.name, "state_root": str(local.root)})
-        wanted = self.spec.release_settings
+        wanted, system = self.spec.release_settings, self.spec.db or "kafka"
         if local.exists():
             left = load_inventory(local.inventory_path)
-            if len(left.nodes) != nodes or _release_of(left.settings) != _release_of(wanted):
+            if len(left.nodes) != local_node_count(system, nodes) or left.db != system \
+                    or _release_of(left.settings) != _release_of(wanted):
                 local.down()
         if not local.exists():
-            self._say(f"bringing up local cluster {LOCAL_CLUSTER} ({nodes} nodes)")
-            inventory = local.up(nodes)
-            # the release travels with the inventory: a reused cluster says what it runs
-            write_inventory(dataclasses.replace(inventory, settings=wanted), local.inventory_path)
+            self._say(f"bringing up local cluster {LOCAL_CLUSTER} ({nodes} {system} nodes"
+                      + (" and its PostgreSQL node)" if system == "tansu" else ")"))
+            inventory = local.up(local_node_count(system, nodes))
+            # the system and release travel with the inventory: a reused cluster says what it runs
+            write_inventory(for_system(inventory, system, wanted), local.inventory_path)
         self.local_cluster = local
         return str(local.inventory_path)
 
@@ -89,7 +104,8 @@ class ClusterSession:
         """With --pin-clients, each process's clients reach one node (docs/pinned-clients.md)."""
         if not self.spec.pin_clients:
             return None
-        return ClientPins(self.local_cluster or local_cluster_of(self.spec.nodes_file))
+        brokers = self.cluster.inventory.nodes_with_role(None) if self.cluster else None
+        return ClientPins(self.local_cluster or local_cluster_of(self.spec.nodes_file), brokers)
 
     def collect_logs(self, dest: Path) -> None:
         """Every node's Kafka logs into dest/<node>/, in parallel, best effort."""

@@ -26,6 +26,7 @@ from clusters import exit_codes
 from clusters.pinning import ClientPins
 from harness.progress import Progress
 from harness.run_cluster import ClusterSession
+from harness.system_support import check_supported, fault_targets
 from harness.test_options import TestOptions, test_name
 from harness.test_record import TestRecord, start_record
 from harness.workers import Workers
@@ -118,6 +119,8 @@ class Run:
     def _setup(self) -> None:
         from workloads.kafka_common import broker_count  # loads confluent_kafka: only when needed
         bootstrap = self.session.open()
+        if self.session.cluster is not None:
+            check_supported(self.session.cluster.db, self.options)
         brokers = broker_count(bootstrap)
         log.info("kafka at %s: %d brokers", bootstrap, brokers)
         settings = self.options.workload.settings_for(brokers, self.record.data.get("kafka", {}).get("version"))
@@ -153,10 +156,14 @@ class Run:
             raise ValueError("faults need a cluster reached over SSH (--nodes-file or --local)")
         from nemesis.runner import NemesisRunner  # loads confluent_kafka: only when needed
         self.faults = ActiveFaults(self.history)
+        kwargs = self.options.nemesis.runner_kwargs()
+        # a system without roles (tansu) draws from the other targets only
+        targets = fault_targets(self.session.cluster.db, kwargs.get("targets"))
+        if targets is not None:
+            kwargs["targets"] = targets
         self.nemesis = NemesisRunner(self.session.cluster, self.faults, kinds, self.options.nemesis.interval,
                                      self.seed, topics=self.workload.topic_names(),
-                                     op_timeout_s=self.options.workload.settings.op_timeout,
-                                     **self.options.nemesis.runner_kwargs())
+                                     op_timeout_s=self.options.workload.settings.op_timeout, **kwargs)
         thread = threading.Thread(target=self.nemesis.run, args=(self.stop,), name="nemesis", daemon=True)
         thread.start()
         return thread

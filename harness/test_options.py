@@ -15,6 +15,7 @@ from checkers.options import CheckOptions
 from clusters.kafka_config import check_dynamic_quorum, release_settings
 from clusters.kafka_versions import resolve
 from clusters.pinning import local_cluster_of
+from clusters.systems import SYSTEMS
 from harness.flat import flat, flat_names, from_flat, replace_flat, to_flat
 from results import store
 from workloads.client_kinds import client_kind
@@ -39,6 +40,8 @@ class ClusterSpec:
     local: int | None = None
     bootstrap_servers: str | None = None   # an external Kafka without SSH: no faults, no node logs
     insecure_host_keys: bool = False
+    # the system under test (clusters/systems.py); None: the inventory's, else kafka
+    db: str | None = None
     # which Kafka (clusters/kafka_versions.py); None: the inventory's, else the default
     kafka_version: str | None = None
     kafka_mode: str | None = None
@@ -65,12 +68,29 @@ class ClusterSpec:
         if self.bootstrap_servers and self.dynamic_quorum:
             raise ValueError("--dynamic-quorum chooses how logtrial formats its cluster; an "
                              "existing Kafka at --bootstrap-servers runs what it runs")
+        if self.db not in (None, *SYSTEMS):
+            raise ValueError(f"--db {self.db}: unknown system (known: {', '.join(SYSTEMS)})")
+        if self.db not in (None, "kafka"):
+            self._check_not_kafka()
+            return
         if self.kafka_version or self.kafka_mode or self.dynamic_quorum:
             release = resolve(self.kafka_version, self.kafka_mode)  # KafkaVersionError names the version
             if self.dynamic_quorum:
                 check_dynamic_quorum(release)
         if self.txn_version is not None:
             self._check_txn_version()
+
+    def _check_not_kafka(self) -> None:
+        """Kafka's own options name no release of another system."""
+        kafka_only = [option for option, given in (("--kafka-version", self.kafka_version),
+                                                   ("--kafka-mode", self.kafka_mode),
+                                                   ("--dynamic-quorum", self.dynamic_quorum),
+                                                   ("--txn-version", self.txn_version is not None)) if given]
+        if kafka_only:
+            raise ValueError(f"{', '.join(kafka_only)}: Kafka's own, not for --db {self.db}")
+        if self.bootstrap_servers:
+            raise ValueError(f"--db {self.db} chooses what logtrial brings up; an existing cluster at "
+                             "--bootstrap-servers runs what it runs")
 
     def _check_txn_version(self) -> None:
         if self.bootstrap_servers:
@@ -227,6 +247,8 @@ def test_name(options: TestOptions) -> str:
              (cluster.pin_clients, "pinned"), (cluster.dynamic_quorum, "dynamic-quorum"),
              (s.client != "librdkafka", s.client), (cluster.txn_version is not None, f"tv{cluster.txn_version}")]
     parts += [label for on, label in flags if on]
+    if cluster.db not in (None, "kafka"):
+        parts.append(cluster.db)
     if cluster.kafka_version or cluster.kafka_mode:
         parts.append("-".join(["kafka", cluster.kafka_version or "default", cluster.kafka_mode or ""]).rstrip("-"))
     return store.safe_name("-".join(parts))

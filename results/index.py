@@ -19,7 +19,7 @@ from typing import Any, Callable
 from urllib.parse import urlencode
 
 from results.html import VERDICT_COLOURS, badge, esc, fmt_seconds, href, page, tags
-from results.runs import RUN_FILES, VERDICTS, RunSummary, read_run, run_dirs, sort_newest_first
+from results.runs import RUN_FILES, VERDICTS, RunSummary, read_run, run_dirs, sort_newest_first, system_label
 
 CACHE_FILE = ".logtrial-index.json"
 PAGE_SIZE = 50
@@ -173,7 +173,7 @@ def run_row(run: RunSummary, links: Links) -> list[str]:
             esc((run.started or run.timestamp).replace("T", " ")[:19]),
             badge(run.verdict) + problems,
             tags(run.anomaly_types, run.bad_anomaly_types),
-            esc(run.workload or "?") + (f"<br><span class=muted>kafka {esc(run.kafka)}</span>" if run.kafka else ""),
+            esc(run.workload or "?") + (f"<br><span class=muted>{esc(system_label(run.kafka))}</span>" if run.kafka else ""),
             esc(", ".join(run.nemesis) or "none"),
             fmt_seconds(run.duration_s), esc(run.ops if run.ops is not None else "?")]
 

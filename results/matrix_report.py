@@ -25,10 +25,12 @@ class MatrixRun:
     kafka_version: str | None = None  # the version axis of test-all, when given
     quorum: str | None = None         # its quorum axis ("static"/"dynamic"), when given
     client: str | None = None         # its client axis ("librdkafka"/"java"), when given
+    db: str | None = None             # its system axis ("kafka"/"tansu"), when given
 
     @property
     def label(self) -> str:
-        axes = f"kafka={self.kafka_version} " if self.kafka_version else ""
+        axes = f"db={self.db} " if self.db else ""
+        axes += f"kafka={self.kafka_version} " if self.kafka_version else ""
         axes += f"quorum={self.quorum} " if self.quorum else ""
         axes += f"client={self.client} " if self.client else ""
         return f"{axes}{self.workload} nemesis={self.nemesis} txn={'on' if self.txn else 'off'} #{self.attempt}"
@@ -62,7 +64,7 @@ def summary_table(runs: list[MatrixRun]) -> str:
              r.summary.rel if r.summary else "-"] for i, r in enumerate(runs, 1)]
     # a client, quorum or version axis: compare them side by side
     for header, value in (("client", lambda r: r.client), ("quorum", lambda r: r.quorum),
-                          ("kafka", lambda r: r.kafka_version)):
+                          ("kafka", lambda r: r.kafka_version), ("db", lambda r: r.db)):
         if any(value(r) for r in runs):
             headers.insert(1, header)
             for row, run in zip(rows, runs):

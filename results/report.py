@@ -19,7 +19,7 @@ from checkers.history.stream import events
 from results.html import badge, esc, fmt_seconds, generic, href, page, table, tags
 from results.offsets import OffsetCollector, diagram_svg, focus_windows
 from results.plots import PhaseSpan, all_plots, phase_spans
-from results.runs import RunSummary, read_results_json, read_run, read_test_json
+from results.runs import RunSummary, read_results_json, read_run, read_test_json, system_label
 from results.timeline import Timeline, TimelineBuilder
 
 MAX_EXAMPLES_SHOWN = 5
@@ -101,7 +101,8 @@ def header_section(summary: RunSummary, results: dict[str, Any], run_dir: Path) 
     links = " ".join(f"<a href='{href(name)}'>{esc(name)}</a>" for name in RUN_FILE_LINKS if (run_dir / name).exists())
     return (f"<h1>{esc(summary.name)} <span class=muted>{esc(summary.timestamp)}</span></h1>"
             f"<p id=verdict>{badge(summary.verdict, 'verdict')} <span id=verdict-why>{why}</span></p>"
-            f"<p class=muted>workload {esc(summary.workload or '?')} · nemesis {esc(', '.join(summary.nemesis) or 'none')}"
+            f"<p class=muted>{esc(system_label(summary.kafka)) + ' · ' if summary.kafka else ''}"
+            f"workload {esc(summary.workload or '?')} · nemesis {esc(', '.join(summary.nemesis) or 'none')}"
             f" · duration {fmt_seconds(summary.duration_s)} · {esc(summary.ops if summary.ops is not None else '?')} ops"
             f" · status {esc(summary.status)}</p><nav class=links>{links}</nav>")
 

@@ -208,11 +208,20 @@ def read_run(run_dir: Path, store: Path | None = None) -> RunSummary:
 
 
 def release_of(test: dict) -> str | None:
-    """"3.0.0 zk" from test.json's "kafka" (absent before versions were recorded)."""
+    """"3.0.0 zk" from test.json's "kafka" (absent before versions were recorded), or
+    "tansu 0.6.0" from its "db" for another system."""
+    db = test.get("db")
+    if isinstance(db, dict) and db.get("system") not in (None, "kafka"):
+        return f"{db['system']} {db.get('version', '?')}"
     kafka = test.get("kafka")
     if isinstance(kafka, dict) and kafka.get("version"):
         return " ".join(str(kafka[k]) for k in ("version", "mode") if kafka.get(k))
     return None
+
+
+def system_label(release: str) -> str:
+    """A run's release as pages show it: "kafka 3.0.0 zk", "tansu 0.6.0"."""
+    return f"kafka {release}" if release[:1].isdigit() else release
 
 
 def looks_like_run_dir(path: Path) -> bool:

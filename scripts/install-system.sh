@@ -22,6 +22,10 @@ missing=()
 for cmd in "${!need[@]}"; do
   PATH="$PATH:/usr/sbin:/sbin" command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
 done
+# tansu's storage node runs Debian's PostgreSQL 15 binaries (clusters/postgres_node.py);
+# tansu itself is built by cargo (scripts/install-tansu.sh), which comes from rustup or Debian
+ls /usr/lib/postgresql/15/bin/postgres >/dev/null 2>&1 || missing+=(postgresql-15)
+PATH="$PATH:$HOME/.cargo/bin" command -v cargo >/dev/null 2>&1 || missing+=(cargo)
 # libfaketime's preload library is what the clock nemesis uses
 ls /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 >/dev/null 2>&1 || missing+=(libfaketime)
 if [ ${#missing[@]} -eq 0 ]; then

@@ -20,7 +20,7 @@ SHARED_CLUSTER_GROUP = "shared-cluster"
 OWN_CLUSTERS_GROUP = "own-clusters"
 SHARED_CLUSTER_FIXTURES = {"local_cluster"}  # cluster and healed_cluster depend on it
 OWN_CLUSTER_FIXTURES = {"fresh_cluster", "zookeeper_cluster", "dynamic_quorum_cluster"}
-OWN_CLUSTER_MODULES = {"test_interrupted_runs.py", "test_kafka_versions.py"}
+OWN_CLUSTER_MODULES = {"test_interrupted_runs.py", "test_kafka_versions.py", "test_tansu_cluster.py"}
 
 
 def cluster_group(item: pytest.Item) -> str | None:

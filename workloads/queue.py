@@ -34,10 +34,12 @@ CRASH_P = 0.02
 
 
 class Acks:
-    """What the cluster acknowledged: key -> {offset: value} (committed sends only)."""
+    """What the cluster acknowledged: key -> {value: offset} (committed sends only).
+    By value, which is unique: an acknowledgement may carry no offset (librdkafka's
+    delivery report of a retried idempotent batch, seen on tansu)."""
 
     def __init__(self) -> None:
-        self.by_key: dict[int, dict[int, int]] = {}
+        self.by_key: dict[int, dict[int, int | None]] = {}
         self.keys_written: set[int] = set()  # every key a send was invoked on
         self._lock = threading.Lock()
 
@@ -45,11 +47,11 @@ class Acks:
         with self._lock:
             self.keys_written.update(keys)
 
-    def acked(self, key: int, offset: int, value: int) -> None:
+    def acked(self, key: int, offset: int | None, value: int) -> None:
         with self._lock:
-            self.by_key.setdefault(key, {})[offset] = value
+            self.by_key.setdefault(key, {})[value] = offset
 
-    def snapshot(self) -> dict[int, dict[int, int]]:
+    def snapshot(self) -> dict[int, dict[int, int | None]]:
         with self._lock:
             return {k: dict(v) for k, v in self.by_key.items()}
 
@@ -290,10 +292,10 @@ class QueueWorkload(KafkaWorkloadBase):
 
     def final_reads(self, process: int, record: Recorder, deadline: float, new_process) -> dict:
         """Fresh clients assign every key ever written from the beginning and poll
-        until every acknowledged offset has been seen or the deadline passes."""
+        until every acknowledged value has been seen or the deadline passes."""
         acked = self.acks.snapshot()
         keys = sorted(self.acks.keys_written | set(acked))
-        missing = {(k, o) for k, offsets in acked.items() for o in offsets}
+        missing = {(k, v) for k, values in acked.items() for v in values}
         total = len(missing)
         client = None
         while keys and missing and time.monotonic() < deadline:
@@ -309,8 +311,8 @@ class QueueWorkload(KafkaWorkloadBase):
             if completion.type != "ok":
                 continue
             for key, pairs in completion.value[0][1].items():
-                for offset, _ in pairs:
-                    missing.discard((int(key), offset))
+                for _, value in pairs:
+                    missing.discard((int(key), value))
         if client is not None:
             client.close()
         return {"acknowledged": total, "unseen_at_end": len(missing), "complete": not missing}

@@ -2,7 +2,6 @@
 machine) by --name, or real machines by --inventory."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 import time
@@ -13,13 +12,13 @@ import click
 
 from clusters import exit_codes
 from clusters.cluster import HEAL_BOUND, Cluster, adopt_recorded_release
-from clusters.db import DatabaseError
+from clusters.db import DatabaseError, Versions
 from clusters.inventory import InventoryError, load_inventory, write_inventory
-from clusters.kafka import KafkaDB
 from clusters.kafka_config import check_dynamic_quorum, parse_settings, release_settings
 from clusters.kafka_versions import KafkaVersionError, resolve
 from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
 from clusters.ssh import SSHError, SSHPool
+from clusters.systems import SYSTEMS, for_system, local_node_count, open_database, system_of
 from harness.kafka_options import kafka_release_options
 from nemesis.heal import ClusterNotHealed, heal_until_healed
 
@@ -99,36 +98,36 @@ def cluster() -> None:
 @cluster.command()
 @up_name_option
 @inventory_option
-@click.option("--nodes", default=3, show_default=True, type=int, help="Local nodes (1-9).")
+@click.option("--db", "system", type=click.Choice(SYSTEMS), default=SYSTEMS[0], show_default=True,
+              help="The system under test on a local cluster (an inventory names its own: `db:`).")
+@click.option("--nodes", default=3, show_default=True, type=int,
+              help="Local brokers (1-9; tansu: 1-8, plus its PostgreSQL node).")
 @click.option("--subnet", help="Private IPv4 subnet for a local cluster "
                                "(default: first free /24 in 10.201.0.0/16).")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="Broker setting overriding logtrial's defaults; repeatable.")
 @kafka_release_options
 @insecure_option
-def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
+def up(name: str, inventory_path: str | None, system: str, nodes: int, subnet: str | None,
        settings: tuple[str, ...], kafka_version: str | None, kafka_mode: str | None,
        dynamic_quorum: bool, insecure_host_keys: bool) -> None:
-    """Create a local cluster (or use --inventory) and start Kafka on every node."""
+    """Create a local cluster (or use --inventory) and start its system on every node."""
     try:
-        overrides = {**parse_settings(settings), **release_settings(kafka_version, kafka_mode, dynamic_quorum)}
-        release = resolve(kafka_version, kafka_mode)  # before anything is created
-        if dynamic_quorum:
-            check_dynamic_quorum(release)
+        overrides, label = _up_settings(system, settings, kafka_version, kafka_mode, dynamic_quorum)
     except ValueError as e:  # KafkaVersionError names the version and mode
         fail(str(e), exit_codes.BAD_INPUT)
     started = time.monotonic()
     local = None if inventory_path else LocalCluster(name)
     try:
         if local:
-            inventory = local.up(nodes=nodes, subnet=subnet)
+            inventory = local.up(nodes=local_node_count(system, nodes), subnet=subnet)
             inventory_path = str(local.inventory_path)
-            # the settings travel with the inventory, so later set-ups use the same config
-            write_inventory(dataclasses.replace(inventory, settings=overrides), inventory_path)
-        # a user's inventory is not rewritten: the settings land in each server.properties
+            # the system and settings travel with the inventory, so later set-ups use the same
+            write_inventory(for_system(inventory, system, overrides), inventory_path)
+        # a user's inventory is not rewritten: the settings land in each node's config
         with Cluster.open(inventory_path, insecure_host_keys=insecure_host_keys,
-                          db_settings=overrides):
-            pass
+                          db_settings=overrides) as opened:
+            label = label or " ".join(system_of(opened.db))
     except (InventoryError, KafkaVersionError) as e:
         fail(str(e), exit_codes.BAD_INPUT)
     except (*FAILURES, KeyboardInterrupt) as e:
@@ -139,10 +138,26 @@ def up(name: str, inventory_path: str | None, nodes: int, subnet: str | None,
              exit_codes.HARNESS_ERROR)
     loaded = load_inventory(inventory_path)
     click.echo(f"cluster {loaded.name}: {len(loaded.nodes)} nodes up in "
-               f"{time.monotonic() - started:.1f} s, {release.label}"
+               f"{time.monotonic() - started:.1f} s, {label}"
                + (", dynamic controller quorum" if dynamic_quorum else ""))
     click.echo(f"  inventory: {inventory_path}")
-    click.echo(f"  bootstrap: {','.join(f'{n.host}:9092' for n in loaded.nodes)}")
+    click.echo(f"  bootstrap: {','.join(f'{n.host}:9092' for n in loaded.nodes if n.role is None)}")
+
+
+def _up_settings(system: str, settings: tuple[str, ...], kafka_version: str | None, kafka_mode: str | None,
+                 dynamic_quorum: bool) -> tuple[dict[str, str], str | None]:
+    """The settings `up` writes into the inventory and, for Kafka, the release's label
+    (checked before anything is created); ValueError names what is wrong."""
+    overrides = parse_settings(settings)
+    if system != "kafka":
+        if kafka_version or kafka_mode or dynamic_quorum:
+            raise ValueError(f"--kafka-version, --kafka-mode and --dynamic-quorum choose a Kafka release; "
+                             f"--db {system} runs its one pinned release")
+        return overrides, None
+    release = resolve(kafka_version, kafka_mode)
+    if dynamic_quorum:
+        check_dynamic_quorum(release)
+    return {**overrides, **release_settings(kafka_version, kafka_mode, dynamic_quorum)}, release.label
 
 
 @cluster.command()
@@ -161,7 +176,7 @@ def down(name: str | None, inventory_path: str | None, run_dir: str | None, keep
                 with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
                     for node in c.nodes:
                         c.db.shutdown(node) if keep_data else c.db.wipe(node)
-                click.echo(f"{target.label}: stopped Kafka on {len(c.nodes)} nodes")
+                click.echo(f"{target.label}: stopped {system_of(c.db)[0]} on {len(c.nodes)} nodes")
                 continue
             removed = target.local.down(keep_data=keep_data)
             click.echo(f"{target.label}: " + ("removed " + ", ".join(removed) if removed
@@ -198,7 +213,7 @@ def _status(target: Target, insecure_host_keys: bool) -> bool:
         fail(str(e), exit_codes.BAD_INPUT)
     ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys, connect_timeout=5)
     try:
-        db = KafkaDB(inventory, ssh)
+        db = open_database(inventory, ssh)
     except KafkaVersionError as e:
         fail(f"{path}: {e}", exit_codes.BAD_INPUT)
     # for a local cluster, say why a node is unreachable (namespace or sshd gone)
@@ -206,16 +221,17 @@ def _status(target: Target, insecure_host_keys: bool) -> bool:
     unreachable = {node.name: _ssh_error(ssh, node.name) for node in inventory.nodes}
     db = adopt_recorded_release(db, nodes=[n for n, error in unreachable.items() if error is None])
     healthy = True
-    click.echo(f"cluster {inventory.name} ({path}): {db.release.label}")
-    click.echo(f"  {'node':6} {'address':16} {'ssh':12} broker")
+    label = db.release.label if isinstance(db, Versions) else " ".join(system_of(db))
+    click.echo(f"cluster {inventory.name} ({path}): {label}")
+    click.echo(f"  {'node':6} {'address':16} {'ssh':12} {'broker' if inventory.db == 'kafka' else 'role: state'}")
     for node in inventory.nodes:
         try:
             if unreachable[node.name]:
                 raise unreachable[node.name]
             reach, state = "reachable", db.state(node.name)
             if state == "running" and not db.serves_metadata(node.name):
-                state = "running, not serving metadata"
-            if db.zookeeper and db.zookeeper.state(node.name) != "running":
+                state = "running, not serving " + ("metadata" if node.role is None else "connections")
+            if getattr(db, "zookeeper", None) and db.zookeeper.state(node.name) != "running":
                 state += f", zookeeper {db.zookeeper.state(node.name)}"
         except SSHError as e:
             reach, state = "UNREACHABLE", str(e).splitlines()[0]
@@ -224,7 +240,8 @@ def _status(target: Target, insecure_host_keys: bool) -> bool:
                 state += (f" (netns {'present' if ns.netns else 'MISSING'}, "
                           f"sshd {'running' if ns.sshd else 'NOT RUNNING'})")
         healthy &= reach == "reachable" and state == "running"
-        click.echo(f"  {node.name:6} {node.host:16} {reach:12} {state}")
+        role = f"{node.role or 'broker'}: " if inventory.db != "kafka" else ""
+        click.echo(f"  {node.name:6} {node.host:16} {reach:12} {role}{state}")
     ssh.close()
     return healthy
 

@@ -92,6 +92,14 @@ def check_other_versions() -> Check:
     return Check("kafka versions cached", True, ", ".join(cached) or "none", required=False)
 
 
+def check_tansu() -> Check:
+    """tansu (--db tansu): built once by `make tansu`; Kafka runs need none of it."""
+    from clusters import tansu_install
+    ok = tansu_install.is_installed()
+    where = tansu_install.binary() if ok else "not built (make tansu; about 20 min the first time)"
+    return Check(f"tansu {tansu_install.TANSU_VERSION}", ok, str(where), required=False)
+
+
 def check_class_archives() -> list[Check]:
     """The JVMs' class-data-sharing archives: optional, they only make start-up cheaper."""
     found = [("class archive: brokers", kafka_archive(resolve(), DEFAULT_JVM_OPTS))]
@@ -115,7 +123,7 @@ def check_root() -> Check:
 
 def run_checks() -> list[Check]:
     return [check_root(), *check_tools(), check_java(), check_faketime_jvm(),
-            check_kafka_cache(), check_other_versions(), *check_python(), *check_class_archives()]
+            check_kafka_cache(), check_other_versions(), check_tansu(), *check_python(), *check_class_archives()]
 
 
 def print_checks(checks: list[Check], indent: str = "  ") -> list[str]:

@@ -7,6 +7,7 @@ import sys
 import click
 
 from clusters import exit_codes
+from clusters.systems import SYSTEMS
 from harness.check_cli import check_options
 from harness.kafka_options import kafka_release_options
 from harness.presets import preset_options
@@ -16,7 +17,7 @@ from workloads.client_kinds import CLIENT_NAMES
 from workloads.registry import WORKLOAD_NAMES
 
 # precedence of exit codes when --test-count runs several tests: the worst wins
-_SEVERITY = [exit_codes.VALID, exit_codes.UNKNOWN, exit_codes.INVALID, exit_codes.HARNESS_ERROR,
+_SEVERITY = [exit_codes.VALID, exit_codes.UNKNOWN, exit_codes.INVALID, exit_codes.BAD_INPUT, exit_codes.HARNESS_ERROR,
              exit_codes.INTERRUPTED]
 
 
@@ -40,6 +41,9 @@ def nemesis_options(f):
 @click.option("--nodes-file", type=click.Path(exists=True, dir_okay=False),
               help="Inventory (YAML) of the cluster's nodes.")
 @click.option("--local", type=click.IntRange(1, 9), help="Bring up a local cluster of N nodes for this run.")
+@click.option("--db", type=click.Choice(SYSTEMS),
+              help="The system under test: kafka (default) or tansu (brokers on PostgreSQL; --local N "
+                   "brings up N brokers and a PostgreSQL node). Default: the inventory's.")
 @click.option("--bootstrap-servers", help="An existing Kafka without SSH access (no faults, no node logs).")
 @click.option("--insecure-host-keys", is_flag=True, help="Accept unknown SSH host keys.")
 @click.option("--txn-version", type=click.Choice(["1", "2"]), callback=lambda ctx, param, v: v and int(v),

@@ -1,4 +1,4 @@
-"""`logtrial test-all`: a matrix of Kafka versions x controller quorums x workloads x
+"""`logtrial test-all`: a matrix of systems x Kafka versions x controller quorums x workloads x
 nemeses x txn on/off x --test-count, each run through the runner's Python API; prints a summary table, writes JUnit
 XML, writes the static index, and exits non-zero if any run is not valid."""
 from __future__ import annotations
@@ -14,6 +14,7 @@ import click
 from click.core import ParameterSource
 
 from clusters import exit_codes
+from clusters.systems import SYSTEMS, features_of
 from harness.check_cli import check_options
 from harness.kafka_options import kafka_versions_option
 from harness.matrix_journal import JOURNAL, Finished, Journal, mark_abandoned
@@ -41,38 +42,50 @@ class Cell:
     kafka_version: str | None = None  # None: the cluster's (or the default)
     dynamic_quorum: bool | None = None  # None: as --dynamic-quorum says (static by default)
     client: str | None = None  # None: librdkafka, without the client axis
+    db: str | None = None  # the system under test; None: the cluster's (kafka), without the system axis
 
 
 def matrix(workloads: list[str], nemeses: list[str], txn: str, test_count: int,
            kafka_versions: list[str | None] | None = None, quorums: list[bool | None] | None = None,
-           clients: list[str | None] | None = None) -> list[Cell]:
-    """Every combination, in a stable order, one Kafka version (then quorum) after the
-    other (so a cluster serves all its runs). txn is an axis only of the workloads
-    that have one (WorkloadKind.txn_axis); the others get one txn setting. A client
-    runs only the workloads it has clients for (ClientKind.workloads).
+           clients: list[str | None] | None = None, dbs: list[str | None] | None = None) -> list[Cell]:
+    """Every combination, in a stable order, one system (then Kafka version, then
+    quorum) after the other (so a cluster serves all its runs). txn is an axis only
+    of the workloads that have one (WorkloadKind.txn_axis) and of the systems that
+    have transactions (the others get txn off); the others get one txn setting. A
+    client runs only the workloads it has clients for (ClientKind.workloads).
     UnknownWorkload (a ValueError) names the known workloads."""
     cells = []
-    for version, quorum, client, workload, nemesis, attempt in itertools.product(
-            kafka_versions or [None], quorums or [None], clients or [None], workloads, nemeses,
+    for db, version, quorum, client, workload, nemesis, attempt in itertools.product(
+            dbs or [None], kafka_versions or [None], quorums or [None], clients or [None], workloads, nemeses,
             range(1, test_count + 1)):
         if client is not None and workload not in client_kind(client).workloads:
             continue
-        for with_txn in workload_kind(workload).txn_settings(TXN_CHOICES[txn]):
-            cells.append(Cell(workload, nemesis, with_txn, attempt, version, quorum, client))
+        for with_txn in workload_kind(workload).txn_settings(txn_choices(txn, db)):
+            cells.append(Cell(workload, nemesis, with_txn, attempt, version, quorum, client, db))
     return cells
+
+
+def txn_choices(txn: str, db: str | None) -> tuple[bool, ...]:
+    """--txn's settings on one system: off only where it has no transactions."""
+    features = features_of(db or "kafka")
+    if features is not None and "transactions" not in features:
+        return (False,)
+    return TXN_CHOICES[txn]
 
 
 def options_for(base, cell: Cell):
     kinds = tuple(k for k in cell.nemesis.split("+") if k and k != "none")
     quorum = base.cluster.dynamic_quorum if cell.dynamic_quorum is None else cell.dynamic_quorum
-    return base.replace(workload=cell.workload, nemesis=kinds, txn=cell.txn,
+    extra = {"db": cell.db} if cell.db else {}
+    return base.replace(workload=cell.workload, nemesis=kinds, txn=cell.txn, **extra,
                         kafka_version=cell.kafka_version or base.cluster.kafka_version, dynamic_quorum=quorum,
                         client=cell.client or base.workload.settings.client)
 
 
 def cell_label(cell: Cell) -> str:
     """The cell as the progress lines and errors name it."""
-    axes = [f"kafka={cell.kafka_version}"] if cell.kafka_version else []
+    axes = [f"db={cell.db}"] if cell.db else []
+    axes += [f"kafka={cell.kafka_version}"] if cell.kafka_version else []
     axes += [f"quorum={quorum_label(cell)}"] if cell.dynamic_quorum is not None else []
     axes += [f"client={cell.client}"] if cell.client else []
     return " ".join(axes + [cell.workload, f"nemesis={cell.nemesis}", f"txn={'on' if cell.txn else 'off'}"])
@@ -100,7 +113,7 @@ def run_cell(base, cell: Cell, store: Path):
 def matrix_run(cell: Cell, summary, code: int, error: str | None):
     """The summary row of one cell."""
     return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, summary, code, error,
-                     cell.kafka_version, quorum_label(cell), cell.client)
+                     cell.kafka_version, quorum_label(cell), cell.client, cell.db)
 
 
 @click.command(name="test-all")
@@ -135,6 +148,9 @@ def matrix_run(cell: Cell, summary, code: int, error: str | None):
               help="Go on with the matrix whose store this is (its matrix.json), after the control node died: "
                    "finished cells are kept, the cell under way is run again. Every other option comes from "
                    "the journal.")
+@click.option("--dbs", metavar="kafka,tansu", default="",
+              help="Comma-separated systems under test each combination runs on (docs/cluster.md); "
+                   "more than one needs --local. Default: the cluster's (kafka).")
 @check_options
 @kafka_versions_option
 def test_all(resume: Path | None, **options) -> None:
@@ -174,18 +190,17 @@ def journal_options(journal: Journal, known: set[str]) -> dict:
 
 
 def run_matrix(journal: Journal | None, workloads: str, nemeses: str, txn: str, test_count: int, store: Path,
-               junit: Path | None, kafka_versions: str | None, quorums: str, clients: str, **settings) -> None:
+               junit: Path | None, kafka_versions: str | None, quorums: str, clients: str, dbs: str = "",
+               **settings) -> None:
     from harness.test_options import TestOptions  # loads confluent_kafka: only when needed
 
     base = bad_input_exits(lambda: TestOptions.from_flat(store=str(store), **settings))
     versions = split_list(kafka_versions or "")
     quorum_names = split_list(quorums)
-    unknown = [q for q in quorum_names if q not in QUORUMS]
-    if unknown:
-        click.echo(f"logtrial test-all: --quorums {quorums}: unknown {', '.join(unknown)} "
-                   f"(valid: {', '.join(QUORUMS)})", err=True)
-        sys.exit(exit_codes.BAD_INPUT)
-    for axis, values in (("--kafka-versions", versions), ("--quorums", quorum_names)):
+    known_only("--quorums", quorum_names, QUORUMS)
+    systems = split_list(dbs)
+    known_only("--dbs", systems, SYSTEMS)
+    for axis, values in (("--kafka-versions", versions), ("--quorums", quorum_names), ("--dbs", systems)):
         if len(values) > 1 and not base.cluster.local:
             click.echo(f"logtrial test-all: {axis} {','.join(values)} needs --local N: one "
                        "cluster cannot run several at once", err=True)
@@ -194,13 +209,13 @@ def run_matrix(journal: Journal | None, workloads: str, nemeses: str, txn: str, 
     for name in client_names:
         bad_input_exits(lambda: client_kind(name))
     cells = bad_input_exits(lambda: matrix(split_list(workloads), split_list(nemeses) or ["none"], txn, test_count,
-                                           versions, [QUORUMS[q] for q in quorum_names], client_names))
+                                           versions, [QUORUMS[q] for q in quorum_names], client_names, systems))
     validate_all(base, cells)
-    recorded = [dataclasses.asdict(cell) for cell in cells]
+    recorded = [journal_cell(cell) for cell in cells]
     if journal is None:
         journal = Journal.start(store, {"workloads": workloads, "nemeses": nemeses, "txn": txn,
                                         "test_count": test_count, "junit": junit, "kafka_versions": kafka_versions,
-                                        "quorums": quorums, "clients": clients, **settings}, recorded)
+                                        "quorums": quorums, "clients": clients, "dbs": dbs, **settings}, recorded)
     elif journal.cells != recorded:
         click.echo(f"logtrial test-all: {journal.path}: its cells are not the matrix its options make "
                    "(written by another logtrial version?)", err=True)
@@ -221,6 +236,24 @@ def run_matrix(journal: Journal | None, workloads: str, nemeses: str, txn: str, 
     if store.is_dir():
         click.echo(f"index: {write_static_index(store)}")
     sys.exit(exit_code(runs))
+
+
+def known_only(option: str, names: list[str], known) -> None:
+    """Exit BAD_INPUT naming the names of an axis that are not among `known`."""
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        click.echo(f"logtrial test-all: {option} {','.join(names)}: unknown {', '.join(unknown)} "
+                   f"(valid: {', '.join(known)})", err=True)
+        sys.exit(exit_codes.BAD_INPUT)
+
+
+def journal_cell(cell: Cell) -> dict:
+    """The cell as matrix.json records it; without a system axis as before there was
+    one, so a matrix started by an older logtrial resumes."""
+    recorded = dataclasses.asdict(cell)
+    if recorded["db"] is None:
+        del recorded["db"]
+    return recorded
 
 
 def cell_row(base, cell: Cell, index: int, journal: Journal, store: Path):

@@ -1,0 +1,164 @@
+"""tansu (https://crates.io/crates/tansu), a Kafka-compatible broker whose brokers
+are stateless and keep everything in a storage engine, here PostgreSQL.
+
+TansuDB is the Database (clusters/db.py) of an inventory with `db: tansu`: every
+node without a role runs a broker (clusters/tansu_process.py), the one node with
+`role: storage` runs PostgreSQL (clusters/postgres_node.py). Each call names a node
+and goes to what runs there, so the faults that strike nodes (pause, kill,
+partition) strike the storage node as they strike a broker, and heal and
+verification bring back either.
+
+What it has, as capabilities: Process, Pause, LogFiles, Config. What it lacks:
+Clock (libfaketime preloaded into `setpriv` is set up as root and cannot be used by
+the PostgreSQL server it becomes, so the storage node's clock cannot be skewed the
+way the brokers' could; a clock fault that skewed only some nodes would be recorded
+as skewing all of them), Versions (one pinned release), Membership (no KRaft, no
+reassignment), Ensemble, ProducerState. `client_features` says what tansu does of
+Kafka's producer API (docs/findings.md, tansu)."""
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from clusters.db import DatabaseError
+from clusters.inventory import Inventory
+from clusters.node_process import NodeProcess, failure_of
+from clusters.postgres_node import PostgresNode
+from clusters.ssh import SSHPool
+from clusters.tansu_install import TANSU_VERSION, TansuInstallError, ensure_installed
+from clusters.tansu_process import NODE_ID, TansuBroker, TansuConfig
+
+STORAGE_ROLE = "storage"
+
+
+class TansuDB:
+    system = "tansu"
+    version = TANSU_VERSION
+    # Kafka client features the harness may use against it, found by trying
+    # (docs/findings.md, tansu); a database without this attribute has them all.
+    # Not "transactions" (librdkafka cannot commit: no EndTxn it takes), nor
+    # "latest-offset-read-committed" (its query needs PostgreSQL 16, Debian has 15)
+    client_features: frozenset[str] = frozenset({"idempotence"})
+
+    def __init__(self, inventory: Inventory, ssh: SSHPool, settings: dict | None = None) -> None:
+        self.inventory, self.ssh = inventory, ssh
+        self.config = TansuConfig(inventory.settings, settings)
+        self.storage_node = inventory.nodes_with_role(STORAGE_ROLE)[0]  # the inventory checked there is one
+        self.broker_nodes = inventory.nodes_with_role(None)
+        self.postgres = PostgresNode(ssh, inventory, self.config.postgres)
+        self.brokers = TansuBroker(ssh, inventory, self.config, self.postgres.url(self.storage_node))
+
+    def _on(self, node: str) -> NodeProcess:
+        """What runs on `node`: PostgreSQL or a broker."""
+        return self.postgres if node == self.storage_node else self.brokers
+
+    # -- Database -----------------------------------------------------------------------
+    def install(self, node: str) -> None:
+        """tansu built into the cache (once: clusters/tansu_install.py) with its schema, then
+        what the node needs of it."""
+        try:
+            ensure_installed()
+        except TansuInstallError as e:
+            raise DatabaseError(node, str(e)) from None
+        self._on(node).install(node)
+
+    def setup(self, node: str) -> None:
+        self._on(node).setup(node)
+
+    def wipe(self, node: str) -> None:
+        if node == self.storage_node:
+            self.postgres.wipe(node)
+            return
+        self.brokers.kill(node)
+        self.ssh[node].exec(f"rm -rf {shlex.quote(self.brokers.dir(node))}", timeout=60)
+
+    def ensure_formatted(self, node: str) -> bool:
+        """Sets up a storage node that has no data dir (a run stopped during set-up);
+        brokers keep nothing."""
+        if node != self.storage_node or self.postgres.is_formatted(node):
+            return False
+        self.postgres.setup(node)
+        return True
+
+    def start_all(self, nodes: list[str] | None = None) -> None:
+        failed = self.start_each(nodes)
+        if failed:
+            raise DatabaseError(",".join(failed), "; ".join(str(e) for e in failed.values()))
+
+    def start_each(self, nodes: list[str] | None = None) -> dict[str, Exception]:
+        """The storage node first (a broker cannot serve without it), then the brokers
+        together; {node: why} for each that did not start."""
+        nodes = nodes or self.inventory.node_names
+        failed: dict[str, Exception] = {}
+        if self.storage_node in nodes:
+            failed.update(self._start([self.storage_node]))
+        brokers = [n for n in nodes if n != self.storage_node]
+        if brokers:
+            failed.update(self._start(brokers))
+        return failed
+
+    def _start(self, nodes: list[str]) -> dict[str, Exception]:
+        self.ssh.run_on(nodes, lambda s: self.launch(s.node.name) if not self.is_running(s.node.name) else None)
+        waited = self.ssh.run_on(nodes, lambda s: failure_of(self.wait_ready, s.node.name))
+        return {node: e for node, e in waited.items() if e is not None}
+
+    def serves_metadata(self, node: str) -> bool:
+        """A broker answers metadata; the storage node accepts connections."""
+        return self._on(node).serves_metadata(node)
+
+    def bootstrap_servers(self) -> str:
+        return ",".join(self.brokers.address(n) for n in self.broker_nodes)
+
+    def node_id(self, node: str) -> int:
+        return NODE_ID  # every tansu broker's
+
+    def data_dir(self, node: str) -> str:
+        return self.postgres.data_dir(node) if node == self.storage_node else self.brokers.dir(node)
+
+    # -- Process, Pause -----------------------------------------------------------------
+    def pid_file(self, node: str) -> str:
+        return self._on(node).pid_file(node)
+
+    def start(self, node: str) -> None:
+        self._on(node).start(node)
+
+    def launch(self, node: str) -> int:
+        return self._on(node).launch(node)
+
+    def wait_ready(self, node: str, timeout: float | None = None) -> None:
+        self._on(node).wait_ready(node, timeout)
+
+    def stop(self, node: str) -> None:
+        self._on(node).stop(node)
+
+    def shutdown(self, node: str) -> None:
+        self.stop(node)
+
+    def kill(self, node: str) -> None:
+        self._on(node).kill(node)
+
+    def is_running(self, node: str) -> bool:
+        return self._on(node).is_running(node)
+
+    def state(self, node: str) -> str:
+        return self._on(node).state(node)
+
+    def pause(self, node: str) -> None:
+        self._on(node).pause(node)
+
+    def resume(self, node: str) -> None:
+        self._on(node).resume(node)
+
+    # -- LogFiles, Config ---------------------------------------------------------------
+    def log_tail(self, node: str, lines: int = 40) -> str:
+        return self._on(node).log_tail(node, lines)
+
+    def collect_logs(self, node: str, dest_dir: Path) -> None:
+        self._on(node).collect_logs(node, dest_dir)
+
+    def config_file(self, node: str) -> str:
+        return self._on(node).config_file(node)
+
+    def properties(self, node: str) -> dict[str, str]:
+        return self._on(node).properties(node)
+

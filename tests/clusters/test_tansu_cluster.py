@@ -1,0 +1,169 @@
+"""tansu on PostgreSQL through the same database seam as Kafka: a real local cluster of
+two tansu brokers and their PostgreSQL node (`<shared name>-tansu`, brought up once
+for this module), a checked queue run on it, a heal after kills and a partition, the
+refusals of what tansu cannot do, and a `down` that leaves nothing behind. tansu must
+be built (`make install` does it, or reuses the cache): a missing build fails here."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from clusters.cluster import Cluster
+from clusters.inventory import InventoryError, parse_inventory, write_inventory
+from clusters.local import LocalCluster, list_netns
+from clusters.systems import for_system, local_node_count
+from clusters.tansu import TansuDB
+from clusters.tansu_install import cargo_home, is_installed
+from clusters.tansu_schema import postgres_schema, storage_crate_dir
+from harness.commands.test_all import cell_label, matrix, options_for
+from harness.runner import TestOptions, run_test
+from harness.system_support import Unsupported, check_supported
+from nemesis import partition, shapes
+from nemesis.heal import heal, verify_healed
+from tests.fixtures.cluster import shared_cluster_name
+
+BROKERS = 2  # two brokers share the storage node: enough to kill one and keep serving
+
+
+@pytest.fixture(scope="module")
+def tansu() -> tuple[LocalCluster, Cluster]:
+    assert is_installed(), "tansu is not built: run scripts/install-tansu.sh (make install does)"
+    local = LocalCluster(f"{shared_cluster_name()}-tansu")
+    local.down()  # a stale cluster of this name from a crashed run
+    try:
+        inventory = local.up(nodes=local_node_count("tansu", BROKERS))
+        write_inventory(for_system(inventory, "tansu", {}), local.inventory_path)
+        with Cluster.open(local.inventory_path) as opened:
+            yield local, opened
+    finally:
+        local.down()
+
+
+# -- without a cluster -------------------------------------------------------------------------
+def test_schema_is_derived_from_the_built_crate_for_postgresql():
+    ddl = postgres_schema(storage_crate_dir(cargo_home(), "0.6.0"))
+    assert "autoincrement" not in ddl and " blob" not in ddl and "datetime" not in ddl
+    # the types tansu's engine binds (a binary COPY of INT8 offsets, TIMESTAMPTZ) and the
+    # unique key its upsert of watermarks needs, which the SQLite DDL leaves out
+    record = ddl[ddl.index("create table if not exists record"):]
+    assert "offset_id bigint not null" in record and "timestamp timestamptz" in record
+    watermark = ddl[ddl.index("create table if not exists watermark"):]
+    assert "unique (topition)" in watermark.split(");")[0]
+    assert ddl.index("table if not exists record") < ddl.index("table if not exists header")
+
+
+def _inventory(db: str, roles: list[str | None]) -> dict:
+    return {"name": "t", "db": db, "nodes": [
+        {"name": f"n{i}", "host": f"10.0.0.{i}", "key_file": "/k", "home": "/h", **({"role": r} if r else {})}
+        for i, r in enumerate(roles, 1)]}
+
+
+def test_inventory_names_the_system_and_its_storage_node():
+    inventory = parse_inventory(_inventory("tansu", [None, None, "storage"]), "c.yaml")
+    assert inventory.db == "tansu" and inventory.nodes_with_role("storage") == ["n3"]
+    assert parse_inventory(_inventory("kafka", [None]), "c.yaml").db == "kafka"
+    with pytest.raises(InventoryError, match=r"inventory c.yaml, field 'role': tansu needs exactly one node "
+                                             r"with role: storage, found 0"):
+        parse_inventory(_inventory("tansu", [None, None]), "c.yaml")
+    with pytest.raises(InventoryError, match=r"node n2, field 'role': kafka nodes have no role 'storage'"):
+        parse_inventory(_inventory("kafka", [None, "storage"]), "c.yaml")
+    with pytest.raises(InventoryError, match=r"field 'db': must be one of kafka, tansu, got 'redpanda'"):
+        parse_inventory(_inventory("redpanda", [None]), "c.yaml")
+
+
+def test_kafka_options_name_no_tansu_release():
+    with pytest.raises(ValueError, match=r"--kafka-version: Kafka's own, not for --db tansu"):
+        TestOptions.from_flat(local=3, db="tansu", kafka_version="4.1.1").validate()
+    with pytest.raises(ValueError, match=r"--db tansu chooses what logtrial brings up"):
+        TestOptions.from_flat(bootstrap_servers="127.0.0.1:9092", db="tansu").validate()
+
+
+
+def test_set_overrides_tansu_flags_and_the_storage_nodes_settings():
+    inventory = parse_inventory(_inventory("tansu", [None, None, "storage"]), "c.yaml")
+    db = TansuDB(inventory, ssh=None, settings={"listener-url": "tcp://0.0.0.0:9092", "postgres.fsync": "off",
+                                                 "logtrial.rust_log": "debug"})
+    flags = db.properties("n1")
+    assert flags["listener-url"] == "tcp://0.0.0.0:9092" and flags["advertised-listener-url"] == "tcp://10.0.0.1:9092"
+    assert flags["storage-engine"] == "postgres://postgres@10.0.0.3:5432/tansu?sslmode=disable"
+    assert not any(k.startswith(("logtrial.", "postgres.")) for k in flags)
+    assert db.properties("n3")["fsync"] == "off" and db.config.log_level == "debug"
+
+
+def test_the_system_axis_runs_txn_off_only_on_tansu():
+    cells = matrix(["queue"], ["none"], "both", 1, dbs=["kafka", "tansu"])
+    assert [(c.db, c.txn) for c in cells] == [("kafka", False), ("kafka", True), ("tansu", False)]
+    assert [cell_label(c) for c in cells][-1] == "db=tansu queue nemesis=none txn=off"
+    assert options_for(TestOptions.from_flat(local=3), cells[-1]).cluster.db == "tansu"
+
+
+# -- a real cluster ----------------------------------------------------------------------------
+@pytest.mark.cluster
+def test_a_queue_run_on_tansu_is_checked_valid(tansu, tmp_path):
+    local, cluster = tansu
+    options = TestOptions.from_flat(nodes_file=str(local.inventory_path), store=str(tmp_path), leave_db_running=True,
+                                    time_limit=8, rate=40, concurrency=4, recovery_time=1, final_time_limit=30,
+                                    report=False)
+    result = run_test(options)
+    test_json = json.loads((result.run_dir / "test.json").read_text())
+    assert result.status == "complete" and result.valid is True, result.error
+    assert test_json["db"] == {"system": "tansu", "version": "0.6.0"}
+    assert result.counts.get("ok", 0) > 50  # acknowledged work, not a vacuous verdict
+    storage = cluster.db.storage_node
+    assert (result.run_dir / "nodes" / "n1" / "broker.properties").is_file()
+    assert (result.run_dir / "nodes" / storage / "postgres.log").is_file()
+
+
+@pytest.mark.cluster
+def test_heal_brings_back_killed_brokers_a_killed_storage_node_and_a_partition(tansu):
+    _, cluster = tansu
+    db: TansuDB = cluster.db
+    storage = db.storage_node
+    db.kill("n1")
+    db.kill(storage)
+    cut = shapes.Partition("one", {"n1": [], "n2": [storage], storage: ["n2"]}, "n1")  # n2 from its storage
+    hosts = {n.name: n.host for n in cluster.inventory.nodes}
+    for node in ("n2", storage):
+        cluster.ssh[node].exec(partition.apply_script(partition.rules_for(node, cut, hosts, 22, False)))
+    assert db.state("n1") == "stopped" and db.state(storage) == "stopped"
+    actions = heal(cluster)
+    verify_healed(cluster)
+    assert any(f"{storage}: restarted" in a for a in actions) and any("n1: restarted" in a for a in actions)
+    assert all(db.serves_metadata(n) for n in cluster.nodes)
+
+
+@pytest.mark.cluster
+def test_what_tansu_lacks_is_refused_naming_it(tansu):
+    _, cluster = tansu
+    with pytest.raises(Unsupported, match=r"--nemesis membership needs the Membership capability, "
+                                          r"which tansu 0\.6\.0 does not have"):
+        check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", nemesis=("membership",)))
+    with pytest.raises(Unsupported, match=r"--db-targets leader: tansu 0\.6\.0 has no KRaft controller"):
+        check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", nemesis=("kill",),
+                                                          db_targets=("leader",)))
+    with pytest.raises(Unsupported, match=r"--txn needs Kafka transactions, which tansu 0\.6\.0 does not support"):
+        check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", txn=True))
+    with pytest.raises(Unsupported, match=r"--workload list-append asks for each partition's latest offset"):
+        check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", workload="list-append"))
+    # the default targets less the roles tansu has none of, not a refusal
+    check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", nemesis=("kill",)))
+
+
+@pytest.mark.cluster
+def test_down_leaves_no_namespace_and_no_process(tansu):
+    local, cluster = tansu
+    home = Path(cluster.inventory.node("n1").home).parent
+    pids = [int(p.read_text().split()[0]) for p in home.glob("**/*.pid") if p.read_text().strip()]
+    assert pids  # brokers, PostgreSQL and sshds were running
+    local.down()
+    assert not [ns for ns in list_netns() if ns.startswith(f"lt-{local.name}-")]
+    assert not home.exists()
+    alive = [pid for pid in pids if os.path.exists(f"/proc/{pid}")
+             and "Z" not in subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True,
+                                           text=True).stdout]
+    assert alive == []
+
