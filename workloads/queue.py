@@ -55,6 +55,13 @@ class Acks:
         with self._lock:
             return {k: dict(v) for k, v in self.by_key.items()}
 
+    def awaited(self) -> set[tuple]:
+        """What the final reads wait for: each acknowledged offset, read whatever it
+        holds (a lost write's offset holds another value, and waiting for the lost
+        value would only wait out the deadline), or the value where no offset came."""
+        return {("offset", k, o) if o is not None else ("value", k, v)
+                for k, values in self.snapshot().items() for v, o in values.items()}
+
 
 class QueueGenerator:
     def __init__(self, settings: WorkloadSettings, keys: KeySpace, rotation: KeyRotation,
@@ -292,10 +299,10 @@ class QueueWorkload(KafkaWorkloadBase):
 
     def final_reads(self, process: int, record: Recorder, deadline: float, new_process) -> dict:
         """Fresh clients assign every key ever written from the beginning and poll
-        until every acknowledged value has been seen or the deadline passes."""
-        acked = self.acks.snapshot()
-        keys = sorted(self.acks.keys_written | set(acked))
-        missing = {(k, v) for k, values in acked.items() for v in values}
+        until every acknowledged send has been seen (`Acks.awaited`) or the
+        deadline passes."""
+        keys = sorted(self.acks.keys_written | set(self.acks.snapshot()))
+        missing = self.acks.awaited()
         total = len(missing)
         client = None
         while keys and missing and time.monotonic() < deadline:
@@ -311,8 +318,8 @@ class QueueWorkload(KafkaWorkloadBase):
             if completion.type != "ok":
                 continue
             for key, pairs in completion.value[0][1].items():
-                for _, value in pairs:
-                    missing.discard((int(key), value))
+                for offset, value in pairs:
+                    missing.difference_update({("offset", int(key), offset), ("value", int(key), value)})
         if client is not None:
             client.close()
         return {"acknowledged": total, "unseen_at_end": len(missing), "complete": not missing}

@@ -63,3 +63,11 @@ def test_list_append_txns_never_read_a_key_after_appending_to_it():
     values = [m[2] for op in ops for m in op.value if m[0] == "append"]
     assert len(values) == len(set(values))
     assert any(len(op.value) > 1 for op in ops)
+
+
+def test_final_reads_await_acknowledged_offsets_or_the_value_where_no_offset_came():
+    acks = Acks()
+    acks.acked(0, 5, 100)      # read back at offset 5 whatever it holds (a lost write holds another)
+    acks.acked(0, None, 101)   # a delivery report without an offset: only the value can be found
+    acks.acked(1, 0, 102)
+    assert acks.awaited() == {("offset", 0, 5), ("value", 0, 101), ("offset", 1, 0)}
