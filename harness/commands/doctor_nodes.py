@@ -9,25 +9,36 @@ from pathlib import Path
 from clusters.faketime import LIBRARY as FAKETIME_LIB
 from clusters.inventory import load_inventory
 from clusters.ssh import NodeSession, SSHError, SSHPool
+from clusters.tansu_install import POSTGRES_BIN
 from harness.commands.doctor_check import Check
 from nemesis.packet_detect import detect as detect_packet_paths
 
-# command on a node -> what needs it; required ones every run needs
+# command on every node -> what needs it; required ones every run needs
 NODE_TOOLS = {
     "setsid": ("daemons (util-linux)", True), "nohup": ("daemons (coreutils)", True),
     "timeout": ("bounded remote commands (coreutils)", True),
     "iptables": ("partition, control-link, client-delay faults", True),
-    "java": ("Kafka brokers (Java 17 or later)", True),
     "python3": ("packet delay and client-delay (the NFQUEUE holder)", False),
     "tc": ("packet rate limits and netem (iproute2)", False),
+}
+# what a node of each system and role runs besides (tansu's brokers get their binary
+# uploaded by the install, so they need nothing more)
+SYSTEM_TOOLS = {
+    ("kafka", None): {"java": ("Kafka brokers (Java 17 or later)", True)},
+    ("tansu", "storage"): {str(POSTGRES_BIN / "postgres"): ("tansu's storage node (postgresql-15)", True)},
 }
 PRESENT = "present"
 
 
-def tools_script() -> str:
+def node_tools(system: str, role: str | None) -> dict[str, tuple[str, bool]]:
+    """The tools a node needs: every node's, and its system's for its role."""
+    return {**NODE_TOOLS, **SYSTEM_TOOLS.get((system, role if system == "tansu" else None), {})}
+
+
+def tools_script(tools: dict[str, tuple[str, bool]]) -> str:
     """One remote command that prints `name path` per tool found, and the library."""
     lookups = [f"p=$(command -v {t} || ls /usr/sbin/{t} /sbin/{t} 2>/dev/null | head -1); "
-               f"echo {t} ${{p:-none}}" for t in NODE_TOOLS]
+               f"echo {t} ${{p:-none}}" for t in tools]
     lookups.append(f"[ -e {shlex.quote(FAKETIME_LIB)} ] && echo libfaketime {PRESENT} "
                    f"|| echo libfaketime none")
     return "; ".join(lookups)
@@ -37,17 +48,18 @@ def parse_tools(stdout: str) -> dict[str, str]:
     return dict(line.split(" ", 1) for line in stdout.splitlines() if " " in line)
 
 
-def node_checks(session: NodeSession) -> list[Check]:
+def node_checks(session: NodeSession, tools: dict[str, tuple[str, bool]]) -> list[Check]:
     """What one node has: its tools, libfaketime, and the path packet faults would take."""
-    found = parse_tools(session.exec(tools_script(), timeout=30, check=False).stdout)
-    return checks_from(found, detect_packet_paths(session))
+    found = parse_tools(session.exec(tools_script(tools), timeout=30, check=False).stdout)
+    return checks_from(found, detect_packet_paths(session), tools)
 
 
-def checks_from(found: dict[str, str], paths: dict) -> list[Check]:
+def checks_from(found: dict[str, str], paths: dict,
+                tools: dict[str, tuple[str, bool]]) -> list[Check]:
     """The report's lines for what a node was found to have (`parse_tools`, and
     nemesis/packet_detect.py's `detect`)."""
     checks = []
-    for tool, (need, required) in NODE_TOOLS.items():
+    for tool, (need, required) in tools.items():
         where = found.get(tool, "none")
         checks.append(Check(tool, where != "none",
                             where if where != "none" else f"missing: needed by {need}", required))
@@ -66,11 +78,11 @@ def check_nodes(inventory_path: str | Path, insecure_host_keys: bool = False) ->
     pool = SSHPool(inventory, insecure_host_keys=insecure_host_keys)
     results: dict[str, list[Check]] = {}
     try:
-        for node in inventory.node_names:
+        for node in inventory.nodes:
             try:
-                results[node] = node_checks(pool[node])
+                results[node.name] = node_checks(pool[node.name], node_tools(inventory.db, node.role))
             except SSHError as e:
-                results[node] = [Check("ssh", False, str(e))]
+                results[node.name] = [Check("ssh", False, str(e))]
     finally:
         pool.close()
     return results
