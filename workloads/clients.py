@@ -306,15 +306,46 @@ class ClientPair:
         return self._lookup
 
     def close(self) -> None:
-        """Drops queued work and leaves the group (may block: call it off the hot path)."""
+        """Drops queued work, leaves the group and ends every client's librdkafka instance
+        (may block: call it off the hot path). Each client is closed even if another's
+        close raised; the first error is raised after."""
         producer, consumer, lookup = self._producer, self._consumer, self._lookup
         self._producer = self._consumer = self._lookup = None
-        if producer is not None:
-            producer.purge(in_queue=True, in_flight=True, blocking=False)
-            producer.flush(0)
-        for c in (consumer, lookup):
-            if c is not None:
-                c.close()
+        errors = [e for e in (_try(close_producer, producer), _try(close_consumer, consumer),
+                              _try(close_consumer, lookup)) if e is not None]
+        if errors:
+            raise errors[0]
+
+
+def close_producer(producer: Producer) -> None:
+    """Ends a producer's librdkafka instance now, not when the last reference to it goes.
+
+    A producer had no close before confluent-kafka 2.x's Producer.close(): it ended when
+    garbage collected. An op that failed leaves a traceback whose frames still hold the
+    producer (the op's Transaction), and such garbage waits for Python's oldest
+    generation, which a run of slow, failing ops seldom collects: the hour-long soak
+    (docs/benchmarks.md, "Soak") kept 80 closed producers alive after 30 minutes, each
+    with its threads, pipes and buffers. Queued and in-flight messages are purged first,
+    so nothing is sent after the op that owned them was recorded."""
+    producer.purge(in_queue=True, in_flight=True, blocking=False)
+    producer.flush(0)
+    close = getattr(producer, "close", None)  # older confluent-kafka releases have none
+    if close is not None:
+        close()
+
+
+def close_consumer(consumer: Consumer) -> None:
+    consumer.close()
+
+
+def _try(close: Callable[[Any], Any], client: Any) -> BaseException | None:
+    if client is None:
+        return None
+    try:
+        close(client)
+    except Exception as e:  # noqa: BLE001 - raised by ClientPair.close once all are closed
+        return e
+    return None
 
 
 def ensure_topic(topics, key: int) -> None:
