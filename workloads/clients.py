@@ -4,7 +4,9 @@ transaction commit/abort with the error table's verdict, and polls."""
 from __future__ import annotations
 
 import functools
+import gc
 import logging
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -311,27 +313,47 @@ class ClientPair:
         close raised; the first error is raised after."""
         producer, consumer, lookup = self._producer, self._consumer, self._lookup
         self._producer = self._consumer = self._lookup = None
-        errors = [e for e in (_try(close_producer, producer), _try(close_consumer, consumer),
+        errors = [e for e in (_try(purge_producer, producer), _try(close_consumer, consumer),
                               _try(close_consumer, lookup)) if e is not None]
+        # the producer's instance ends when the Python object goes: here, unless garbage
+        # holds it too (see release_producer)
+        held_by_others = producer is not None and sys.getrefcount(producer) > OWN_REFERENCES
+        del producer
+        if held_by_others and not errors:
+            release_producer()
         if errors:
-            raise errors[0]
+            first = errors[0]
+            del errors
+            try:
+                raise first
+            finally:
+                del first  # a frame holding its own exception would be a cycle of the kind above
 
 
-def close_producer(producer: Producer) -> None:
-    """Ends a producer's librdkafka instance now, not when the last reference to it goes.
+# references to the producer inside ClientPair.close when nothing else holds it: its
+# local name and getrefcount's argument
+OWN_REFERENCES = 2
 
-    A producer had no close before confluent-kafka 2.x's Producer.close(): it ended when
-    garbage collected. An op that failed leaves a traceback whose frames still hold the
-    producer (the op's Transaction), and such garbage waits for Python's oldest
-    generation, which a run of slow, failing ops seldom collects: the hour-long soak
-    (docs/benchmarks.md, "Soak") kept 80 closed producers alive after 30 minutes, each
-    with its threads, pipes and buffers. Queued and in-flight messages are purged first,
-    so nothing is sent after the op that owned them was recorded."""
+
+def purge_producer(producer: Producer) -> None:
+    """Drops what is queued or in flight, so nothing is sent after the op that owned it
+    was recorded."""
     producer.purge(in_queue=True, in_flight=True, blocking=False)
     producer.flush(0)
-    close = getattr(producer, "close", None)  # older confluent-kafka releases have none
-    if close is not None:
-        close()
+
+
+def release_producer() -> None:
+    """Frees a closed producer that garbage still holds: a full collection.
+
+    A producer ends (rd_kafka_destroy: its threads, pipes and buffers) only when its
+    Python object is freed. A `txn` op that failed leaves its Transaction, and so the
+    producer, in the frames of the failure's traceback, in a reference cycle that only
+    a collection of Python's oldest generation frees, and a run of slow, failing ops
+    seldom triggers one: the hour-long soak (docs/benchmarks.md, "Soak") had 130
+    closed producers alive after an hour. Producer.close() would end it at once, but
+    it first aborts an open transaction with no time limit, and blocked for minutes
+    while the coordinator was down (the soak's fixed run, same section)."""
+    gc.collect()
 
 
 def close_consumer(consumer: Consumer) -> None:
