@@ -288,7 +288,14 @@ class ClientPair:
             producer = Producer(producer_config(self.bootstrap, self.settings, f"lt-p{self.process}",
                                                 self.transactional_id))
             if self.transactional_id is not None:
-                guarded(lambda: producer.init_transactions(self.settings.op_timeout))
+                try:
+                    guarded(lambda: producer.init_transactions(self.settings.op_timeout))
+                except Indefinite:
+                    # the error's traceback holds this frame and the lambda's cell, which
+                    # hold the producer: emptied, it ends now (rd_kafka_destroy is quick
+                    # after a failed init), not when that traceback is collected (close)
+                    del producer
+                    raise
             self._producer = producer
         return self._producer
 

@@ -1,5 +1,5 @@
 """Closing a process's clients ends their librdkafka instances before close returns,
-even when garbage still holds the producer: the hour-long soak found closed producers
+and a producer whose init failed ends at once, even when garbage still holds them: the hour-long soak found closed producers
 kept alive by reference cycles left by the ops that failed on them (docs/benchmarks.md,
 "Soak"), each with its threads and pipes, until Python's oldest generation was
 collected, which a run of slow, failing ops seldom does."""
@@ -9,7 +9,7 @@ import gc
 import os
 from pathlib import Path
 
-from workloads.clients import ClientPair
+from workloads.clients import ClientPair, Indefinite
 from workloads.settings import WorkloadSettings
 
 UNREACHABLE = "127.0.0.1:1"  # nothing listens there; the instances start all the same
@@ -91,3 +91,17 @@ class _Failing:
 
     def __getattr__(self, name: str):
         return getattr(self._producer, name)
+
+
+def test_a_producer_whose_init_failed_ends_while_its_error_is_held() -> None:
+    pair = ClientPair(UNREACHABLE, WorkloadSettings(txn=True, op_timeout=0.3), 10, "lt-close-test-txn",
+                      "lt-close-test")
+    before = instances()
+    try:
+        pair.producer
+    except Indefinite as e:
+        held = e  # as the garbage of a failed op holds its error, traceback and frames
+    else:
+        raise AssertionError("init_transactions succeeded against an unreachable broker")
+    assert instances() == before, "the producer whose init failed is still running"
+    del held
