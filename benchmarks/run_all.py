@@ -23,6 +23,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
                                   "--out", "benchmarks/results/engines-1e6.json"]),
     ("benchmarks.report_big_history", ["--ops", "500000"]),
     ("benchmarks.index_listing", ["--runs", "3000"]),
+    # not here: benchmarks.soak, an hour on a cluster of its own (docs/benchmarks.md, "Soak")
     # last: issue 12's targets table, from the JSON the checker benchmarks above wrote
     ("benchmarks.targets", []),
 ]

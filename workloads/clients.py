@@ -4,7 +4,9 @@ transaction commit/abort with the error table's verdict, and polls."""
 from __future__ import annotations
 
 import functools
+import gc
 import logging
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -286,7 +288,14 @@ class ClientPair:
             producer = Producer(producer_config(self.bootstrap, self.settings, f"lt-p{self.process}",
                                                 self.transactional_id))
             if self.transactional_id is not None:
-                guarded(lambda: producer.init_transactions(self.settings.op_timeout))
+                try:
+                    guarded(lambda: producer.init_transactions(self.settings.op_timeout))
+                except Indefinite:
+                    # the error's traceback holds this frame and the lambda's cell, which
+                    # hold the producer: emptied, it ends now (rd_kafka_destroy is quick
+                    # after a failed init), not when that traceback is collected (close)
+                    del producer
+                    raise
             self._producer = producer
         return self._producer
 
@@ -306,15 +315,66 @@ class ClientPair:
         return self._lookup
 
     def close(self) -> None:
-        """Drops queued work and leaves the group (may block: call it off the hot path)."""
+        """Drops queued work, leaves the group and ends every client's librdkafka instance
+        (may block: call it off the hot path). Each client is closed even if another's
+        close raised; the first error is raised after."""
         producer, consumer, lookup = self._producer, self._consumer, self._lookup
         self._producer = self._consumer = self._lookup = None
-        if producer is not None:
-            producer.purge(in_queue=True, in_flight=True, blocking=False)
-            producer.flush(0)
-        for c in (consumer, lookup):
-            if c is not None:
-                c.close()
+        errors = [e for e in (_try(purge_producer, producer), _try(close_consumer, consumer),
+                              _try(close_consumer, lookup)) if e is not None]
+        # the producer's instance ends when the Python object goes: here, unless garbage
+        # holds it too (see release_producer)
+        held_by_others = producer is not None and sys.getrefcount(producer) > OWN_REFERENCES
+        del producer
+        if held_by_others and not errors:
+            release_producer()
+        if errors:
+            first = errors[0]
+            del errors
+            try:
+                raise first
+            finally:
+                del first  # a frame holding its own exception would be a cycle of the kind above
+
+
+# references to the producer inside ClientPair.close when nothing else holds it: its
+# local name and getrefcount's argument
+OWN_REFERENCES = 2
+
+
+def purge_producer(producer: Producer) -> None:
+    """Drops what is queued or in flight, so nothing is sent after the op that owned it
+    was recorded."""
+    producer.purge(in_queue=True, in_flight=True, blocking=False)
+    producer.flush(0)
+
+
+def release_producer() -> None:
+    """Frees a closed producer that garbage still holds: a full collection.
+
+    A producer ends (rd_kafka_destroy: its threads, pipes and buffers) only when its
+    Python object is freed. A `txn` op that failed leaves its Transaction, and so the
+    producer, in the frames of the failure's traceback, in a reference cycle that only
+    a collection of Python's oldest generation frees, and a run of slow, failing ops
+    seldom triggers one: the hour-long soak (docs/benchmarks.md, "Soak") had 130
+    closed producers alive after an hour. Producer.close() would end it at once, but
+    it first aborts an open transaction with no time limit, and blocked for minutes
+    while the coordinator was down (the soak's fixed run, same section)."""
+    gc.collect()
+
+
+def close_consumer(consumer: Consumer) -> None:
+    consumer.close()
+
+
+def _try(close: Callable[[Any], Any], client: Any) -> BaseException | None:
+    if client is None:
+        return None
+    try:
+        close(client)
+    except Exception as e:  # noqa: BLE001 - raised by ClientPair.close once all are closed
+        return e
+    return None
 
 
 def ensure_topic(topics, key: int) -> None:

@@ -1,0 +1,107 @@
+"""Closing a process's clients ends their librdkafka instances before close returns,
+and a producer whose init failed ends at once, even when garbage still holds them: the hour-long soak found closed producers
+kept alive by reference cycles left by the ops that failed on them (docs/benchmarks.md,
+"Soak"), each with its threads and pipes, until Python's oldest generation was
+collected, which a run of slow, failing ops seldom does."""
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+
+from workloads.clients import ClientPair, Indefinite
+from workloads.settings import WorkloadSettings
+
+UNREACHABLE = "127.0.0.1:1"  # nothing listens there; the instances start all the same
+
+
+def instances() -> int:
+    """librdkafka instances in this process: each has one thread named rdk:main."""
+    count = 0
+    for task in os.listdir("/proc/self/task"):
+        try:
+            count += Path(f"/proc/self/task/{task}/comm").read_text().strip() == "rdk:main"
+        except OSError:  # a thread that ended meanwhile
+            pass
+    return count
+
+
+class Frame:
+    """Stands in for a failed op's frame: it holds the producer, and a traceback that
+    holds the frame holds it in turn."""
+
+    def __init__(self, producer) -> None:
+        self.producer = producer
+        self.traceback = [self]
+
+
+def test_close_ends_a_producer_that_garbage_still_holds() -> None:
+    gc.collect()
+    gc.disable()  # as in a long run, no collection comes along by chance
+    try:
+        pair = ClientPair(UNREACHABLE, WorkloadSettings(txn=True), 7, None, "lt-close-test")
+        before = instances()
+        Frame(pair.producer)  # now garbage in a cycle, holding the producer
+        pair.consumer, pair.lookup
+        assert instances() == before + 3
+        pair.close()
+        # rd_kafka_destroy joins the instance's threads before it returns: no waiting
+        assert instances() == before, "a closed client's instance is still running"
+    finally:
+        gc.enable()
+
+
+def test_close_leaves_no_instance_when_nothing_else_holds_the_producer() -> None:
+    pair = ClientPair(UNREACHABLE, WorkloadSettings(), 8, None, "lt-close-test")
+    before = instances()
+    pair.producer, pair.consumer, pair.lookup
+    pair.close()
+    assert instances() == before
+
+
+def test_close_closes_the_consumers_when_the_producer_fails_to() -> None:
+    pair = ClientPair(UNREACHABLE, WorkloadSettings(), 9, None, "lt-close-test")
+    before = instances()
+    producer = pair.producer
+    pair.consumer, pair.lookup
+
+    class Refused(Exception):
+        pass
+
+    def purge(**_: object) -> None:
+        raise Refused("purge refused")
+
+    pair._producer = _Failing(producer, purge)
+    try:
+        pair.close()
+    except Refused:
+        pass
+    else:
+        raise AssertionError("the producer's error was not raised")
+    assert instances() == before + 1  # only the producer, which this test still holds
+    del producer, pair
+    assert instances() == before
+
+
+class _Failing:
+    """A producer whose purge raises: everything else goes to the real one."""
+
+    def __init__(self, producer, purge) -> None:
+        self._producer, self.purge = producer, purge
+
+    def __getattr__(self, name: str):
+        return getattr(self._producer, name)
+
+
+def test_a_producer_whose_init_failed_ends_while_its_error_is_held() -> None:
+    pair = ClientPair(UNREACHABLE, WorkloadSettings(txn=True, op_timeout=0.3), 10, "lt-close-test-txn",
+                      "lt-close-test")
+    before = instances()
+    try:
+        pair.producer
+    except Indefinite as e:
+        held = e  # as the garbage of a failed op holds its error, traceback and frames
+    else:
+        raise AssertionError("init_transactions succeeded against an unreachable broker")
+    assert instances() == before, "the producer whose init failed is still running"
+    del held
