@@ -15,6 +15,7 @@ import re
 import subprocess
 
 from clusters.cluster import Cluster
+from clusters.inventory import Inventory
 from nemesis import iptables_chain as chains
 from nemesis.fault import ClusterTraces, ProcessFault
 
@@ -26,38 +27,55 @@ class ControlLinkError(RuntimeError):
 
 
 def chain_for(cluster: Cluster, role: str = "NEMESIS") -> str:
+    return chain_of(cluster.inventory, role)
+
+
+def chain_of(inventory: Inventory, role: str = "NEMESIS") -> str:
     """The cluster's chain on this machine (iptables allows 28 characters): several
     clusters on one control node each have their own."""
-    digest = hashlib.sha1(f"{cluster.inventory.name}/{role}".encode()).hexdigest()[:10]
+    digest = hashlib.sha1(f"{inventory.name}/{role}".encode()).hexdigest()[:10]
     return f"LT-CTL-{digest}"
 
 
 def cut(cluster: Cluster, node: str, chain: str | None = None) -> None:
+    cut_link(cluster.inventory, node, chain)
+
+
+def cut_link(inventory: Inventory, node: str, chain: str | None = None) -> None:
     """Drops this machine's packets to the node's SSH port (added to the chain)."""
-    chain = chain or chain_for(cluster)
-    rule = _rule(cluster, node)
+    chain = chain or chain_of(inventory)
+    rule = _rule(inventory, node)
     _local(f"({chains.IPTABLES} -N {chain} 2>/dev/null || true) && "
            f"({chains.IPTABLES} -C OUTPUT -j {chain} 2>/dev/null || {chains.IPTABLES} -I OUTPUT 1 -j {chain}) && "
            f"({chains.IPTABLES} -C {chain} {rule} 2>/dev/null || {chains.IPTABLES} -A {chain} {rule})")
 
 
 def restore(cluster: Cluster, chain: str | None = None) -> list[str]:
-    """Removes the chain; the nodes whose link it had cut."""
-    chain = chain or chain_for(cluster)
-    nodes = cut_nodes(cluster, chain)
+    return restore_links(cluster.inventory, chain)
+
+
+def restore_links(inventory: Inventory, chain: str | None = None) -> list[str]:
+    """Removes the chain; the nodes whose link it had cut. Needs no SSH, so a heal can
+    run it before it connects to the nodes (`cluster heal` after a killed run)."""
+    chain = chain or chain_of(inventory)
+    nodes = links_cut(inventory, chain)
     _local(chains.remove_script("OUTPUT", chain))
     return nodes
 
 
 def cut_nodes(cluster: Cluster, chain: str | None = None) -> list[str]:
+    return links_cut(cluster.inventory, chain)
+
+
+def links_cut(inventory: Inventory, chain: str | None = None) -> list[str]:
     """The nodes whose SSH link the chain cuts now."""
-    listed = _local(chains.listing_script(chain or chain_for(cluster)))
+    listed = _local(chains.listing_script(chain or chain_of(inventory)))
     hosts = set(re.findall(r"-d (\S+?)(?:/32)? ", listed))
-    return [n.name for n in cluster.inventory.nodes if n.host in hosts]
+    return [n.name for n in inventory.nodes if n.host in hosts]
 
 
-def _rule(cluster: Cluster, node: str) -> str:
-    found = cluster.inventory.node(node)
+def _rule(inventory: Inventory, node: str) -> str:
+    found = inventory.node(node)
     return f"-p tcp -d {found.host} --dport {found.port} -j DROP"
 
 
@@ -86,7 +104,11 @@ class ControlLinkFault(ProcessFault):
 
 
 def undo_traces(cluster: Cluster) -> list[str]:
-    return [f"{node}: restored the control node's SSH link" for node in restore(cluster)]
+    return undo_link_traces(cluster.inventory)
+
+
+def undo_link_traces(inventory: Inventory) -> list[str]:
+    return [f"{node}: restored the control node's SSH link" for node in restore_links(inventory)]
 
 
 def traces_left(cluster: Cluster) -> dict[str, list[str]]:

@@ -21,6 +21,7 @@ import time
 
 from clusters.cluster import HEAL_BOUND, Cluster
 from clusters.db import DatabaseError
+from clusters.inventory import Inventory
 from clusters.restarts import NodesNotRevived
 from clusters.ssh import SSHError
 from nemesis import client_delay, clock, control_link, membership_undo, packet_traces, partition, pause
@@ -47,6 +48,13 @@ class ClusterNotHealed(RuntimeError):
         lines = [f"node {node}: {'; '.join(items)}" for node, items in sorted(problems.items())]
         when = f" after {after:.0f} s" if after is not None else ""
         super().__init__(f"cluster not healed{when}:\n  " + "\n  ".join(lines))
+
+
+def heal_control_node(inventory: Inventory) -> list[str]:
+    """What a heal undoes on this machine, before it can reach any node: a run killed
+    while the control-link fault had cut a node's SSH link leaves the cut in place, and
+    connecting to the cluster would fail on it."""
+    return control_link.undo_link_traces(inventory)
 
 
 def heal(cluster: Cluster, deadline: float | None = None) -> list[str]:

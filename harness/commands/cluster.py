@@ -20,9 +20,10 @@ from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existi
 from clusters.ssh import SSHError, SSHPool
 from clusters.systems import SYSTEMS, for_system, local_node_count, open_database, system_of
 from harness.kafka_options import kafka_release_options
-from nemesis.heal import ClusterNotHealed, heal_until_healed
+from nemesis.control_link import ControlLinkError
+from nemesis.heal import ClusterNotHealed, heal_control_node, heal_until_healed
 
-FAILURES = (LocalClusterError, SSHError, DatabaseError, ClusterNotHealed)
+FAILURES = (LocalClusterError, SSHError, DatabaseError, ClusterNotHealed, ControlLinkError)
 
 up_name_option = click.option("--name", default=DEFAULT_NAME, show_default=True,
                               help="Local cluster name (its netns are lt-<name>-n1...).")
@@ -172,13 +173,14 @@ def down(name: str | None, inventory_path: str | None, run_dir: str | None, keep
     failed = False
     for target in targets(name, inventory_path, run_dir):
         try:
+            linked = restore_control_links(target)
             if target.local is None:
                 with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
                     for node in c.nodes:
                         c.db.shutdown(node) if keep_data else c.db.wipe(node)
                 click.echo(f"{target.label}: stopped {system_of(c.db)[0]} on {len(c.nodes)} nodes")
                 continue
-            removed = target.local.down(keep_data=keep_data)
+            removed = linked + target.local.down(keep_data=keep_data)
             click.echo(f"{target.label}: " + ("removed " + ", ".join(removed) if removed
                                               else "nothing to remove"))
         except (InventoryError, KafkaVersionError) as e:
@@ -188,6 +190,14 @@ def down(name: str | None, inventory_path: str | None, run_dir: str | None, keep
             failed = True
     if failed:
         sys.exit(exit_codes.HARNESS_ERROR)
+
+
+def restore_control_links(target: Target) -> list[str]:
+    """The control-link cuts a killed run left on this machine for the target's cluster,
+    removed: needed before any SSH to its nodes, and by `down` too, since the rules live
+    here, not in the cluster's namespaces. Nothing when its inventory is gone."""
+    path = Path(target.inventory_path)
+    return heal_control_node(load_inventory(path)) if path.exists() else []
 
 
 @cluster.command()
@@ -269,8 +279,9 @@ def heal(name: str | None, inventory_path: str | None, run_dir: str | None,
     failed = False
     for target in targets(name, inventory_path, run_dir):
         try:
+            linked = restore_control_links(target)
             with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
-                actions = heal_until_healed(c, bound)
+                actions = linked + heal_until_healed(c, bound)
         except (InventoryError, KafkaVersionError) as e:
             fail(str(e), exit_codes.BAD_INPUT)
         except FAILURES as e:

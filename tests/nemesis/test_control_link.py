@@ -10,11 +10,14 @@ import threading
 import time
 
 import pytest
+from click.testing import CliRunner
 
 from checkers.history.stream import raw_events
 from clusters.ssh import SSHError
+from harness.cli import main
 from harness.runner import TestOptions, run_test
-from nemesis.control_link import ControlLinkFault, chain_for, cut, cut_nodes, restore
+from clusters.inventory import load_inventory
+from nemesis.control_link import ControlLinkFault, chain_for, cut, cut_link, cut_nodes, links_cut, restore
 from nemesis.heal import heal, verify_healed
 from nemesis.pause import PauseFault
 from nemesis.roles import RoleResolver
@@ -107,3 +110,32 @@ def test_a_run_with_the_fault_and_a_link_lost_over_its_heal_gets_its_verdict(hea
     assert did, "the link was never lost from outside"
     assert events[-1]["f"] == "heal"  # the heal outlasted the lost link, and said so
     verify_healed(cluster)
+
+
+def test_cluster_heal_restores_a_cut_link_left_by_a_killed_run(healed_cluster, local_cluster):
+    """A run killed while the link to a node was cut leaves the cut on this machine:
+    `cluster heal` restores it before it connects to the nodes, which would fail on it."""
+    cluster = healed_cluster
+    cut(cluster, "n2")   # as ControlLinkFault.start leaves it: the cluster's own chain
+    try:
+        result = CliRunner().invoke(main, ["cluster", "heal", "--name", local_cluster.name],
+                                    catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        assert "n2: restored the control node's SSH link" in result.output
+        assert cut_nodes(cluster) == []
+        assert cluster.ssh["n2"].exec("echo back").stdout == "back\n"
+    finally:
+        restore(cluster)
+
+
+def test_cluster_down_removes_a_cut_link_left_on_this_machine(fresh_cluster):
+    """The cut lives in this machine's OUTPUT chain, outside the cluster's namespaces:
+    `down` removes it too, and `down` again has nothing left to do."""
+    local = fresh_cluster(nodes=1, suffix="cl")
+    inventory = load_inventory(local.inventory_path)
+    cut_link(inventory, "n1")
+    assert links_cut(inventory) == ["n1"]
+    result = CliRunner().invoke(main, ["cluster", "down", "--name", local.name], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "n1: restored the control node's SSH link" in result.output
+    assert links_cut(inventory) == []
