@@ -174,8 +174,12 @@ class Transaction:
     def begin(self) -> None:
         self.producer.begin_transaction()
 
-    def commit(self, consumer: Consumer | None) -> None:
+    def commit(self, consumer: Consumer | None, positions: list[TopicPartition] | None = None) -> None:
         """Sends the consumer's offsets and commits; raises Indefinite/definite verdicts.
+        `positions`: the offsets to commit with the transaction, as the caller knows
+        them; None asks the consumer (assignment() and position(), which confluent-kafka
+        calls holding the GIL: a librdkafka deadlock inside the consumer then stops every
+        thread of the process, docs/benchmarks.md, "Soak").
 
         Retriable commit errors are retried until the op timeout; an abortable
         error leads to abort(), and only an abort that succeeds is definite.
@@ -183,7 +187,9 @@ class Transaction:
         deadline = time.monotonic() + self.timeout
         try:
             if consumer is not None:
-                positions = [tp for tp in consumer.position(consumer.assignment()) if tp.offset >= 0]
+                if positions is None:
+                    positions = consumer.position(consumer.assignment())
+                positions = [tp for tp in positions if tp.offset >= 0]
                 if positions:
                     self.producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(),
                                                               self.timeout)

@@ -228,7 +228,7 @@ class QueueClient(ProcessClient):
             return self._abort(txn, consumer, polled, harness_error(
                 "ABORTED_ON_PURPOSE", "aborted on purpose (--abort-p)").error, op)
         try:
-            txn.commit(consumer)
+            txn.commit(consumer, self._txn_positions())
         except Indefinite as e:
             if e.classified.outcome != "fail":
                 raise
@@ -237,6 +237,16 @@ class QueueClient(ProcessClient):
             if mop[0] == "send":
                 self.w.acks.acked(mop[1], mop[2][0], mop[2][1])
         return Completion.ok(results, **self._poll_extra(errors))
+
+    def _txn_positions(self) -> list | None:
+        """The offsets a transaction commits for the group: with assign, the
+        workload's own positions (every assign sets them for exactly the keys it
+        holds, and polls and rewinds move them), so no consumer call that holds the
+        GIL is needed; with subscribe, librdkafka's (None), since a rebalance whose
+        lookup failed leaves positions the workload does not know."""
+        if self.w.settings.sub_via != "assign":
+            return None
+        return [self.w.keys.topic_partition(key, offset) for key, offset in sorted(self.positions.next.items())]
 
     def _run_micro_ops(self, micro_ops: list, polled_so_far: list[dict]) -> tuple[list, list[str]]:
         """Runs a txn's sends and polls in order; sends are awaited before the commit."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 from pathlib import Path
 
 from workloads.clients import ClientPair, Indefinite
@@ -26,6 +27,19 @@ def instances() -> int:
     return count
 
 
+def settled_instances(quiet_s: float = 1.0, bound_s: float = 30.0) -> int:
+    """instances(), once no count has changed for `quiet_s`: the tests before this one
+    in the same pytest worker may still be closing their clients in the background."""
+    deadline = time.monotonic() + bound_s
+    count, since = instances(), time.monotonic()
+    while time.monotonic() - since < quiet_s and time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = instances()
+        if now != count:
+            count, since = now, time.monotonic()
+    return count
+
+
 class Frame:
     """Stands in for a failed op's frame: it holds the producer, and a traceback that
     holds the frame holds it in turn."""
@@ -40,7 +54,7 @@ def test_close_ends_a_producer_that_garbage_still_holds() -> None:
     gc.disable()  # as in a long run, no collection comes along by chance
     try:
         pair = ClientPair(UNREACHABLE, WorkloadSettings(txn=True), 7, None, "lt-close-test")
-        before = instances()
+        before = settled_instances()
         Frame(pair.producer)  # now garbage in a cycle, holding the producer
         pair.consumer, pair.lookup
         assert instances() == before + 3
@@ -53,7 +67,7 @@ def test_close_ends_a_producer_that_garbage_still_holds() -> None:
 
 def test_close_leaves_no_instance_when_nothing_else_holds_the_producer() -> None:
     pair = ClientPair(UNREACHABLE, WorkloadSettings(), 8, None, "lt-close-test")
-    before = instances()
+    before = settled_instances()
     pair.producer, pair.consumer, pair.lookup
     pair.close()
     assert instances() == before
@@ -61,7 +75,7 @@ def test_close_leaves_no_instance_when_nothing_else_holds_the_producer() -> None
 
 def test_close_closes_the_consumers_when_the_producer_fails_to() -> None:
     pair = ClientPair(UNREACHABLE, WorkloadSettings(), 9, None, "lt-close-test")
-    before = instances()
+    before = settled_instances()
     producer = pair.producer
     pair.consumer, pair.lookup
 
@@ -96,7 +110,7 @@ class _Failing:
 def test_a_producer_whose_init_failed_ends_while_its_error_is_held() -> None:
     pair = ClientPair(UNREACHABLE, WorkloadSettings(txn=True, op_timeout=0.3), 10, "lt-close-test-txn",
                       "lt-close-test")
-    before = instances()
+    before = settled_instances()
     try:
         pair.producer
     except Indefinite as e:
