@@ -26,50 +26,34 @@ class ControlLinkError(RuntimeError):
     """An iptables command on the control node failed (not root? no iptables?)."""
 
 
-def chain_for(cluster: Cluster, role: str = "NEMESIS") -> str:
-    return chain_of(cluster.inventory, role)
-
-
-def chain_of(inventory: Inventory, role: str = "NEMESIS") -> str:
+def chain_for(inventory: Inventory, role: str = "NEMESIS") -> str:
     """The cluster's chain on this machine (iptables allows 28 characters): several
     clusters on one control node each have their own."""
     digest = hashlib.sha1(f"{inventory.name}/{role}".encode()).hexdigest()[:10]
     return f"LT-CTL-{digest}"
 
 
-def cut(cluster: Cluster, node: str, chain: str | None = None) -> None:
-    cut_link(cluster.inventory, node, chain)
-
-
-def cut_link(inventory: Inventory, node: str, chain: str | None = None) -> None:
+def cut(inventory: Inventory, node: str, chain: str | None = None) -> None:
     """Drops this machine's packets to the node's SSH port (added to the chain)."""
-    chain = chain or chain_of(inventory)
+    chain = chain or chain_for(inventory)
     rule = _rule(inventory, node)
     _local(f"({chains.IPTABLES} -N {chain} 2>/dev/null || true) && "
            f"({chains.IPTABLES} -C OUTPUT -j {chain} 2>/dev/null || {chains.IPTABLES} -I OUTPUT 1 -j {chain}) && "
            f"({chains.IPTABLES} -C {chain} {rule} 2>/dev/null || {chains.IPTABLES} -A {chain} {rule})")
 
 
-def restore(cluster: Cluster, chain: str | None = None) -> list[str]:
-    return restore_links(cluster.inventory, chain)
-
-
-def restore_links(inventory: Inventory, chain: str | None = None) -> list[str]:
+def restore(inventory: Inventory, chain: str | None = None) -> list[str]:
     """Removes the chain; the nodes whose link it had cut. Needs no SSH, so a heal can
     run it before it connects to the nodes (`cluster heal` after a killed run)."""
-    chain = chain or chain_of(inventory)
-    nodes = links_cut(inventory, chain)
+    chain = chain or chain_for(inventory)
+    nodes = cut_nodes(inventory, chain)
     _local(chains.remove_script("OUTPUT", chain))
     return nodes
 
 
-def cut_nodes(cluster: Cluster, chain: str | None = None) -> list[str]:
-    return links_cut(cluster.inventory, chain)
-
-
-def links_cut(inventory: Inventory, chain: str | None = None) -> list[str]:
+def cut_nodes(inventory: Inventory, chain: str | None = None) -> list[str]:
     """The nodes whose SSH link the chain cuts now."""
-    listed = _local(chains.listing_script(chain or chain_of(inventory)))
+    listed = _local(chains.listing_script(chain or chain_for(inventory)))
     hosts = set(re.findall(r"-d (\S+?)(?:/32)? ", listed))
     return [n.name for n in inventory.nodes if n.host in hosts]
 
@@ -95,11 +79,11 @@ class ControlLinkFault(ProcessFault):
         return CUT_F
 
     def start(self, cluster, params: dict) -> dict:
-        return self.start_on_nodes(cluster, params, lambda node: cut(cluster, node))
+        return self.start_on_nodes(cluster, params, lambda node: cut(cluster.inventory, node))
 
     def stop(self, cluster) -> dict:
         nodes, self.struck = self.struck, []
-        restore(cluster)
+        restore(cluster.inventory)
         return {"nodes": nodes}
 
 
@@ -108,12 +92,12 @@ def undo_traces(cluster: Cluster) -> list[str]:
 
 
 def undo_link_traces(inventory: Inventory) -> list[str]:
-    return [f"{node}: restored the control node's SSH link" for node in restore_links(inventory)]
+    return [f"{node}: restored the control node's SSH link" for node in restore(inventory)]
 
 
 def traces_left(cluster: Cluster) -> dict[str, list[str]]:
-    return {node: [f"control node's SSH link cut (iptables chain {chain_for(cluster)} here)"]
-            for node in cut_nodes(cluster)}
+    return {node: [f"control node's SSH link cut (iptables chain {chain_for(cluster.inventory)} here)"]
+            for node in cut_nodes(cluster.inventory)}
 
 
 TRACES = ClusterTraces(undo=undo_traces, left=traces_left)

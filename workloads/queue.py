@@ -311,8 +311,8 @@ class QueueWorkload(KafkaWorkloadBase):
         """Fresh clients assign every key ever written from the beginning and poll
         until every acknowledged send has been seen (`Acks.awaited`) or the
         deadline passes."""
-        keys = sorted(self.acks.keys_written | set(self.acks.snapshot()))
         missing = self.acks.awaited()
+        keys = sorted(self.acks.keys_written | {key for _, key, _ in missing})
         total = len(missing)
         client = None
         while keys and missing and time.monotonic() < deadline:

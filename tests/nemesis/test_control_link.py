@@ -17,7 +17,7 @@ from clusters.ssh import SSHError
 from harness.cli import main
 from harness.runner import TestOptions, run_test
 from clusters.inventory import load_inventory
-from nemesis.control_link import ControlLinkFault, chain_for, cut, cut_link, cut_nodes, links_cut, restore
+from nemesis.control_link import ControlLinkFault, chain_for, cut, cut_nodes, restore
 from nemesis.heal import heal, verify_healed
 from nemesis.pause import PauseFault
 from nemesis.roles import RoleResolver
@@ -31,7 +31,7 @@ def test_a_cut_link_fails_ssh_in_bounded_time_and_spares_kafka(healed_cluster):
     cluster = healed_cluster
     fault = ControlLinkFault(RoleResolver(cluster).resolve)
     assert fault.start(cluster, {"target": "one", "nodes": ["n2"]}) == {"target": "one", "nodes": ["n2"]}
-    assert cut_nodes(cluster) == ["n2"]
+    assert cut_nodes(cluster.inventory) == ["n2"]
     started = time.monotonic()
     with pytest.raises(SSHError, match="node n2"):
         cluster.ssh["n2"].exec("true", timeout=5)
@@ -70,20 +70,20 @@ def cut_before_heal(cluster, store, done: threading.Event, did: list, seconds: f
     """From outside the run: n1's SSH link lost a second before the main phase ends,
     for `seconds`, over the run's heal (a chain of the test's own, which the heal does
     not know: a real outage, not the fault's)."""
-    chain = chain_for(cluster, "TEST")
+    chain = chain_for(cluster.inventory, "TEST")
     try:
         main_since = None
         while not done.is_set():
             phases = [json.loads(p.read_text()).get("phase") for p in store.glob("*/*/test.json")]
             main_since = main_since or (time.monotonic() if "main" in phases else None)
             if main_since and time.monotonic() - main_since > TIME_LIMIT - 1:
-                cut(cluster, "n1", chain)
+                cut(cluster.inventory, "n1", chain)
                 did.append(phases)
                 done.wait(seconds)
                 return
             time.sleep(0.2)
     finally:
-        restore(cluster, chain)
+        restore(cluster.inventory, chain)
 
 
 def test_a_run_with_the_fault_and_a_link_lost_over_its_heal_gets_its_verdict(healed_cluster, tmp_path):
@@ -116,16 +116,16 @@ def test_cluster_heal_restores_a_cut_link_left_by_a_killed_run(healed_cluster, l
     """A run killed while the link to a node was cut leaves the cut on this machine:
     `cluster heal` restores it before it connects to the nodes, which would fail on it."""
     cluster = healed_cluster
-    cut(cluster, "n2")   # as ControlLinkFault.start leaves it: the cluster's own chain
+    cut(cluster.inventory, "n2")   # as ControlLinkFault.start leaves it: the cluster's own chain
     try:
         result = CliRunner().invoke(main, ["cluster", "heal", "--name", local_cluster.name],
                                     catch_exceptions=False)
         assert result.exit_code == 0, result.output
         assert "n2: restored the control node's SSH link" in result.output
-        assert cut_nodes(cluster) == []
+        assert cut_nodes(cluster.inventory) == []
         assert cluster.ssh["n2"].exec("echo back").stdout == "back\n"
     finally:
-        restore(cluster)
+        restore(cluster.inventory)
 
 
 def test_cluster_down_removes_a_cut_link_left_on_this_machine(fresh_cluster):
@@ -133,9 +133,9 @@ def test_cluster_down_removes_a_cut_link_left_on_this_machine(fresh_cluster):
     `down` removes it too, and `down` again has nothing left to do."""
     local = fresh_cluster(nodes=1, suffix="cl")
     inventory = load_inventory(local.inventory_path)
-    cut_link(inventory, "n1")
-    assert links_cut(inventory) == ["n1"]
+    cut(inventory, "n1")
+    assert cut_nodes(inventory) == ["n1"]
     result = CliRunner().invoke(main, ["cluster", "down", "--name", local.name], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "n1: restored the control node's SSH link" in result.output
-    assert links_cut(inventory) == []
+    assert cut_nodes(inventory) == []
