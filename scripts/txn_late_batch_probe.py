@@ -208,6 +208,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+CRASHED = 2  # not a verdict: exit 1 means a round lost B or read A
+
+
 if __name__ == "__main__":
     args = parse_args(sys.argv[1:])
-    sys.exit(main(args.name, args.rounds, args.debug_log, args.until_lost))
+    try:
+        sys.exit(main(args.name, args.rounds, args.debug_log, args.until_lost))
+    except Exception:  # noqa: BLE001 - printed, and told apart from a finding by its exit code
+        logging.exception("the probe failed")
+        sys.exit(CRASHED)

@@ -124,5 +124,5 @@ def test_a_batch_held_past_the_abort_is_committed_by_the_next_transaction(healed
     assert probe.returncode == 1, probe.stdout + probe.stderr[-2000:]
     verdicts = [line.split(": ", 1)[1] for line in probe.stdout.splitlines()
                 if line.startswith("round ") and ": " in line and "leader" not in line]
-    assert verdicts[-1] == "B LOST A READ", probe.stdout
+    assert verdicts and verdicts[-1] == "B LOST A READ", probe.stdout + probe.stderr[-2000:]
     assert all(v.startswith("A'S SEQUENCE GIVEN TO B") for v in verdicts[:-1]), probe.stdout
