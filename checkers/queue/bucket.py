@@ -238,7 +238,7 @@ def _analyze_bucket(bucket: pd.DataFrame, limit: int, end_time: int, shrink: boo
     obs = queue_versions.observations(bucket, proven)
     queue_versions.inconsistent_offsets(obs, found)
     dups = queue_versions.duplicates(obs, found)
-    lost = queue_writes.lost_and_unseen(bucket, proven, found)
+    lost = queue_writes.lost_and_unseen(bucket, proven, obs, found)
     queue_writes.aborted_reads(bucket, found)
     queue_writes.precommitted_reads(bucket, found)
     queue_order.poll_order(obs, bucket, found)

@@ -22,10 +22,15 @@ def _lost(e: dict) -> str:
     op = e["ops"][0]
     how = ("was acknowledged at offset {o} by {op}" if op["type"] == "ok" else
            "landed at offset {o} ({op} is indefinite, but a poll returned one of its values)")
-    return (f"The send of {e['values'][0]} to key {e['key']} "
+    text = (f"The send of {e['values'][0]} to key {e['key']} "
             + how.format(o=e["offsets"][0], op=_op(op))
             + f", but no poll ever returned it, although polls read key {e['key']} up to offset "
-              f"{e['max_read_offset']}.")
+              f"{e['max_read_offset']}")
+    if "max_read_op" in e:
+        text += f" ({_op(e['max_read_op'])} read {e['max_read_op']['value']} there)"
+    if e.get("first_offset") is not None and e["first_offset"] != e["offsets"][0]:
+        text += f"; a poll saw {e['values'][0]} at offset {e['first_offset']} first"
+    return text + "."
 
 
 def _unseen(e: dict) -> str:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from checkers.history.queue_records import FAIL, NULL, OK, POLL, SEND, rows_of_same_record
-from checkers.queue.frame import Found, at_lowest_offset, nullable, op_struct
+from checkers.queue.frame import Found, at_lowest_offset, nullable, op_struct, sort_rows
 
 OP_COLUMNS = ["op", "process", "otype", "fcode", "itime", "ctime", "cindex"]
 
@@ -37,7 +37,7 @@ def unread(sends: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFrame:
     return marked[marked["_merge"] == "left_only"].drop(columns="_merge")
 
 
-def lost_and_unseen(bucket: pd.DataFrame, proven: pd.Series, found: Found) -> pd.DataFrame:
+def lost_and_unseen(bucket: pd.DataFrame, proven: pd.Series, obs: pd.DataFrame, found: Found) -> pd.DataFrame:
     """unseen: every ok send that no ok poll returned by the end of the
     history (as Jepsen's kafka checker counts it: its final "unseen" map).
     lost-write: every send that certainly landed (ok, or info and proven:
@@ -46,26 +46,59 @@ def lost_and_unseen(bucket: pd.DataFrame, proven: pd.Series, found: Found) -> pd
     it. An unseen send above that offset (or of unknown offset) may only not
     have been read yet. An ok lost write is reported under both types.
     Returns the lost writes (key, value, itime, ctime). `proven`:
-    queue.frame.proven_sends(bucket)."""
+    queue.frame.proven_sends(bucket); `obs`: queue.versions.observations.
+
+    Each example also places the write as Jepsen's checker does: the value's
+    first offset in the log (`first_offset`: the lowest offset any send or
+    poll, failed and info polls included, saw it at), and the read that
+    bounds it (`max_read_op`, the first ok poll to read the key's highest
+    offset, and `max_read_first_offset`, where the value it read there first
+    appears)."""
     polls = ok_polls(bucket, ["key", "value", "offset"])
     landed = unread(bucket[proven], polls)
-    highest = polls.groupby("key")["offset"].max()
-    landed["max_read"] = landed["key"].map(highest).fillna(NULL).astype("int64")
+    top = _top_reads(bucket, polls)
+    landed["max_read"] = landed["key"].map(top["offset"]).fillna(NULL).astype("int64")
     known = (landed["offset"] != NULL) & (landed["max_read"] != NULL)
     lost = known & (landed["offset"] <= landed["max_read"])
     unseen = landed["otype"] == OK
+    first_at = _first_offsets(obs, pd.concat([landed[["key", "value"]], top[["key", "value"]]]))
 
     def example(r) -> dict:
-        offset = nullable(r["offset"])
-        e = {"key": int(r["key"]), "offsets": [] if offset is None else [offset], "values": [int(r["value"])],
-             "ops": [op_struct(r, offset=offset, value=int(r["value"]))]}
-        if nullable(r["max_read"]) is not None:
-            e["max_read_offset"] = int(r["max_read"])
+        key, value, offset = int(r["key"]), int(r["value"]), nullable(r["offset"])
+        e = {"key": key, "offsets": [] if offset is None else [offset], "values": [value],
+             "ops": [op_struct(r, offset=offset, value=value)]}
+        if key in top.index:
+            reader = top.loc[key]
+            e["max_read_offset"] = int(reader["offset"])
+            e["max_read_op"] = op_struct(reader, offset=int(reader["offset"]), value=int(reader["value"]))
+            e["max_read_first_offset"] = first_at.get((key, int(reader["value"])), int(reader["offset"]))
+        if (key, value) in first_at:
+            e["first_offset"] = first_at[(key, value)]
         return e
 
     found.add("lost-write", landed[lost], "key", "offset", example)
     found.add("unseen", landed[unseen], "key", "cindex", example)
     return landed.loc[lost, ["key", "value", "itime", "ctime"]]
+
+
+def _top_reads(bucket: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFrame:
+    """Per key (the index), the ok poll row of `bucket` that read the key's
+    highest offset (the first such in history order). `polls`: ok_polls."""
+    highest = polls.groupby("key")["offset"].max()
+    at_top = polls.index[polls["offset"].to_numpy() == polls["key"].map(highest).to_numpy()]
+    rows = sort_rows(bucket.loc[at_top], ["key", "cindex"])
+    return rows.drop_duplicates("key").set_index("key", drop=False)
+
+
+def _first_offsets(obs: pd.DataFrame, wanted: pd.DataFrame) -> dict[tuple[int, int], int]:
+    """(key, value) -> the lowest offset `obs` places that value at, for the
+    pairs in `wanted` only (few: a grouping of every observation would cost
+    more than the rest of the analysis on large buckets)."""
+    rows = obs[obs["value"].isin(wanted["value"]) & (obs["offset"] != NULL)]
+    if rows.empty:
+        return {}
+    lowest = rows.groupby(["key", "value"])["offset"].min()
+    return {(int(k), int(v)): int(o) for (k, v), o in lowest.items()}
 
 
 def readers(polls: pd.DataFrame) -> pd.DataFrame:

@@ -280,6 +280,16 @@ def test_proven_info_and_aborted_polls(proven):
         assert [_location(e) for e in proven["anomalies"][kind]["examples"]] == sorted(where, key=lambda w: w[0])
 
 
+def test_lost_write_names_the_read_that_passed_it(planted):
+    # key 3: 31 at offset 0 never read; process 8's poll read 32 at offset 1
+    [e] = [e for e in planted["anomalies"]["lost-write"]["examples"] if e["key"] == 3]
+    reader = e["max_read_op"]
+    assert (reader["process"], reader["f"], reader["offset"], reader["value"]) == (8, "poll", 1, 32)
+    assert (e["first_offset"], e["max_read_offset"], e["max_read_first_offset"]) == (0, 1, 1)
+    assert f"op {reader['index']} (poll ok, process 8" in e["explanation"] and "read 32 there" in e["explanation"]
+    assert "first" not in e["explanation"].split("there")[-1]   # first seen where it was acknowledged
+
+
 def test_proven_info_lost_write_says_so(proven):
     [e] = proven["anomalies"]["lost-write"]["examples"]
     assert e["ops"][0]["type"] == "info" and "indefinite" in e["explanation"]
