@@ -29,6 +29,7 @@ from harness.run_cluster import ClusterSession
 from harness.system_support import check_supported, fault_targets
 from harness.test_options import TestOptions, test_name
 from harness.test_record import TestRecord, start_record
+from harness.watchdog import Watchdog
 from harness.workers import Workers
 from results import store
 from workloads.base import Workload
@@ -71,6 +72,7 @@ class Run:
         self.pins: ClientPins | None = None
         self.workers: Workers | None = None
         self._log_handler = _attach_log(self.run_dir / store.LOG)
+        self.watchdog = Watchdog(self.run_dir, options.timing.hang_timeout)
 
     @property
     def phase(self) -> str:
@@ -81,6 +83,7 @@ class Run:
         progress = Progress(self.status_line).start() if self.options.progress else None
         status, error, exit_code = "incomplete", None, exit_codes.HARNESS_ERROR
         self.record.write(status="running")
+        self.watchdog.start()  # from here until the cluster is let go: a hang is healed from outside
         try:
             self._say(f"run directory: {self.run_dir}")
             self._setup()
@@ -101,6 +104,7 @@ class Run:
             log.error("harness error during %s:\n%s", self.phase, traceback.format_exc())
         finally:
             self._finish(status)
+            self.watchdog.stop()
             if progress is not None:
                 progress.stop()
         valid = None

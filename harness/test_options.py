@@ -183,11 +183,14 @@ class TimingSpec:
     concurrency: int = 10
     recovery_time: float = 10.0
     final_time_limit: float = 60.0
+    hang_timeout: float = 120.0  # the watchdog's (harness/watchdog.py); 0: none
 
     def validate(self) -> None:
         for name in ("time_limit", "rate"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"--{name.replace('_', '-')} must be positive")
+        if self.hang_timeout < 0:
+            raise ValueError("--hang-timeout must be 0 (no watchdog) or positive")
         if self.concurrency < 1:
             raise ValueError("--concurrency must be at least 1")
 

@@ -64,6 +64,9 @@ def nemesis_options(f):
               help="Seconds to wait after healing before the final reads.")
 @click.option("--final-time-limit", type=float, default=60.0, show_default=True,
               help="Seconds the final reads may take.")
+@click.option("--hang-timeout", type=float, default=120.0, show_default=True,
+              help="Seconds without a heartbeat after which a watchdog process takes the control process "
+                   "for hung: dumps its stacks, kills it, heals the cluster (0: no watchdog).")
 @click.option("--leave-db-running", is_flag=True, help="Leave Kafka (and a --local cluster) up afterwards.")
 @click.option("--check/--no-check", default=True, show_default=True)
 @check_options

@@ -133,6 +133,9 @@ def matrix_run(cell: Cell, summary, code: int, error: str | None):
 @click.option("--nemesis-interval", type=float, default=10.0, show_default=True)
 @click.option("--recovery-time", type=float, default=10.0, show_default=True)
 @click.option("--final-time-limit", type=float, default=60.0, show_default=True)
+@click.option("--hang-timeout", type=float, default=120.0, show_default=True,
+              help="Seconds without a heartbeat after which a watchdog process takes the control process "
+                   "for hung: dumps its stacks, kills it, heals the cluster (0: no watchdog).")
 @click.option("--seed", type=int, help="Seed for every run (default: random per run).")
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="JUnit XML output (default STORE/junit.xml).")

@@ -1,0 +1,226 @@
+"""The run's watchdog: a separate process that notices when the control process
+hangs, and then does what the control process no longer can.
+
+Why a process: a C call that holds the GIL while it blocks (confluent-kafka's
+`Consumer.assignment()` behind a librdkafka lock-order deadlock did, in the
+soak: docs/benchmarks.md) stops every Python thread of the control process,
+its signal handlers included, so nothing inside it can heal the cluster or
+even exit.
+
+The control process keeps a heartbeat file fresh from a thread of its own (one
+touch a second, which needs the GIL). When the file is older than the hang
+timeout, the watchdog:
+1. sends SIGUSR1, on which the control process's faulthandler, in C and without
+   the GIL, writes every thread's Python stack to `hang-stacks.txt`;
+2. SIGKILLs it (by pid, checked against its start time);
+3. heals the run's cluster with `logtrial cluster heal --run`, and takes down a
+   cluster the run brought up for itself (`--local`, unless --leave-db-running);
+4. marks test.json `incomplete`, with an error that says all this.
+A stopped control process (Ctrl-Z) is not a hang: its time does not count. The
+history written so far stays on disk (its last half second of buffered events,
+at most, is lost with the process).
+
+    python -m harness.watchdog RUN_DIR PID HANG_TIMEOUT_S
+"""
+from __future__ import annotations
+
+import faulthandler
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO
+
+from results import store
+
+HEARTBEAT = "heartbeat"
+STACKS = "hang-stacks.txt"
+WATCHDOG_LOG = "watchdog.log"
+BEAT_S = 1.0
+CHECK_S = 1.0
+STACKS_WAIT_S = 2.0
+HEAL_TIMEOUT_S = 900.0
+
+
+class Heartbeat:
+    """The control process's side: the heartbeat thread and the stack dump on
+    SIGUSR1."""
+
+    def __init__(self, run_dir: Path):
+        self.path = run_dir / HEARTBEAT
+        self._stop = threading.Event()
+        self._stacks: IO | None = None
+        self._thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+
+    def start(self) -> "Heartbeat":
+        self.path.touch()
+        self._stacks = open(self.path.with_name(STACKS), "w")
+        faulthandler.register(signal.SIGUSR1, file=self._stacks, all_threads=True)
+        self._thread.start()
+        return self
+
+    def _beat(self) -> None:
+        while not self._stop.wait(BEAT_S):
+            os.utime(self.path)
+
+    def stop(self) -> None:
+        self._stop.set()
+        faulthandler.unregister(signal.SIGUSR1)
+        if self._stacks is not None:
+            self._stacks.close()
+            if os.path.getsize(self._stacks.name) == 0:
+                os.unlink(self._stacks.name)  # nothing was dumped
+        self.path.unlink(missing_ok=True)
+
+
+class Watchdog:
+    """Started by the control process for its run; stopped by it at the end."""
+
+    def __init__(self, run_dir: Path, hang_timeout: float):
+        self.run_dir = run_dir
+        self.hang_timeout = hang_timeout
+        self.heartbeat = Heartbeat(run_dir)
+        self._process: subprocess.Popen | None = None
+
+    def start(self) -> "Watchdog":
+        if self.hang_timeout <= 0:
+            return self
+        self.heartbeat.start()
+        # its own session: a Ctrl-C to the terminal's process group must not reach it
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "harness.watchdog", str(self.run_dir), str(os.getpid()), str(self.hang_timeout)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+        return self
+
+    def stop(self) -> None:
+        if self._process is None:
+            return
+        self._process.terminate()
+        try:
+            self._process.wait(10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._process = None
+        self.heartbeat.stop()
+
+
+# -- the watchdog process -------------------------------------------------------------------
+
+def start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks (field 22 of /proc/PID/stat): with
+    the pid, it names one process even if the pid is reused."""
+    stat = _stat(pid)
+    return stat[19] if stat else None
+
+
+def is_stopped(pid: int) -> bool:
+    stat = _stat(pid)
+    return bool(stat) and stat[0] in ("T", "t")
+
+
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat's fields from the state on (the name may hold spaces)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()
+    return None if fields[0] == "Z" else fields
+
+
+def watch(run_dir: Path, pid: int, hang_timeout: float) -> int:
+    """Waits for the control process to end (0) or to hang (then handles it; 1).
+    Staleness is measured on this process's monotonic clock, from when the
+    heartbeat's mtime last changed: a jump of the wall clock is not a hang."""
+    born = start_time(pid)
+    heartbeat = run_dir / HEARTBEAT
+    last_mtime, changed_at = None, time.monotonic()
+    while born is not None and start_time(pid) == born:
+        time.sleep(CHECK_S)
+        try:
+            mtime = heartbeat.stat().st_mtime_ns
+        except FileNotFoundError:
+            return 0  # the run removed it: it ended
+        now = time.monotonic()
+        if mtime != last_mtime or is_stopped(pid):
+            last_mtime, changed_at = mtime, now
+        elif now - changed_at >= hang_timeout:
+            handle_hang(run_dir, pid, born, now - changed_at)
+            return 1
+    return 0
+
+
+def handle_hang(run_dir: Path, pid: int, born: str, silent_s: float) -> None:
+    say(run_dir, f"the control process (pid {pid}) has not beaten for {silent_s:.0f} s: dumping its stacks")
+    os.kill(pid, signal.SIGUSR1)
+    time.sleep(STACKS_WAIT_S)
+    if start_time(pid) == born:
+        os.kill(pid, signal.SIGKILL)
+    while start_time(pid) == born:
+        time.sleep(0.1)
+    say(run_dir, "killed it")
+    done = [f"the watchdog dumped its threads' stacks ({STACKS}) and killed it"]
+    done += finish_cluster(run_dir)
+    mark_incomplete(run_dir, f"the control process hung (no heartbeat for {silent_s:.0f} s); "
+                             + "; ".join(done))
+
+
+def finish_cluster(run_dir: Path) -> list[str]:
+    """Heals the run's cluster, and takes down one the run brought up for itself."""
+    try:
+        test = store.read_test_json(run_dir)
+    except (OSError, ValueError) as e:
+        return [f"its cluster was not healed: test.json unreadable ({e})"]
+    if not test.get("cluster"):
+        return ["it had no cluster to heal"]
+    say(run_dir, "healing its cluster")
+    healed = _logtrial(run_dir, "cluster", "heal", "--run", str(run_dir))
+    done = ["healed its cluster" if healed else f"its cluster heal FAILED (see {WATCHDOG_LOG})"]
+    options = test.get("options", {})
+    if options.get("local") and not options.get("leave_db_running"):
+        downed = _logtrial(run_dir, "cluster", "down", "--run", str(run_dir))
+        done.append("took down its local cluster" if downed else f"taking down its local cluster FAILED (see {WATCHDOG_LOG})")
+    return done
+
+
+def _logtrial(run_dir: Path, *args: str) -> bool:
+    try:
+        with open(run_dir / WATCHDOG_LOG, "a") as log:
+            return subprocess.run([sys.executable, "-m", "harness.cli", *args], stdin=subprocess.DEVNULL,
+                                  stdout=log, stderr=subprocess.STDOUT, timeout=HEAL_TIMEOUT_S).returncode == 0
+    except subprocess.TimeoutExpired:
+        say(run_dir, f"logtrial {' '.join(args)} did not finish in {HEAL_TIMEOUT_S:.0f} s")
+        return False
+
+
+def mark_incomplete(run_dir: Path, error: str) -> None:
+    try:
+        test = store.read_test_json(run_dir)
+    except (OSError, ValueError):
+        test = {}
+    test.update(status="incomplete", error=error)
+    store.write_test_json(run_dir, test)
+    say(run_dir, f"{run_dir}: incomplete ({error})")
+
+
+def say(run_dir: Path, message: str) -> None:
+    """To the run's watchdog.log (made only when there is something to say) and to
+    the terminal the run was started from."""
+    line = f"{time.strftime('%H:%M:%S')} logtrial watchdog: {message}"
+    with open(run_dir / WATCHDOG_LOG, "a") as log:
+        print(line, file=log)
+    print(line, file=sys.stderr, flush=True)
+
+
+def main(argv: list[str]) -> int:
+    run_dir, pid, hang_timeout = Path(argv[0]), int(argv[1]), float(argv[2])
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the run ended and stops us
+    return watch(run_dir, pid, hang_timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,123 @@
+"""The watchdog (harness/watchdog.py): a control process that hangs holding the
+GIL, the way the soak's did, has its stacks dumped, is killed, and its cluster
+healed, from outside; a process stopped by Ctrl-Z is left alone."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from clusters.local import LocalCluster
+from harness.watchdog import STACKS, WATCHDOG_LOG, Heartbeat, watch
+from results import store
+from tests.fixtures.cluster import shared_cluster_name
+from tests.harness.test_interrupted_runs import assert_history_parses, unhealed_faults
+
+ROOT = Path(__file__).resolve().parents[2]
+HANG_TIMEOUT_S = 4.0
+
+# a control process in miniature: heartbeat on, then a C call that deadlocks holding the GIL
+HANGS = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from harness.watchdog import Heartbeat
+    from tests.harness.hang_after_partition import hold_the_gil
+    Heartbeat(Path(sys.argv[1])).start()
+    time.sleep(2)
+    def stuck_in_c():
+        hold_the_gil()
+    stuck_in_c()
+""")
+
+# the same, beating, stopped from outside for longer than the timeout, then ending on its own
+ENDS = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from harness.watchdog import Heartbeat
+    beat = Heartbeat(Path(sys.argv[1])).start()
+    time.sleep(float(sys.argv[2]))
+    beat.stop()
+""")
+
+
+def child(script: str, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", script, *args], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+
+
+def run_dir_with_record(tmp_path: Path) -> Path:
+    store.write_test_json(tmp_path, {"name": "hangs", "status": "running"})
+    return tmp_path
+
+
+def test_a_process_holding_the_gil_has_its_stacks_dumped_and_is_killed(tmp_path):
+    run_dir = run_dir_with_record(tmp_path)
+    proc = child(HANGS, str(run_dir))
+    started = time.monotonic()
+    assert watch(run_dir, proc.pid, HANG_TIMEOUT_S) == 1
+    assert proc.wait(timeout=10) == -signal.SIGKILL
+    assert time.monotonic() - started < 30
+    stacks = (run_dir / STACKS).read_text()
+    assert "in stuck_in_c" in stacks and 'Thread' in stacks and "heartbeat" not in stacks.split("\n")[0]
+    test = json.loads((run_dir / "test.json").read_text())
+    assert test["status"] == "incomplete"
+    assert test["error"].startswith("the control process hung (no heartbeat for ")
+    assert "it had no cluster to heal" in test["error"]
+    assert "killed it" in (run_dir / WATCHDOG_LOG).read_text()
+
+
+def test_a_stopped_process_is_not_a_hang_and_its_end_ends_the_watch(tmp_path):
+    run_dir = run_dir_with_record(tmp_path)
+    proc = child(ENDS, str(run_dir), "8")
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGSTOP)         # Ctrl-Z: stopped for twice the timeout
+    stopped = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(8.5)"])
+    try:
+        assert watch_until(run_dir, proc, stopped) == 0
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    assert proc.wait(timeout=30) == 0
+    assert not (run_dir / STACKS).exists() and not (run_dir / WATCHDOG_LOG).exists()
+    assert json.loads((run_dir / "test.json").read_text())["status"] == "running"
+
+
+def watch_until(run_dir: Path, proc: subprocess.Popen, stopped: subprocess.Popen) -> int:
+    """Watches `proc` while a timer (`stopped`) keeps it stopped, then lets it go on."""
+    import threading
+    result: list[int] = []
+    watcher = threading.Thread(target=lambda: result.append(watch(run_dir, proc.pid, HANG_TIMEOUT_S)))
+    watcher.start()
+    stopped.wait()
+    proc.send_signal(signal.SIGCONT)
+    watcher.join(timeout=60)
+    return result[0]
+
+
+def test_heartbeat_leaves_nothing_behind(tmp_path):
+    beat = Heartbeat(tmp_path).start()
+    beat.stop()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.cluster
+def test_a_run_that_hangs_with_a_partition_in_force_is_healed_by_its_watchdog(healed_cluster, tmp_path):
+    local = LocalCluster(shared_cluster_name())
+    command = [sys.executable, "tests/harness/hang_after_partition.py", "test",
+               "--nodes-file", str(local.inventory_path), "--store", str(tmp_path), "--time-limit", "60",
+               "--rate", "20", "--concurrency", "2", "--nemesis", "partition", "--nemesis-interval", "1",
+               "--hang-timeout", str(HANG_TIMEOUT_S), "--leave-db-running", "--no-check", "--no-report"]
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-3000:]
+    assert "partition struck; holding the GIL" in proc.stderr
+    assert "logtrial watchdog: healing its cluster" in proc.stderr
+    (run_dir,) = [p.parent for p in tmp_path.glob("*/*/test.json")]
+    test = json.loads((run_dir / "test.json").read_text())
+    assert test["status"] == "incomplete" and "healed its cluster" in test["error"], test.get("error")
+    assert "in wrapped" in (run_dir / STACKS).read_text()     # the nemesis thread, where it hung
+    assert assert_history_parses(run_dir / "history.jsonl") > 0
+    assert unhealed_faults(local) == []
