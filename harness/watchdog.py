@@ -71,9 +71,7 @@ class Heartbeat:
         faulthandler.unregister(signal.SIGUSR1)
         if self._stacks is not None:
             self._stacks.close()
-            if os.path.getsize(self._stacks.name) == 0:
-                os.unlink(self._stacks.name)  # nothing was dumped
-        self.path.unlink(missing_ok=True)
+        clear_heartbeat(self.path.parent)
 
 
 class Watchdog:
@@ -151,7 +149,15 @@ def watch(run_dir: Path, pid: int, hang_timeout: float) -> int:
         elif now - changed_at >= hang_timeout:
             handle_hang(run_dir, pid, born, now - changed_at)
             return 1
+    clear_heartbeat(run_dir)  # it died some other way (SIGKILL): leave no stale files
     return 0
+
+
+def clear_heartbeat(run_dir: Path) -> None:
+    (run_dir / HEARTBEAT).unlink(missing_ok=True)
+    stacks = run_dir / STACKS
+    if stacks.exists() and stacks.stat().st_size == 0:
+        stacks.unlink()
 
 
 def handle_hang(run_dir: Path, pid: int, born: str, silent_s: float) -> None:

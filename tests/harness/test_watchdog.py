@@ -104,6 +104,17 @@ def test_heartbeat_leaves_nothing_behind(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_process_killed_from_outside_leaves_no_heartbeat(tmp_path):
+    run_dir = run_dir_with_record(tmp_path)
+    proc = child(ENDS, str(run_dir), "60")
+    while not (run_dir / "heartbeat").exists():
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait()
+    assert watch(run_dir, proc.pid, HANG_TIMEOUT_S) == 0
+    assert sorted(p.name for p in run_dir.iterdir()) == ["test.json"]
+
+
 @pytest.mark.cluster
 def test_a_run_that_hangs_with_a_partition_in_force_is_healed_by_its_watchdog(healed_cluster, tmp_path):
     local = LocalCluster(shared_cluster_name())
