@@ -23,6 +23,8 @@ from typing import Any
 from checkers.api import check_history
 from checkers.history.writer import HistoryWriter
 from clusters import exit_codes
+from clusters.cluster import HEAL_BOUND
+from clusters.cluster_lock import RunLock
 from clusters.pinning import ClientPins
 from harness.progress import Progress
 from harness.run_cluster import ClusterSession
@@ -36,6 +38,9 @@ from workloads.base import Workload
 from workloads.producer_knobs import with_idle
 
 log = logging.getLogger(__name__)
+
+# how long a run waits for its cluster: a dead run's watchdog heals within HEAL_BOUND
+RUN_LOCK_WAIT_S = HEAL_BOUND + 60
 
 @dataclass
 class RunResult:
@@ -73,6 +78,7 @@ class Run:
         self.workers: Workers | None = None
         self._log_handler = _attach_log(self.run_dir / store.LOG)
         self.watchdog = Watchdog(self.run_dir, options.timing.hang_timeout)
+        self.run_lock: RunLock | None = None
 
     @property
     def phase(self) -> str:
@@ -83,7 +89,6 @@ class Run:
         progress = Progress(self.status_line).start() if self.options.progress else None
         status, error, exit_code = "incomplete", None, exit_codes.HARNESS_ERROR
         self.record.write(status="running")
-        self.watchdog.start()  # from here until the cluster is let go: a hang is healed from outside
         try:
             self._say(f"run directory: {self.run_dir}")
             self._setup()
@@ -104,7 +109,7 @@ class Run:
             log.error("harness error during %s:\n%s", self.phase, traceback.format_exc())
         finally:
             self._finish(status)
-            self.watchdog.stop()
+            self._unwatch()
             if progress is not None:
                 progress.stop()
         valid = None
@@ -123,6 +128,7 @@ class Run:
     def _setup(self) -> None:
         from workloads.kafka_common import broker_count  # loads confluent_kafka: only when needed
         bootstrap = self.session.open()
+        self._watch()
         if self.session.cluster is not None:
             check_supported(self.session.cluster.db, self.options)
         brokers = broker_count(bootstrap)
@@ -138,6 +144,19 @@ class Run:
             self.record["pinned_clients"] = self.pins.addresses()
             log.info("clients pinned to nodes: %s", self.record["pinned_clients"])
         log.info("topics for the first keys created: %s", self.workload.topic_names())
+
+    def _watch(self) -> None:
+        """From here until the cluster is let go, the cluster is this run's alone, and
+        a hang or death of this process is healed from outside (harness/watchdog.py)."""
+        if self.session.cluster is not None:
+            self.run_lock = RunLock(self.session.cluster.inventory.path).acquire(
+                f"the run in {self.run_dir} (pid {os.getpid()}, or its watchdog)", RUN_LOCK_WAIT_S, self._say)
+        self.watchdog.start(self.run_lock.fd if self.run_lock else None)
+
+    def _unwatch(self) -> None:
+        self.watchdog.stop()
+        if self.run_lock is not None:
+            self.run_lock.release()
 
     def _main_phase(self) -> None:
         self._enter("main")

@@ -1,24 +1,28 @@
-"""The run's watchdog: a separate process that notices when the control process
-hangs, and then does what the control process no longer can.
+"""The run's watchdog: a separate process that heals the run's cluster when the
+control process hangs or dies before it could.
 
 Why a process: a C call that holds the GIL while it blocks (confluent-kafka's
 `Consumer.assignment()` behind a librdkafka lock-order deadlock did, in the
 soak: docs/benchmarks.md) stops every Python thread of the control process,
 its signal handlers included, so nothing inside it can heal the cluster or
-even exit.
+even exit; and a SIGKILL, a segfault in a client library or the OOM killer
+leave no chance to either.
 
 The control process keeps a heartbeat file fresh from a thread of its own (one
-touch a second, which needs the GIL). When the file is older than the hang
-timeout, the watchdog:
+touch a second, which needs the GIL). The watchdog inherits the run's cluster
+lock (clusters/cluster_lock.py), so no new run starts on the cluster until it
+is done. When the heartbeat is older than the hang timeout, it:
 1. sends SIGUSR1, on which the control process's faulthandler, in C and without
    the GIL, writes every thread's Python stack to `hang-stacks.txt`;
 2. SIGKILLs it (by pid, checked against its start time);
-3. heals the run's cluster with `logtrial cluster heal --run`, and takes down a
-   cluster the run brought up for itself (`--local`, unless --leave-db-running);
-4. marks test.json `incomplete`, with an error that says all this.
-A stopped control process (Ctrl-Z) is not a hang: its time does not count. The
-history written so far stays on disk (its last half second of buffered events,
-at most, is lost with the process).
+3. goes on as after a death.
+When the control process is gone without having ended its run (the heartbeat
+file is still there), the watchdog heals the run's cluster (as `logtrial
+cluster heal --run` does) and marks test.json `incomplete`, with an error that
+says what happened and what it did. A cluster the run brought up (`--local`)
+is left up, healed, with its nodes' logs. A stopped control process (Ctrl-Z) is
+not a hang: its time does not count. The history written so far stays on disk
+(its last half second of buffered events, at most, is lost with the process).
 
     python -m harness.watchdog RUN_DIR PID HANG_TIMEOUT_S
 """
@@ -42,7 +46,6 @@ WATCHDOG_LOG = "watchdog.log"
 BEAT_S = 1.0
 CHECK_S = 1.0
 STACKS_WAIT_S = 2.0
-HEAL_TIMEOUT_S = 900.0
 
 
 class Heartbeat:
@@ -83,14 +86,16 @@ class Watchdog:
         self.heartbeat = Heartbeat(run_dir)
         self._process: subprocess.Popen | None = None
 
-    def start(self) -> "Watchdog":
+    def start(self, lock_fd: int | None = None) -> "Watchdog":
+        """`lock_fd`: the run's cluster lock, which the watchdog holds too."""
         if self.hang_timeout <= 0:
             return self
         self.heartbeat.start()
         # its own session: a Ctrl-C to the terminal's process group must not reach it
         self._process = subprocess.Popen(
             [sys.executable, "-m", "harness.watchdog", str(self.run_dir), str(os.getpid()), str(self.hang_timeout)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True,
+            pass_fds=() if lock_fd is None else (lock_fd,))
         return self
 
     def stop(self) -> None:
@@ -130,10 +135,22 @@ def _stat(pid: int) -> list[str] | None:
     return None if fields[0] == "Z" else fields
 
 
-def watch(run_dir: Path, pid: int, hang_timeout: float) -> int:
-    """Waits for the control process to end (0) or to hang (then handles it; 1).
-    Staleness is measured on this process's monotonic clock, from when the
-    heartbeat's mtime last changed: a jump of the wall clock is not a hang."""
+ENDED, HUNG, DIED = "ended", "hung", "died"
+
+
+def clear_heartbeat(run_dir: Path) -> None:
+    """The heartbeat, and a stacks file nothing was dumped into."""
+    (run_dir / HEARTBEAT).unlink(missing_ok=True)
+    stacks = run_dir / STACKS
+    if stacks.exists() and stacks.stat().st_size == 0:
+        stacks.unlink()
+
+
+def watch(run_dir: Path, pid: int, hang_timeout: float) -> str:
+    """Waits for the control process to end its run (ENDED), hang (HUNG: killed
+    here, its stacks dumped) or die (DIED). Staleness is measured on this
+    process's monotonic clock, from when the heartbeat's mtime last changed: a
+    jump of the wall clock is not a hang."""
     born = start_time(pid)
     heartbeat = run_dir / HEARTBEAT
     last_mtime, changed_at = None, time.monotonic()
@@ -142,25 +159,17 @@ def watch(run_dir: Path, pid: int, hang_timeout: float) -> int:
         try:
             mtime = heartbeat.stat().st_mtime_ns
         except FileNotFoundError:
-            return 0  # the run removed it: it ended
+            return ENDED  # the run removed it
         now = time.monotonic()
         if mtime != last_mtime or is_stopped(pid):
             last_mtime, changed_at = mtime, now
         elif now - changed_at >= hang_timeout:
-            handle_hang(run_dir, pid, born, now - changed_at)
-            return 1
-    clear_heartbeat(run_dir)  # it died some other way (SIGKILL): leave no stale files
-    return 0
+            kill_hung(run_dir, pid, born, now - changed_at)
+            return HUNG
+    return DIED if heartbeat.exists() else ENDED
 
 
-def clear_heartbeat(run_dir: Path) -> None:
-    (run_dir / HEARTBEAT).unlink(missing_ok=True)
-    stacks = run_dir / STACKS
-    if stacks.exists() and stacks.stat().st_size == 0:
-        stacks.unlink()
-
-
-def handle_hang(run_dir: Path, pid: int, born: str, silent_s: float) -> None:
+def kill_hung(run_dir: Path, pid: int, born: str, silent_s: float) -> None:
     say(run_dir, f"the control process (pid {pid}) has not beaten for {silent_s:.0f} s: dumping its stacks")
     os.kill(pid, signal.SIGUSR1)
     time.sleep(STACKS_WAIT_S)
@@ -168,39 +177,39 @@ def handle_hang(run_dir: Path, pid: int, born: str, silent_s: float) -> None:
         os.kill(pid, signal.SIGKILL)
     while start_time(pid) == born:
         time.sleep(0.1)
-    say(run_dir, "killed it")
-    done = [f"the watchdog dumped its threads' stacks ({STACKS}) and killed it"]
-    done += finish_cluster(run_dir)
-    mark_incomplete(run_dir, f"the control process hung (no heartbeat for {silent_s:.0f} s); "
-                             + "; ".join(done))
+    say(run_dir, f"killed it (its threads' stacks are in {STACKS})")
 
 
-def finish_cluster(run_dir: Path) -> list[str]:
-    """Heals the run's cluster, and takes down one the run brought up for itself."""
+def recover(run_dir: Path, outcome: str, pid: int, hang_timeout: float) -> None:
+    """After a hang or a death: the cluster healed, the run marked incomplete."""
+    what = (f"the control process hung (no heartbeat for {hang_timeout:.0f} s); its watchdog dumped its "
+            f"threads' stacks ({STACKS}) and killed it" if outcome == HUNG else
+            f"the control process (pid {pid}) died before the run ended (killed, or crashed)")
+    clear_heartbeat(run_dir)
+    mark_incomplete(run_dir, f"{what}; its watchdog is healing its cluster ({WATCHDOG_LOG})")
+    mark_incomplete(run_dir, f"{what}; {heal_run_cluster(run_dir)}")
+
+
+def heal_run_cluster(run_dir: Path) -> str:
+    """Heals the run's cluster as `logtrial cluster heal --run` does; says how it went."""
     try:
         test = store.read_test_json(run_dir)
     except (OSError, ValueError) as e:
-        return [f"its cluster was not healed: test.json unreadable ({e})"]
+        return f"its cluster was not healed: test.json unreadable ({e})"
     if not test.get("cluster"):
-        return ["it had no cluster to heal"]
+        return "it had no cluster to heal"
+    from harness.commands.cluster import heal_target, targets  # loads the clients: only when needed
     say(run_dir, "healing its cluster")
-    healed = _logtrial(run_dir, "cluster", "heal", "--run", str(run_dir))
-    done = ["healed its cluster" if healed else f"its cluster heal FAILED (see {WATCHDOG_LOG})"]
-    options = test.get("options", {})
-    if options.get("local") and not options.get("leave_db_running"):
-        downed = _logtrial(run_dir, "cluster", "down", "--run", str(run_dir))
-        done.append("took down its local cluster" if downed else f"taking down its local cluster FAILED (see {WATCHDOG_LOG})")
-    return done
-
-
-def _logtrial(run_dir: Path, *args: str) -> bool:
     try:
-        with open(run_dir / WATCHDOG_LOG, "a") as log:
-            return subprocess.run([sys.executable, "-m", "harness.cli", *args], stdin=subprocess.DEVNULL,
-                                  stdout=log, stderr=subprocess.STDOUT, timeout=HEAL_TIMEOUT_S).returncode == 0
-    except subprocess.TimeoutExpired:
-        say(run_dir, f"logtrial {' '.join(args)} did not finish in {HEAL_TIMEOUT_S:.0f} s")
-        return False
+        (target,) = targets(None, None, str(run_dir))
+        actions = heal_target(target)
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - said, and the run's record says it too
+        say(run_dir, f"the heal failed: {type(e).__name__}: {e}")
+        return f"the heal of its cluster FAILED ({type(e).__name__}: {e}); run `logtrial cluster heal --run`"
+    for action in actions:
+        say(run_dir, f"  {action}")
+    left = " (left up, with its nodes' logs)" if target.local is not None else ""
+    return f"its watchdog healed its cluster{left} ({len(actions)} actions)"
 
 
 def mark_incomplete(run_dir: Path, error: str) -> None:
@@ -210,7 +219,6 @@ def mark_incomplete(run_dir: Path, error: str) -> None:
         test = {}
     test.update(status="incomplete", error=error)
     store.write_test_json(run_dir, test)
-    say(run_dir, f"{run_dir}: incomplete ({error})")
 
 
 def say(run_dir: Path, message: str) -> None:
@@ -225,7 +233,13 @@ def say(run_dir: Path, message: str) -> None:
 def main(argv: list[str]) -> int:
     run_dir, pid, hang_timeout = Path(argv[0]), int(argv[1]), float(argv[2])
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the run ended and stops us
-    return watch(run_dir, pid, hang_timeout)
+    outcome = watch(run_dir, pid, hang_timeout)
+    if outcome == ENDED:
+        return 0
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # nobody is left to stop us; finish the heal
+    recover(run_dir, outcome, pid, hang_timeout)
+    say(run_dir, f"{run_dir}: marked incomplete")
+    return 1
 
 
 if __name__ == "__main__":

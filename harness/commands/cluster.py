@@ -12,6 +12,7 @@ import click
 
 from clusters import exit_codes
 from clusters.cluster import HEAL_BOUND, Cluster, adopt_recorded_release
+from clusters.cluster_lock import heal_lock
 from clusters.db import DatabaseError, Versions
 from clusters.inventory import InventoryError, load_inventory, write_inventory
 from clusters.kafka_config import check_dynamic_quorum, parse_settings, release_settings
@@ -173,16 +174,9 @@ def down(name: str | None, inventory_path: str | None, run_dir: str | None, keep
     failed = False
     for target in targets(name, inventory_path, run_dir):
         try:
-            linked = restore_control_links(target)
-            if target.local is None:
-                with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
-                    for node in c.nodes:
-                        c.db.shutdown(node) if keep_data else c.db.wipe(node)
-                click.echo(f"{target.label}: stopped {system_of(c.db)[0]} on {len(c.nodes)} nodes")
-                continue
-            removed = linked + target.local.down(keep_data=keep_data)
-            click.echo(f"{target.label}: " + ("removed " + ", ".join(removed) if removed
-                                              else "nothing to remove"))
+            with heal_lock(target.inventory_path):
+                stopped = _down(target, keep_data, insecure_host_keys)
+            click.echo(f"{target.label}: {stopped}")
         except (InventoryError, KafkaVersionError) as e:
             fail(str(e), exit_codes.BAD_INPUT)
         except FAILURES as e:
@@ -190,6 +184,28 @@ def down(name: str | None, inventory_path: str | None, run_dir: str | None, keep
             failed = True
     if failed:
         sys.exit(exit_codes.HARNESS_ERROR)
+
+
+def _down(target: Target, keep_data: bool, insecure_host_keys: bool) -> str:
+    """Takes the target down; says what it did."""
+    linked = restore_control_links(target)
+    if target.local is None:
+        with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
+            for node in c.nodes:
+                c.db.shutdown(node) if keep_data else c.db.wipe(node)
+        return f"stopped {system_of(c.db)[0]} on {len(c.nodes)} nodes"
+    removed = linked + target.local.down(keep_data=keep_data)
+    return "removed " + ", ".join(removed) if removed else "nothing to remove"
+
+
+def heal_target(target: Target, insecure_host_keys: bool = False, bound: float = HEAL_BOUND) -> list[str]:
+    """Every fault logtrial left on the target's cluster, undone (one heal of a
+    cluster at a time on this machine: clusters/cluster_lock.py); its actions.
+    Raises FAILURES, InventoryError or KafkaVersionError."""
+    with heal_lock(target.inventory_path):
+        linked = restore_control_links(target)
+        with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
+            return linked + heal_until_healed(c, bound)
 
 
 def restore_control_links(target: Target) -> list[str]:
@@ -279,9 +295,7 @@ def heal(name: str | None, inventory_path: str | None, run_dir: str | None,
     failed = False
     for target in targets(name, inventory_path, run_dir):
         try:
-            linked = restore_control_links(target)
-            with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
-                actions = linked + heal_until_healed(c, bound)
+            actions = heal_target(target, insecure_host_keys, bound)
         except (InventoryError, KafkaVersionError) as e:
             fail(str(e), exit_codes.BAD_INPUT)
         except FAILURES as e:

@@ -282,6 +282,7 @@ def heal_left_faults(base) -> None:
     cluster (the inventory's, or the local cluster if it is still there), healed; a
     cluster that cannot be is a harness error (exit 4), said with what is left."""
     from clusters.cluster import Cluster  # loads confluent_kafka: only when needed
+    from clusters.cluster_lock import heal_lock
     from clusters.db import DatabaseError
     from clusters.local import LocalCluster
     from clusters.ssh import SSHError
@@ -293,7 +294,8 @@ def heal_left_faults(base) -> None:
     if inventory is None:
         return
     try:
-        with Cluster.open(inventory, insecure_host_keys=spec.insecure_host_keys, start=False) as cluster:
+        with heal_lock(inventory), \
+                Cluster.open(inventory, insecure_host_keys=spec.insecure_host_keys, start=False) as cluster:
             for action in heal_until_healed(cluster):
                 click.echo(f"  {action}", err=True)
     except (ClusterNotHealed, SSHError, DatabaseError) as e:

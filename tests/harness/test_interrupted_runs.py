@@ -6,6 +6,9 @@ The cluster lives in a state root of its own (LOGTRIAL_STATE_DIR), so "every
 local cluster" means this one only, and no other cluster on the machine is
 touched. The interrupt points come from a seeded RNG; each run is printed
 (pytest -s) and the counts are in docs/benchmarks.md, "Interrupted runs".
+The runs have no watchdog (`--hang-timeout 0`), which would heal a SIGKILLed
+run itself (tests/harness/test_watchdog.py): this is the path left when the
+control node's whole process tree is gone.
 """
 from __future__ import annotations
 
@@ -60,7 +63,8 @@ def interrupted_run(local: LocalCluster, env: dict, store: Path, sig: signal.Sig
     command = [sys.executable, "-m", "harness.cli", "test", "--nodes-file", str(local.inventory_path),
                "--store", str(store), "--time-limit", "30", "--rate", "40", "--concurrency", "4",
                "--nemesis", "partition,pause,clock", "--nemesis-interval", "1.5", "--seed", str(seed),
-               "--leave-db-running", "--no-check", "--no-report"]
+               "--leave-db-running", "--no-check", "--no-report",
+               "--hang-timeout", "0"]  # no watchdog: what a user does when nothing else could heal
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     begun = time.monotonic() + HISTORY_APPEARS_S
     while not any(store.glob("*/*/history.jsonl")) and proc.poll() is None and time.monotonic() < begun:

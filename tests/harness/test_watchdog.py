@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from clusters.local import LocalCluster
-from harness.watchdog import STACKS, WATCHDOG_LOG, Heartbeat, watch
+from harness.watchdog import DIED, ENDED, HUNG, STACKS, WATCHDOG_LOG, Heartbeat, recover, watch
 from results import store
 from tests.fixtures.cluster import shared_cluster_name
 from tests.harness.test_interrupted_runs import assert_history_parses, unhealed_faults
@@ -59,16 +59,18 @@ def test_a_process_holding_the_gil_has_its_stacks_dumped_and_is_killed(tmp_path)
     run_dir = run_dir_with_record(tmp_path)
     proc = child(HANGS, str(run_dir))
     started = time.monotonic()
-    assert watch(run_dir, proc.pid, HANG_TIMEOUT_S) == 1
+    assert watch(run_dir, proc.pid, HANG_TIMEOUT_S) == HUNG
     assert proc.wait(timeout=10) == -signal.SIGKILL
     assert time.monotonic() - started < 30
     stacks = (run_dir / STACKS).read_text()
-    assert "in stuck_in_c" in stacks and 'Thread' in stacks and "heartbeat" not in stacks.split("\n")[0]
+    assert "in stuck_in_c" in stacks and "Thread" in stacks
+    recover(run_dir, HUNG, proc.pid, HANG_TIMEOUT_S)
     test = json.loads((run_dir / "test.json").read_text())
     assert test["status"] == "incomplete"
-    assert test["error"].startswith("the control process hung (no heartbeat for ")
-    assert "it had no cluster to heal" in test["error"]
+    assert test["error"] == (f"the control process hung (no heartbeat for {HANG_TIMEOUT_S:.0f} s); its watchdog "
+                             f"dumped its threads' stacks ({STACKS}) and killed it; it had no cluster to heal")
     assert "killed it" in (run_dir / WATCHDOG_LOG).read_text()
+    assert not (run_dir / "heartbeat").exists()
 
 
 def test_a_stopped_process_is_not_a_hang_and_its_end_ends_the_watch(tmp_path):
@@ -78,7 +80,7 @@ def test_a_stopped_process_is_not_a_hang_and_its_end_ends_the_watch(tmp_path):
     proc.send_signal(signal.SIGSTOP)         # Ctrl-Z: stopped for twice the timeout
     stopped = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(8.5)"])
     try:
-        assert watch_until(run_dir, proc, stopped) == 0
+        assert watch_until(run_dir, proc, stopped) == ENDED
     finally:
         proc.send_signal(signal.SIGCONT)
     assert proc.wait(timeout=30) == 0
@@ -89,7 +91,7 @@ def test_a_stopped_process_is_not_a_hang_and_its_end_ends_the_watch(tmp_path):
 def watch_until(run_dir: Path, proc: subprocess.Popen, stopped: subprocess.Popen) -> int:
     """Watches `proc` while a timer (`stopped`) keeps it stopped, then lets it go on."""
     import threading
-    result: list[int] = []
+    result: list[str] = []
     watcher = threading.Thread(target=lambda: result.append(watch(run_dir, proc.pid, HANG_TIMEOUT_S)))
     watcher.start()
     stopped.wait()
@@ -104,15 +106,19 @@ def test_heartbeat_leaves_nothing_behind(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_process_killed_from_outside_leaves_no_heartbeat(tmp_path):
+def test_a_process_that_dies_before_its_run_ends_is_recorded_so(tmp_path):
     run_dir = run_dir_with_record(tmp_path)
     proc = child(ENDS, str(run_dir), "60")
     while not (run_dir / "heartbeat").exists():
         time.sleep(0.1)
     proc.kill()
     proc.wait()
-    assert watch(run_dir, proc.pid, HANG_TIMEOUT_S) == 0
-    assert sorted(p.name for p in run_dir.iterdir()) == ["test.json"]
+    assert watch(run_dir, proc.pid, HANG_TIMEOUT_S) == DIED
+    recover(run_dir, DIED, proc.pid, HANG_TIMEOUT_S)
+    assert sorted(p.name for p in run_dir.iterdir()) == ["test.json"]   # no heartbeat, no empty stacks
+    test = json.loads((run_dir / "test.json").read_text())
+    assert (test["status"], test["error"]) == ("incomplete", f"the control process (pid {proc.pid}) died before "
+                                               "the run ended (killed, or crashed); it had no cluster to heal")
 
 
 @pytest.mark.cluster
@@ -132,3 +138,45 @@ def test_a_run_that_hangs_with_a_partition_in_force_is_healed_by_its_watchdog(he
     assert "in wrapped" in (run_dir / STACKS).read_text()     # the nemesis thread, where it hung
     assert assert_history_parses(run_dir / "history.jsonl") > 0
     assert unhealed_faults(local) == []
+
+
+def partition_in_force(store_dir: Path) -> bool:
+    """The history's last partition event started one (flushed every 0.5 s)."""
+    events = [line for h in store_dir.glob("*/*/history.jsonl") for line in h.read_text().splitlines()
+              if '"process":"nemesis"' in line and "-partition" in line]
+    return bool(events) and '"f":"start-partition"' in events[-1]
+
+
+def wait_for_record(run_dir: Path, words: str, timeout: float = 240) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        test = json.loads((run_dir / "test.json").read_text())
+        if words in (test.get("error") or "") or time.monotonic() > deadline:
+            return test
+        time.sleep(0.5)
+
+
+@pytest.mark.cluster
+def test_a_run_killed_with_a_partition_in_force_is_healed_by_its_watchdog(healed_cluster, tmp_path):
+    local = LocalCluster(shared_cluster_name())
+    run = subprocess.Popen([sys.executable, "-m", "harness.cli", "test", "--nodes-file", str(local.inventory_path),
+                            "--store", str(tmp_path), "--time-limit", "60", "--rate", "20", "--concurrency", "2",
+                            "--nemesis", "partition", "--nemesis-interval", "2", "--seed", "4",
+                            "--leave-db-running", "--no-check", "--no-report"],
+                           cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not partition_in_force(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        run.kill()   # SIGKILL: nothing of the control process gets to clean up
+        run.wait()
+    assert partition_in_force(tmp_path)
+    (run_dir,) = [p.parent for p in tmp_path.glob("*/*/test.json")]
+    test = wait_for_record(run_dir, "healed its cluster")
+    assert test["status"] == "incomplete"
+    assert test["error"].startswith(f"the control process (pid {run.pid}) died before the run ended (killed, "
+                                    "or crashed); its watchdog healed its cluster ("), test["error"]
+    assert "partition" in (run_dir / WATCHDOG_LOG).read_text()
+    assert unhealed_faults(local) == []
+    assert not (run_dir / "heartbeat").exists()

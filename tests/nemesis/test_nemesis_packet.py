@@ -279,7 +279,7 @@ def test_a_run_sigkilled_mid_fault_is_healed_by_cluster_heal(healed_cluster, loc
                             str(cluster.inventory.path), "--store", str(store), "--time-limit",
                             "40", "--rate", "20", "--concurrency", "2", "--nemesis", "packet",
                             "--nemesis-interval", "4", "--seed", "2", "--leave-db-running",
-                            "--no-check", "--no-report"],
+                            "--no-check", "--no-report", "--hang-timeout", "0"],  # no watchdog: heal by hand
                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
