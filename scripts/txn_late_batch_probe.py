@@ -33,6 +33,8 @@ import logging
 import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -127,47 +129,152 @@ def committed_log(bootstrap: str, topic: str) -> dict[int, bytes]:
     return found
 
 
-def one_round(cluster: Cluster, round_no: int, debug: bool = False) -> str:
+@dataclass
+class RoundSetup:
+    """A round's fresh topic, its partition's leader, and a transactional id whose
+    coordinator is another broker (so the hold on the leader spares EndTxn)."""
+    bootstrap: str
+    topic: str
+    leader: str
+    txn_id: str
+
+
+def set_up(cluster: Cluster) -> RoundSetup:
     bootstrap = cluster.db.bootstrap_servers()
     admin = AdminClient({"bootstrap.servers": bootstrap})
     topic = f"late-batch-{uuid.uuid4().hex[:8]}"
     admin.create_topics([NewTopic(topic, 1, 3, config={"min.insync.replicas": "2"})])[topic].result()
     time.sleep(1)
     leader_id = admin.list_topics(topic=topic, timeout=10).topics[topic].partitions[0].leader
-    leader = cluster.inventory.node_names[leader_id - 1]
-    txn_id = transactional_id_away_from(admin, bootstrap, leader_id, f"probe-{topic}")
+    return RoundSetup(bootstrap, topic, cluster.inventory.node_names[leader_id - 1],
+                      transactional_id_away_from(admin, bootstrap, leader_id, f"probe-{topic}"))
+
+
+def hold_leader(cluster: Cluster, setup: RoundSetup) -> tuple[ClientDelayFault, dict]:
+    fault = ClientDelayFault(lambda role: [setup.leader], OP_TIMEOUT)
+    return fault, fault.start(cluster, {"target": "leader", "nodes": [setup.leader],
+                                        "hold_factor": HOLD_FACTOR})
+
+
+def librdkafka_steps(cluster: Cluster, setup: RoundSetup, round_no: int,
+                     debug: bool = False) -> tuple[dict, str, dict, str]:
+    """The round's steps with librdkafka: (the hold, B's delivery report, commit, what
+    each step saw)."""
     settings = WorkloadSettings(txn=True, op_timeout=OP_TIMEOUT)
-    config = producer_config(bootstrap, settings, f"probe-{round_no}", txn_id)
+    config = producer_config(setup.bootstrap, settings, f"probe-{round_no}", setup.txn_id)
     producer = Producer({**config, "debug": "eos,msg,protocol"} if debug else config)
     producer.init_transactions(30)
     producer.begin_transaction()
-    warm = send(producer, topic, b"warm-up", 10)
+    warm = send(producer, setup.topic, b"warm-up", 10)
     producer.commit_transaction(30)
 
-    fault = ClientDelayFault(lambda role: [leader], OP_TIMEOUT)
-    held = fault.start(cluster, {"target": "leader", "nodes": [leader], "hold_factor": HOLD_FACTOR})
+    fault, held = hold_leader(cluster, setup)
     try:
         producer.begin_transaction()
-        a = send(producer, topic, b"A", OP_TIMEOUT)
+        a = send(producer, setup.topic, b"A", OP_TIMEOUT)
         abort = ended(producer.abort_transaction, OP_TIMEOUT)
         producer.begin_transaction()
-        b = produce(producer, topic, b"B")
+        b = produce(producer, setup.topic, b"B")
         producer.poll(RELEASE_AFTER_S)  # B's AddPartitionsToTxn goes to the coordinator
     finally:
         fault.stop(cluster)  # what the leader was holding (A's request) arrives now
     wait_for(producer, b, 3 * OP_TIMEOUT)
     commit = ended(producer.commit_transaction, 3 * OP_TIMEOUT) if "offset" in b else "not tried"
-    log = committed_log(bootstrap, topic)
-    dump = first_segment_records(cluster, leader, topic)
-    print(f"round {round_no}: leader {leader} held {held.get('hold_ms')} ms "
-          f"(errors {held.get('errors')}); warm-up {warm}; A {a}, abort {abort}; "
-          f"B {b}, commit {commit}; committed log {sorted(log.items())}", flush=True)
+    producer.flush(5)
+    return held, b, commit, f"warm-up {warm}; A {a}, abort {abort}; B {b}, commit {commit}"
+
+
+def timed_txn(jvm, session: int, topic: str, value: str, wait: float, commit: bool,
+              retry: float = 0.0) -> dict:
+    """One transaction of one send through the JVM bridge (Session.timedTxn): the reply's
+    step times are epoch seconds here; {"error": ...} if it could not begin."""
+    reply = jvm.call(session, "timed_txn", wait + retry + 2 * OP_TIMEOUT + 30,
+                     records=[[topic, 0, "k", value]], wait_ms=int(wait * 1000), commit=commit,
+                     retry_ms=int(retry * 1000))
+    if "error" in reply:
+        return {"error": reply["error"][0]}
+    ok = reply["ok"]
+    return {"begun": ok["begun"] / 1000, "waited": ok["waited"] / 1000,
+            "send": {k: v / 1000 if k == "at" else v for k, v in ok["sends"][0].items()},
+            "ends": [(outcome, started / 1000, ended_ / 1000) for outcome, started, ended_ in ok["ends"]]}
+
+
+def describe_txn(txn: dict, lifted: float) -> str:
+    """A timed transaction's steps in seconds relative to the lift of the hold."""
+    if "error" in txn:
+        return f"could not begin ({txn['error']})"
+    send_ = txn["send"]
+    got = (f"offset {send_['offset']}" if "offset" in send_ else send_.get("error", "unresolved"))
+    at = f" at lift{send_['at'] - lifted:+.1f} s" if "at" in send_ else ""
+    ends = ", ".join(f"{outcome} lift{started - lifted:+.1f} s -> lift{end - lifted:+.1f} s "
+                     f"(took {end - started:.1f} s)"
+                     for outcome, started, end in txn["ends"])
+    return f"begun lift{txn['begun'] - lifted:+.1f} s, send {got}{at}; end {ends}"
+
+
+def java_steps(cluster: Cluster, setup: RoundSetup, round_no: int, pool,
+               lift_after: float) -> tuple[dict, str, dict, str]:
+    """The round's steps with Kafka's Java client: abortTransaction blocks, so A (then B)
+    runs in a thread while this one lifts the hold `lift_after` s after A began."""
+    from workloads.java_client import config as java_config  # the JVM only when asked for
+    settings = WorkloadSettings(txn=True, op_timeout=OP_TIMEOUT)
+    jvm, session = pool.jvm(), pool.new_session()
+    jvm.call(session, "open", 30,
+             producer=java_config.producer_config(setup.bootstrap, settings, f"probe-{round_no}", setup.txn_id),
+             consumer=java_config.consumer_config(setup.bootstrap, settings, f"probe-{round_no}-c", setup.txn_id),
+             lookup=java_config.lookup_config(setup.bootstrap, f"probe-{round_no}-o", setup.txn_id),
+             auto_offset_reset="earliest", op_timeout_ms=int(OP_TIMEOUT * 1000))
+    try:
+        warm = timed_txn(jvm, session, setup.topic, "warm-up", 10, commit=True)
+        fault, held = hold_leader(cluster, setup)
+        a_began = time.time()
+
+        def a_then_b() -> tuple[dict, dict]:
+            # the abort may block up to max.block.ms (the op timeout) per try; retried as
+            # KafkaProducer allows, for as long as the hold could last
+            a = timed_txn(jvm, session, setup.topic, "A", OP_TIMEOUT, commit=False,
+                          retry=HOLD_FACTOR * OP_TIMEOUT + lift_after)
+            return a, timed_txn(jvm, session, setup.topic, "B", 3 * OP_TIMEOUT, commit=True)
+
+        with ThreadPoolExecutor(1) as worker:
+            steps = worker.submit(a_then_b)
+            try:
+                time.sleep(max(0.0, a_began + lift_after - time.time()))
+            finally:
+                lifted = time.time()  # the times below are relative to this
+                fault.stop(cluster)  # what the leader was holding (A's request) arrives now
+                lift_took = time.time() - lifted
+            a, b_txn = steps.result()
+    finally:
+        jvm.call(session, "close", 30)
+    b = {"offset": b_txn["send"]["offset"]} if "offset" in b_txn.get("send", {}) else {
+        "error": b_txn.get("error") or b_txn.get("send", {}).get("error", "unresolved")}
+    commit = "not tried"
+    if "offset" in b:
+        outcome, started, end = b_txn["ends"][-1]
+        commit = f"{outcome} in {end - started:.1f} s"
+    warm_seen = warm.get("send", {}).get("offset", warm)
+    return held, b, commit, (f"warm-up offset {warm_seen}; hold lifted {lifted - a_began:.1f} s after A "
+                             f"began (the lift took {lift_took:.1f} s); "
+                             f"A {describe_txn(a, lifted)}; B {describe_txn(b_txn, lifted)}, commit {commit}")
+
+
+def one_round(cluster: Cluster, round_no: int, debug: bool = False, client: str = "librdkafka",
+              pool=None, lift_after: float = OP_TIMEOUT + RELEASE_AFTER_S) -> str:
+    setup = set_up(cluster)
+    if client == "java":
+        held, b, commit, seen = java_steps(cluster, setup, round_no, pool, lift_after)
+    else:
+        held, b, commit, seen = librdkafka_steps(cluster, setup, round_no, debug)
+    log = committed_log(setup.bootstrap, setup.topic)
+    dump = first_segment_records(cluster, setup.leader, setup.topic)
+    print(f"round {round_no}: leader {setup.leader} held {held.get('hold_ms')} ms "
+          f"(errors {held.get('errors')}); {seen}; committed log {sorted(log.items())}", flush=True)
     for record in dump:
         print(f"    offset {record.offset}: epoch {record.batch.producer_epoch} "
               f"seq {record.sequence} {record.marker or record.value}", flush=True)
     verdict = round_verdict(commit, b, log, dump)
     print(f"round {round_no}: {verdict}", flush=True)
-    producer.flush(5)
     return verdict
 
 
@@ -185,16 +292,28 @@ def round_verdict(commit: str, b: dict, log: dict[int, bytes], dump: list) -> st
             if reused else "ok")
 
 
-def main(name: str, rounds: int, debug_log: str | None = None, until_lost: bool = False) -> int:
+def main(name: str, rounds: int, debug_log: str | None = None, until_lost: bool = False,
+         client: str = "librdkafka", lift_after: float = OP_TIMEOUT + RELEASE_AFTER_S) -> int:
     if debug_log:
         logging.basicConfig(filename=debug_log, level=logging.DEBUG,
                             format="%(asctime)s %(message)s")
     verdicts = []
     with Cluster.open(LocalCluster(name).inventory_path) as cluster:
-        for i in range(rounds):
-            verdicts.append(one_round(cluster, i, debug=bool(debug_log)))
-            if until_lost and verdicts[-1] != "ok" and not verdicts[-1].startswith("A'S SEQUENCE"):
-                break
+        pool = None
+        if client == "java":
+            from workloads.java_client.pool import JvmPool  # compiles and starts a JVM
+            pool = JvmPool(cluster.db.release.version)
+            print(f"kafka-clients {pool.versions()['kafka_clients']}, "
+                  f"Kafka {cluster.db.release.version}", flush=True)
+        try:
+            for i in range(rounds):
+                verdicts.append(one_round(cluster, i, debug=bool(debug_log), client=client,
+                                          pool=pool, lift_after=lift_after))
+                if until_lost and verdicts[-1] != "ok" and not verdicts[-1].startswith("A'S SEQUENCE"):
+                    break
+        finally:
+            if pool is not None:
+                pool.close()
     return 0 if all(v == "ok" for v in verdicts) else 1
 
 
@@ -202,10 +321,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("name", help="the local cluster (logtrial cluster up --name NAME)")
     parser.add_argument("rounds", nargs="?", type=int, default=1)
+    parser.add_argument("--client", choices=("librdkafka", "java"), default="librdkafka",
+                        help="the producer: librdkafka (confluent-kafka) or Kafka's Java client "
+                             "of the cluster's version (workloads/java_client/)")
+    parser.add_argument("--lift-after", type=float, default=OP_TIMEOUT + RELEASE_AFTER_S,
+                        help="java: lift the hold this many seconds after A began (default "
+                             "%(default)s: as librdkafka's round lifts it); past 2 x the op "
+                             "timeout, the abort's max.block.ms passes first")
     parser.add_argument("--debug-log", help="write librdkafka's debug log to this file")
     parser.add_argument("--until-lost", action="store_true",
                         help="stop at the first round that lost B or read A")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.client == "java" and args.debug_log:
+        parser.error("--debug-log is librdkafka's")
+    return args
 
 
 CRASHED = 2  # not a verdict: exit 1 means a round lost B or read A
@@ -214,7 +343,8 @@ CRASHED = 2  # not a verdict: exit 1 means a round lost B or read A
 if __name__ == "__main__":
     args = parse_args(sys.argv[1:])
     try:
-        sys.exit(main(args.name, args.rounds, args.debug_log, args.until_lost))
+        sys.exit(main(args.name, args.rounds, args.debug_log, args.until_lost, args.client,
+                      args.lift_after))
     except Exception:  # noqa: BLE001 - printed, and told apart from a finding by its exit code
         logging.exception("the probe failed")
         sys.exit(CRASHED)

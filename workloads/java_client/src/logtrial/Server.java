@@ -60,6 +60,9 @@ public final class Server {
                 case "send": ok = s.send((List<Object>) req.get("records")); break;
                 case "poll": ok = s.poll(((Number) req.get("timeout_ms")).longValue()).get("records"); break;
                 case "txn": ok = s.txn((List<Object>) req.get("mops"), Boolean.TRUE.equals(req.get("abort"))); break;
+                case "timed_txn": ok = s.timedTxn((List<Object>) req.get("records"),
+                        ((Number) req.get("wait_ms")).longValue(), Boolean.TRUE.equals(req.get("commit")),
+                        ((Number) req.get("retry_ms")).longValue()); break;
                 case "close": SESSIONS.remove(id); if (s != null) s.close(); ok = null; break;
                 case "echo": ok = req.get("value"); break;
                 default: throw new OpError("UnknownCommand", String.valueOf(req.get("cmd")), "table", false);

@@ -383,6 +383,71 @@ final class Session {
         return new OpError(name, message, "definite", false);
     }
 
+    // -- a timed transaction, for scripts/txn_late_batch_probe.py ---------------------------------
+    /** Begins, sends [topic, partition, key, value] records, waits up to waitMs for their acks,
+     *  then commits or aborts. An end that times out (max.block.ms) is called again while
+     *  retryMs has not passed since the first try: KafkaProducer allows only that retry. Returns
+     *  when each step happened, in epoch ms (the caller sets them beside its own clock): "begun",
+     *  "waited", each send's outcome as its callback saw it ({"at", "offset"} or {"at", "error"};
+     *  empty if unresolved when the end returned), and each end try [outcome, started, ended]. */
+    Map<String, Object> timedTxn(List<Object> records, long waitMs, boolean commit, long retryMs) throws OpError {
+        KafkaProducer<String, String> p = producer();
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("begun", System.currentTimeMillis());
+        try {
+            p.beginTransaction();
+        } catch (RuntimeException e) {
+            throw OpError.of(e, "table");
+        }
+        List<Map<String, Object>> sends = new ArrayList<>();
+        List<Future<RecordMetadata>> futures = new ArrayList<>();
+        for (Object o : records) {
+            List<?> r = (List<?>) o;
+            Map<String, Object> seen = new LinkedHashMap<>();
+            sends.add(seen);
+            // the callback runs on the producer's I/O thread: it fills `seen` under its lock
+            futures.add(p.send(new ProducerRecord<>((String) r.get(0), ((Number) r.get(1)).intValue(),
+                    String.valueOf(r.get(2)), String.valueOf(r.get(3))), (md, e) -> {
+                synchronized (seen) {
+                    seen.put("at", System.currentTimeMillis());
+                    if (e == null) seen.put("offset", md.offset());
+                    else seen.put("error", OpError.root(e).getClass().getSimpleName());
+                }
+            }));
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+        for (Future<RecordMetadata> f : futures) {
+            try {
+                f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (Exception e) {
+                // unresolved or failed: the callback says which
+            }
+        }
+        out.put("waited", System.currentTimeMillis());
+        List<Object> ends = new ArrayList<>();
+        long firstTry = System.currentTimeMillis();
+        while (true) {
+            long started = System.currentTimeMillis();
+            String outcome = "ok";
+            try {
+                if (commit) p.commitTransaction();
+                else p.abortTransaction();
+            } catch (RuntimeException e) {
+                outcome = OpError.root(e).getClass().getSimpleName();
+            }
+            long ended = System.currentTimeMillis();
+            ends.add(List.of(outcome, started, ended));
+            if (!outcome.equals("TimeoutException") || ended - firstTry >= retryMs) break;
+        }
+        out.put("ends", ends);
+        List<Object> seenCopies = new ArrayList<>();
+        for (Map<String, Object> seen : sends) {
+            synchronized (seen) { seenCopies.add(new LinkedHashMap<>(seen)); }
+        }
+        out.put("sends", seenCopies);
+        return out;
+    }
+
     void close() {
         KafkaProducer<String, String> p = producer;
         KafkaConsumer<String, String> c = consumer, l = lookup;
