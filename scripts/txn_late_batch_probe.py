@@ -192,7 +192,7 @@ def timed_txn(jvm, session: int, topic: str, value: str, wait: float, commit: bo
                      records=[[topic, 0, "k", value]], wait_ms=int(wait * 1000), commit=commit,
                      retry_ms=int(retry * 1000))
     if "error" in reply:
-        return {"error": reply["error"][0]}
+        return {"error": ": ".join(reply["error"])}
     ok = reply["ok"]
     return {"begun": ok["begun"] / 1000, "waited": ok["waited"] / 1000,
             "send": {k: v / 1000 if k == "at" else v for k, v in ok["sends"][0].items()},
