@@ -4,6 +4,7 @@ after the striking process was SIGKILLed, and a run with it records a schedule t
 replays; then the late batch it was built for, reproduced (docs/findings.md)."""
 from __future__ import annotations
 
+import re
 import shlex
 import socket
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from checkers.history.stream import raw_events
+from clusters.kafka_admin import TRANSACTION_VERSION, finalized_feature
 from harness.runner import TestOptions, run_test
 from nemesis import client_delay
 from nemesis.client_delay import ClientDelayFault
@@ -110,6 +112,18 @@ def test_the_targeted_scenario_records_its_holds_and_replays(cluster, tmp_path):
     assert {p["target"] for p in replayed} == {"leader"}
 
 
+def run_probe(local_cluster, *args: str) -> subprocess.CompletedProcess:
+    """scripts/txn_late_batch_probe.py on the shared cluster."""
+    return subprocess.run([sys.executable, "scripts/txn_late_batch_probe.py", local_cluster.name, *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+def probe_verdicts(stdout: str) -> list[str]:
+    return [line.split(": ", 1)[1] for line in stdout.splitlines()
+            if line.startswith("round ") and ": " in line and "leader" not in line]
+
+
 @pytest.mark.slow
 def test_a_batch_held_past_the_abort_is_committed_by_the_next_transaction(healed_cluster,
                                                                         local_cluster):
@@ -117,12 +131,35 @@ def test_a_batch_held_past_the_abort_is_committed_by_the_next_transaction(healed
     transaction and that transaction's own send is acknowledged at its offset. After
     the hold lifts, A's request and B's race inside the broker, so the probe gets up to
     three rounds; every round must show B given A's sequence under the same epoch."""
-    probe = subprocess.run([sys.executable, "scripts/txn_late_batch_probe.py", local_cluster.name,
-                            "3", "--until-lost"],
-                           cwd=ROOT, capture_output=True, text=True, timeout=600,
-                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    probe = run_probe(local_cluster, "3", "--until-lost")
     assert probe.returncode == 1, probe.stdout + probe.stderr[-2000:]
-    verdicts = [line.split(": ", 1)[1] for line in probe.stdout.splitlines()
-                if line.startswith("round ") and ": " in line and "leader" not in line]
+    verdicts = probe_verdicts(probe.stdout)
     assert verdicts and verdicts[-1] == "B LOST A READ", probe.stdout + probe.stderr[-2000:]
     assert all(v.startswith("A'S SEQUENCE GIVEN TO B") for v in verdicts[:-1]), probe.stdout
+
+
+DUMP_LINE = re.compile(r"^    offset (\d+): epoch (\d+) seq (-?\d+) (.*)$", re.M)
+A_STEPS = re.compile(r"A begun lift[-+.\d]+ s, send offset (\d+) at lift([-+.\d]+) s; "
+                     r"end ok lift([-+.\d]+) s -> lift([-+.\d]+) s")
+
+
+@pytest.mark.slow
+def test_the_java_client_abort_waits_for_the_held_batch(healed_cluster, local_cluster):
+    """The same round with Kafka's Java client loses nothing: abortTransaction does not
+    send EndTxn while A's batch is in flight, so the abort returns only once A is
+    answered (after the hold lifts), A sits in its own transaction under the ABORT
+    marker, and B gets the next sequence number (docs/findings.md)."""
+    probe = run_probe(local_cluster, "1", "--client", "java")
+    out = probe.stdout + probe.stderr[-2000:]
+    assert probe.returncode == 0 and probe_verdicts(probe.stdout) == ["ok"], out
+    a_offset, a_acked, abort_began, abort_ended = A_STEPS.search(probe.stdout).groups()
+    assert float(abort_began) < 0 < float(a_acked) <= float(abort_ended), out  # it waited for A
+    dump = [(int(o), int(epoch), int(seq), what) for o, epoch, seq, what in DUMP_LINE.findall(probe.stdout)]
+    assert [what for *_, what in dump] == ["warm-up", "COMMIT", "A", "ABORT", "B", "COMMIT"], out
+    (_, warm_epoch, warm_seq, _), _, (a_at, a_epoch, a_seq, _), _, (_, b_epoch, b_seq, _), _ = dump
+    assert a_at == int(a_offset), out
+    if finalized_feature(healed_cluster, "n1", TRANSACTION_VERSION) >= 2:
+        # each EndTxn bumps the epoch: A and B each start an epoch's sequences
+        assert [(a_epoch, a_seq), (b_epoch, b_seq)] == [(warm_epoch + 1, 0), (a_epoch + 1, 0)], out
+    else:  # one epoch; B gets the sequence number after A's
+        assert [(a_epoch, a_seq), (b_epoch, b_seq)] == [(warm_epoch, warm_seq + 1), (warm_epoch, a_seq + 1)], out
