@@ -20,7 +20,17 @@ verdict per round:
 - `ok`: neither.
 It exits 1 if any round was not ok.
 
+--client java runs the same round with Kafka's Java client of the cluster's version,
+through the JVM bridge (workloads/java_client/, its `timed_txn` request). Its
+abortTransaction() blocks, so A and then B run in a thread while the hold is lifted
+--lift-after seconds after A began (11 s: when librdkafka's round lifts it). It prints
+each step's time relative to the lift: when A's send was answered, when the abort began
+and returned (each try, if max.block.ms made it throw TimeoutException), when B began
+and was answered. The Java client's abort waits for A: A lands inside its own
+transaction, before its ABORT marker, and B gets the next sequence (docs/findings.md).
+
     python scripts/txn_late_batch_probe.py NAME [ROUNDS] [--debug-log FILE] [--until-lost]
+                                           [--client java [--lift-after S]]
 
 --debug-log: write librdkafka's debug log (eos, msg, protocol) there, to see the
 producer ids, epochs and sequence numbers each request carried.
