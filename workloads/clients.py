@@ -174,25 +174,23 @@ class Transaction:
     def begin(self) -> None:
         self.producer.begin_transaction()
 
-    def commit(self, consumer: Consumer | None, positions: list[TopicPartition] | None = None) -> None:
-        """Sends the consumer's offsets and commits; raises Indefinite/definite verdicts.
-        `positions`: the offsets to commit with the transaction, as the caller knows
-        them; None asks the consumer (assignment() and position(), which confluent-kafka
-        calls holding the GIL: a librdkafka deadlock inside the consumer then stops every
-        thread of the process, docs/benchmarks.md, "Soak").
+    def commit(self, offsets: list[TopicPartition] | None = None,
+               group_metadata: Callable[[], Any] | None = None) -> None:
+        """Sends `offsets` for the consumer group `group_metadata()` names, if any, and
+        commits; raises Indefinite/definite verdicts. The offsets are the caller's own
+        (QueueClient._txn_positions), never asked of the consumer: assignment() and
+        position() are calls confluent-kafka makes holding the GIL, and a librdkafka
+        deadlock inside the consumer then stops every thread of the process
+        (docs/benchmarks.md, "Soak").
 
         Retriable commit errors are retried until the op timeout; an abortable
         error leads to abort(), and only an abort that succeeds is definite.
         """
         deadline = time.monotonic() + self.timeout
         try:
-            if consumer is not None:
-                if positions is None:
-                    positions = consumer.position(consumer.assignment())
-                positions = [tp for tp in positions if tp.offset >= 0]
-                if positions:
-                    self.producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(),
-                                                              self.timeout)
+            offsets = [tp for tp in offsets or [] if tp.offset >= 0]
+            if offsets and group_metadata is not None:
+                self.producer.send_offsets_to_transaction(offsets, group_metadata(), self.timeout)
             while True:
                 try:
                     self.producer.commit_transaction(max(0.1, deadline - time.monotonic()))
@@ -287,6 +285,7 @@ class ClientPair:
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
         self._lookup: Consumer | None = None
+        self._group_metadata: Any = None
 
     @property
     def producer(self) -> Producer:
@@ -312,6 +311,22 @@ class ClientPair:
                                                       self.group_id, self.auto_offset_reset))
         return self._consumer
 
+    def group_metadata(self) -> Any:
+        """The consumer's group metadata for send_offsets_to_transaction, asked of
+        it once per consumer and rebalance, not once per transaction:
+        consumer_group_metadata() waits for the consumer's rdk:main thread while
+        holding the GIL (docs/benchmarks.md, "Soak"). It only changes when the
+        consumer joins the group anew (a new generation): never with assign ops,
+        which join no group; with subscribe, `rebalanced` drops it."""
+        if self._group_metadata is None:
+            self._group_metadata = self.consumer.consumer_group_metadata()
+        return self._group_metadata
+
+    def rebalanced(self) -> None:
+        """A rebalance assigned or revoked partitions: the group's generation may
+        have changed, so the next transaction asks for the metadata again."""
+        self._group_metadata = None
+
     @property
     def lookup(self) -> Consumer:
         """The process's own committed-offsets lookup (lookup_config): its own,
@@ -325,7 +340,7 @@ class ClientPair:
         (may block: call it off the hot path). Each client is closed even if another's
         close raised; the first error is raised after."""
         producer, consumer, lookup = self._producer, self._consumer, self._lookup
-        self._producer = self._consumer = self._lookup = None
+        self._producer = self._consumer = self._lookup = self._group_metadata = None
         errors = [e for e in (_try(purge_producer, producer), _try(close_consumer, consumer),
                               _try(close_consumer, lookup)) if e is not None]
         # the producer's instance ends when the Python object goes: here, unless garbage
