@@ -116,9 +116,19 @@ def produce_all(producer: Producer, keys: KeySpace, items: list[tuple[int, int]]
             delivery.error = classify(e, definite=True)
     producer.flush(timeout)
     if not all(d.done for d in deliveries) and not in_txn:
-        producer.purge(in_queue=True, in_flight=False, blocking=False)
+        purge(producer, in_flight=False)
         producer.flush(1.0)
     return deliveries
+
+
+def purge(producer: Producer, in_flight: bool) -> None:
+    """Purges the producer's queued messages (and those in flight, if asked) without
+    waiting for its broker threads to do their part: the flush after it waits for the
+    reports, with the GIL released. confluent-kafka (2.16.1, as since purge() came)
+    asks librdkafka for a non-blocking purge when `blocking` is True, so
+    blocking=False is the one that waits, holding the GIL (docs/benchmarks.md, "Soak";
+    tests/workloads/test_client_close.py checks the flags librdkafka was given)."""
+    producer.purge(in_queue=True, in_flight=in_flight, blocking=True)
 
 
 def first_error(deliveries: list[Delivery]) -> Classified | None:
@@ -366,7 +376,7 @@ OWN_REFERENCES = 2
 def purge_producer(producer: Producer) -> None:
     """Drops what is queued or in flight, so nothing is sent after the op that owned it
     was recorded."""
-    producer.purge(in_queue=True, in_flight=True, blocking=False)
+    purge(producer, in_flight=True)
     producer.flush(0)
 
 
