@@ -116,9 +116,19 @@ def produce_all(producer: Producer, keys: KeySpace, items: list[tuple[int, int]]
             delivery.error = classify(e, definite=True)
     producer.flush(timeout)
     if not all(d.done for d in deliveries) and not in_txn:
-        producer.purge(in_queue=True, in_flight=False, blocking=False)
+        purge(producer, in_flight=False)
         producer.flush(1.0)
     return deliveries
+
+
+def purge(producer: Producer, in_flight: bool) -> None:
+    """Purges the producer's queued messages (and those in flight, if asked) without
+    waiting for its broker threads to do their part: the flush after it waits for the
+    reports, with the GIL released. confluent-kafka (2.16.1, as since purge() came)
+    asks librdkafka for a non-blocking purge when `blocking` is True, so
+    blocking=False is the one that waits, holding the GIL (docs/benchmarks.md, "Soak";
+    tests/workloads/test_client_close.py checks the flags librdkafka was given)."""
+    producer.purge(in_queue=True, in_flight=in_flight, blocking=True)
 
 
 def first_error(deliveries: list[Delivery]) -> Classified | None:
@@ -174,25 +184,23 @@ class Transaction:
     def begin(self) -> None:
         self.producer.begin_transaction()
 
-    def commit(self, consumer: Consumer | None, positions: list[TopicPartition] | None = None) -> None:
-        """Sends the consumer's offsets and commits; raises Indefinite/definite verdicts.
-        `positions`: the offsets to commit with the transaction, as the caller knows
-        them; None asks the consumer (assignment() and position(), which confluent-kafka
-        calls holding the GIL: a librdkafka deadlock inside the consumer then stops every
-        thread of the process, docs/benchmarks.md, "Soak").
+    def commit(self, offsets: list[TopicPartition] | None = None,
+               group_metadata: Callable[[], Any] | None = None) -> None:
+        """Sends `offsets` for the consumer group `group_metadata()` names, if any, and
+        commits; raises Indefinite/definite verdicts. The offsets are the caller's own
+        (QueueClient._txn_positions), never asked of the consumer: assignment() and
+        position() are calls confluent-kafka makes holding the GIL, and a librdkafka
+        deadlock inside the consumer then stops every thread of the process
+        (docs/benchmarks.md, "Soak").
 
         Retriable commit errors are retried until the op timeout; an abortable
         error leads to abort(), and only an abort that succeeds is definite.
         """
         deadline = time.monotonic() + self.timeout
         try:
-            if consumer is not None:
-                if positions is None:
-                    positions = consumer.position(consumer.assignment())
-                positions = [tp for tp in positions if tp.offset >= 0]
-                if positions:
-                    self.producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(),
-                                                              self.timeout)
+            offsets = [tp for tp in offsets or [] if tp.offset >= 0]
+            if offsets and group_metadata is not None:
+                self.producer.send_offsets_to_transaction(offsets, group_metadata(), self.timeout)
             while True:
                 try:
                     self.producer.commit_transaction(max(0.1, deadline - time.monotonic()))
@@ -287,6 +295,7 @@ class ClientPair:
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
         self._lookup: Consumer | None = None
+        self._group_metadata: Any = None
 
     @property
     def producer(self) -> Producer:
@@ -312,6 +321,22 @@ class ClientPair:
                                                       self.group_id, self.auto_offset_reset))
         return self._consumer
 
+    def group_metadata(self) -> Any:
+        """The consumer's group metadata for send_offsets_to_transaction, asked of
+        it once per consumer and rebalance, not once per transaction:
+        consumer_group_metadata() waits for the consumer's rdk:main thread while
+        holding the GIL (docs/benchmarks.md, "Soak"). It only changes when the
+        consumer joins the group anew (a new generation): never with assign ops,
+        which join no group; with subscribe, `rebalanced` drops it."""
+        if self._group_metadata is None:
+            self._group_metadata = self.consumer.consumer_group_metadata()
+        return self._group_metadata
+
+    def rebalanced(self) -> None:
+        """A rebalance assigned or revoked partitions: the group's generation may
+        have changed, so the next transaction asks for the metadata again."""
+        self._group_metadata = None
+
     @property
     def lookup(self) -> Consumer:
         """The process's own committed-offsets lookup (lookup_config): its own,
@@ -325,7 +350,7 @@ class ClientPair:
         (may block: call it off the hot path). Each client is closed even if another's
         close raised; the first error is raised after."""
         producer, consumer, lookup = self._producer, self._consumer, self._lookup
-        self._producer = self._consumer = self._lookup = None
+        self._producer = self._consumer = self._lookup = self._group_metadata = None
         errors = [e for e in (_try(purge_producer, producer), _try(close_consumer, consumer),
                               _try(close_consumer, lookup)) if e is not None]
         # the producer's instance ends when the Python object goes: here, unless garbage
@@ -351,7 +376,7 @@ OWN_REFERENCES = 2
 def purge_producer(producer: Producer) -> None:
     """Drops what is queued or in flight, so nothing is sent after the op that owned it
     was recorded."""
-    producer.purge(in_queue=True, in_flight=True, blocking=False)
+    purge(producer, in_flight=True)
     producer.flush(0)
 
 

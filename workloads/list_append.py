@@ -95,7 +95,7 @@ class ListAppendClient(ProcessClient):
         if self.w.rng_for(self.process).random() < self.w.settings.abort_p:
             txn.abort()
             return Completion("fail", op.value, harness_error("ABORTED_ON_PURPOSE", "aborted on purpose").error)
-        txn.commit(None)
+        txn.commit()
         return Completion.ok(results)
 
     def _append(self, micro_ops: list, in_txn: bool = False) -> list:

@@ -18,7 +18,7 @@ import random
 import threading
 import time
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
 from workloads.base import Client, Completion, KeyRotation, Op, Recorder, ValueSource
 from workloads.clients import (Indefinite, ProcessClient, Transaction, committed_starts, first_error, guarded,
@@ -130,7 +130,7 @@ class QueueClient(ProcessClient):
             self._ensure_topic(key)
         partitions, starts = self._starts(op.value)
         guarded(lambda: self.consumer.assign(partitions))
-        self.positions.assigned(starts)
+        self.positions.assigned(op.value, starts)
         return Completion.ok(op.value, starts=starts)
 
     def _starts(self, keys: list[int]) -> tuple[list, dict[str, int]]:
@@ -162,20 +162,24 @@ class QueueClient(ProcessClient):
         offsets, as an assign op does, unless the lookup fails; then librdkafka
         assigns them itself, looking the offsets up on its own."""
         keys = sorted(self.w.keys.key_of(p.topic, p.partition) for p in partitions)
+        self.pair.rebalanced()
         try:
             partitions, starts = self._starts(keys)
         except Indefinite as e:
             log.info("process %s: committed offsets of rebalanced keys %s not found (%s); librdkafka looks "
                      "them up itself", self.process, keys, e.classified.error)
-            self.positions.forget()
+            self.positions.forget(keys)
             self._rebalance_log.append(["assigned", keys])
             return
         consumer.assign(partitions)
-        self.positions.assigned(starts)
+        self.positions.assigned(keys, starts)
         self._rebalance_log.append(["assigned", keys, starts])
 
     def _on_revoke(self, consumer, partitions) -> None:
-        self._rebalance_log.append(["revoked", sorted(self.w.keys.key_of(p.topic, p.partition) for p in partitions)])
+        keys = sorted(self.w.keys.key_of(p.topic, p.partition) for p in partitions)
+        self.pair.rebalanced()
+        self.positions.revoked(keys)
+        self._rebalance_log.append(["revoked", keys])
 
     def _send(self, op: Op) -> Completion:
         for _, key, _ in op.value:
@@ -228,7 +232,7 @@ class QueueClient(ProcessClient):
             return self._abort(txn, consumer, polled, harness_error(
                 "ABORTED_ON_PURPOSE", "aborted on purpose (--abort-p)").error, op)
         try:
-            txn.commit(consumer, self._txn_positions())
+            txn.commit(self._txn_positions(), self.pair.group_metadata)
         except Indefinite as e:
             if e.classified.outcome != "fail":
                 raise
@@ -238,15 +242,12 @@ class QueueClient(ProcessClient):
                 self.w.acks.acked(mop[1], mop[2][0], mop[2][1])
         return Completion.ok(results, **self._poll_extra(errors))
 
-    def _txn_positions(self) -> list | None:
-        """The offsets a transaction commits for the group: with assign, the
-        workload's own positions (every assign sets them for exactly the keys it
-        holds, and polls and rewinds move them), so no consumer call that holds the
-        GIL is needed; with subscribe, librdkafka's (None), since a rebalance whose
-        lookup failed leaves positions the workload does not know."""
-        if self.w.settings.sub_via != "assign":
-            return None
-        return [self.w.keys.topic_partition(key, offset) for key, offset in sorted(self.positions.next.items())]
+    def _txn_positions(self) -> list[TopicPartition]:
+        """The offsets a transaction commits for the group: the workload's own
+        positions of the keys it holds (assign ops and rebalances set them, polls
+        and rewinds move them; workloads/positions.py), so no consumer call that
+        holds the GIL is needed, with assign or subscribe."""
+        return [self.w.keys.topic_partition(key, offset) for key, offset in self.positions.committable().items()]
 
     def _run_micro_ops(self, micro_ops: list, polled_so_far: list[dict]) -> tuple[list, list[str]]:
         """Runs a txn's sends and polls in order; sends are awaited before the commit."""

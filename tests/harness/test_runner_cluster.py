@@ -25,9 +25,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(cluster, tmp_path, **overrides):
-    options = TestOptions.from_flat(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
-                                    leave_db_running=True, recovery_time=2, final_time_limit=30, rate=100,
-                                    concurrency=5, check=False, report=False, **overrides)
+    options = TestOptions.from_flat(**{"nodes_file": str(cluster.inventory.path), "store": str(tmp_path / "store"),
+                                       "leave_db_running": True, "recovery_time": 2, "final_time_limit": 30,
+                                       "rate": 100, "concurrency": 5, "check": False, "report": False,
+                                       **overrides})
     result = run_test(options)
     events = list(raw_events(result.run_dir / "history.jsonl"))
     test_json = json.loads((result.run_dir / "test.json").read_text())
@@ -170,3 +171,20 @@ def nemesis_args() -> list[str]:
     except ImportError:
         return []
     return ["--nemesis", "partition", "--nemesis-interval", "2"]
+
+
+def test_subscribe_txn_run_commits_offsets_and_checks_valid(cluster, tmp_path):
+    """`--sub-via subscribe --txn`: the transactions commit the group's offsets from
+    the workload's own positions (no consumer.assignment()/position(): docs/benchmarks.md,
+    "Soak"), and the consumers that rebalances start at those offsets read on
+    without a skip or a rewind the checker would flag."""
+    result, events, _ = run(cluster, tmp_path, workload="queue", time_limit=10, txn=True, sub_via="subscribe",
+                            check=True)
+    assert wellformedness_problems(events, "queue") == []
+    pairs = completed_ops(events)
+    assert any(c["f"] == "subscribe" and c["type"] == "ok" for _, c in pairs)
+    assert any(c.get("rebalance_log") for _, c in pairs)
+    assert any(c["f"] == "txn" and c["type"] == "ok" and any(m[0] == "poll" and m[1] for m in c["value"])
+               for _, c in pairs)
+    results = json.loads((result.run_dir / "results.json").read_text())
+    assert result.valid is True, results["bad_anomaly_types"]

@@ -6,11 +6,14 @@ collected, which a run of slow, failing ops seldom does."""
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import time
 from pathlib import Path
 
-from workloads.clients import ClientPair, Indefinite
+from confluent_kafka import Producer
+
+from workloads.clients import ClientPair, Indefinite, purge
 from workloads.settings import WorkloadSettings
 
 UNREACHABLE = "127.0.0.1:1"  # nothing listens there; the instances start all the same
@@ -119,3 +122,30 @@ def test_a_producer_whose_init_failed_ends_while_its_error_is_held() -> None:
         raise AssertionError("init_transactions succeeded against an unreachable broker")
     assert instances() == before, "the producer whose init failed is still running"
     del held
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def test_purge_does_not_wait_for_the_broker_threads() -> None:
+    """librdkafka's own log of the purge names its flags: `non-blocking`, so the
+    purge does not wait, GIL held, for the producer's broker threads."""
+    lines = _Lines()
+    logger = logging.getLogger("lt-purge-test")
+    logger.addHandler(lines)
+    logger.setLevel(logging.DEBUG)
+    producer = Producer({"bootstrap.servers": UNREACHABLE, "debug": "broker,queue", "logger": logger})
+    producer.produce("lt-purge-test", b"x")
+    for in_flight, flags in ((False, "queue,non-blocking"), (True, "queue,inflight,non-blocking")):
+        lines.lines.clear()
+        purge(producer, in_flight=in_flight)
+        deadline = time.monotonic() + 10
+        while not any("Purging queues with flags" in line for line in lines.lines) and time.monotonic() < deadline:
+            producer.poll(0.1)  # serves the log lines
+        assert any(line.endswith(f"Purging queues with flags {flags}") for line in lines.lines), lines.lines

@@ -3,9 +3,12 @@ rebalance, on the shared cluster: a key the consumer keeps where it was; a new
 one at the group's committed offset, at the beginning where the group has
 none, and never at the beginning because another process's transaction holds
 its offsets open (librdkafka's own lookup could do that: docs/findings.md).
-The completions record those starts."""
+The completions record those starts. And what a transaction commits for the
+group: one past the last offset it polled, from the workload's own positions,
+never from the consumer's assignment() or position() (docs/benchmarks.md, "Soak")."""
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import Iterator
 
@@ -196,3 +199,116 @@ def test_a_rebalance_logs_the_starts_it_gave(workload):
         assert assigned[0] == ["assigned", keys, {str(KEY_WITH_COMMIT): COMMITTED, str(KEY_WITHOUT): 0}]
     finally:
         client.close()
+
+
+class Recording:
+    """A real Consumer whose calls are recorded by method name; each call goes to it
+    unchanged. (confluent-kafka's Consumer takes no attributes, so it is wrapped.)"""
+
+    def __init__(self, consumer: Consumer):
+        self._consumer = consumer
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._consumer, name)
+        if not callable(attr):
+            return attr
+
+        def recorded(*args, **kwargs):
+            self.calls.append(name)
+            return attr(*args, **kwargs)
+        return recorded
+
+
+def recorded_client(workload: QueueWorkload, process: int = 0) -> tuple[QueueClient, Recording]:
+    client = QueueClient(workload, process=process)
+    consumer = Recording(client.pair.consumer)
+    client.pair._consumer = consumer
+    return client, consumer
+
+
+def committed_offsets(workload: QueueWorkload, keys: list[int]) -> dict[int, int]:
+    """The group's committed offsets, read back by a consumer of its own."""
+    reader = Consumer({"bootstrap.servers": workload.bootstrap, "group.id": group(workload)})
+    try:
+        found = reader.committed([workload.keys.topic_partition(k) for k in keys], timeout=10)
+    finally:
+        reader.close()
+    return {workload.keys.key_of(tp.topic, tp.partition): tp.offset for tp in found}
+
+
+def txn_poll(client: QueueClient, after_last: dict[int, int]) -> str:
+    """One one-poll transaction; a committed one's reads move `after_last` (by key,
+    one past the last offset polled). Its completion's type."""
+    completion = client.invoke(Op("txn", [["poll"]]))
+    if completion.type == "ok":
+        for key, pairs in completion.value[0][1].items():
+            after_last[int(key)] = pairs[-1][0] + 1
+    return completion.type
+
+
+def polled_in_transactions(client: QueueClient, keys: list[int], ends: dict[int, int]) -> dict[int, int]:
+    """Runs one-poll transactions until each of `keys` has been read up to its end:
+    by key, one past the last offset a committed transaction polled."""
+    after_last: dict[int, int] = {}
+    for _ in range(40):
+        assert txn_poll(client, after_last) == "ok"
+        if all(after_last.get(k) == ends[k] for k in keys):
+            return after_last
+    raise AssertionError(f"transactions read only up to {after_last} of {ends}")
+
+
+@pytest.mark.parametrize("sub_via", ["assign", "subscribe"])
+def test_a_transaction_commits_one_past_what_it_polled_without_asking_the_consumer(workload, sub_via):
+    """The offsets come from the workload's positions, so no consumer call that holds
+    the GIL waiting on librdkafka's threads is made per transaction: neither
+    assignment() nor position(), and the group metadata once per rebalance."""
+    workload.settings = dataclasses.replace(workload.settings, sub_via=sub_via)  # as `--sub-via` sets it
+    commit(workload, KEY_WITH_COMMIT, COMMITTED)
+    keys = [KEY_WITH_COMMIT, KEY_WITHOUT]
+    client, consumer = recorded_client(workload)
+    try:
+        assert client.invoke(Op(sub_via, keys)).type == "ok"
+        polled = polled_in_transactions(client, keys, {k: RECORDS for k in keys})
+        assert committed_offsets(workload, keys) == polled == {k: RECORDS for k in keys}
+        assert not {"assignment", "position"} & set(consumer.calls), consumer.calls
+        assert consumer.calls.count("consumer_group_metadata") == 1, consumer.calls
+    finally:
+        client.close()
+
+
+def test_a_key_a_rebalance_took_away_is_no_longer_committed(workload):
+    """Two members share the topic's two partitions: once the second has joined,
+    each commits only the key it holds, so the first never puts its old position
+    back over the second's commit of the key that moved."""
+    workload.settings = dataclasses.replace(workload.settings, sub_via="subscribe")
+    keys = [KEY_WITH_COMMIT, KEY_WITHOUT]
+    first, _ = recorded_client(workload, process=0)
+    second, _ = recorded_client(workload, process=1)
+    try:
+        assert first.invoke(Op("subscribe", keys)).type == "ok"
+        assert polled_in_transactions(first, keys, {k: RECORDS for k in keys}) == {k: RECORDS for k in keys}
+        assert second.invoke(Op("subscribe", keys)).type == "ok"
+        read: tuple[dict[int, int], dict[int, int]] = ({}, {})
+        for _ in range(40):  # both rejoin and each ends up holding one key
+            for client, after_last in zip((first, second), read):
+                assert txn_poll(client, after_last) in ("ok", "fail")  # fail: fenced by the rebalance
+            held = first.positions.held, second.positions.held
+            if all(len(h) == 1 for h in held) and not held[0] & held[1]:
+                break
+        else:
+            raise AssertionError(f"held: {held}")
+        assert first.positions.committable().keys() == first.positions.held
+        for key in keys:
+            produce(workload, key, 2)
+        for _ in range(40):  # each reads its key to the new end; the first commits last
+            for client, after_last in zip((second, first), read[::-1]):
+                assert txn_poll(client, after_last) == "ok"
+            if all(r.get(k) == RECORDS + 2 for r, (k,) in zip(read, held)):
+                break
+        else:
+            raise AssertionError(f"read: {read}")
+        assert committed_offsets(workload, keys) == {k: RECORDS + 2 for k in keys}
+    finally:
+        first.close()
+        second.close()
