@@ -20,7 +20,8 @@ When the control process is gone without having ended its run (the heartbeat
 file is still there), the watchdog heals the run's cluster (as `logtrial
 cluster heal --run` does) and marks test.json `incomplete`, with an error that
 says what happened and what it did. A cluster the run brought up (`--local`)
-is left up, healed, with its nodes' logs. A stopped control process (Ctrl-Z) is
+is left up, healed; the nodes' logs are collected into the run's nodes/ as its teardown
+would have. A stopped control process (Ctrl-Z) is
 not a hang: its time does not count. The history written so far stays on disk
 (its last half second of buffered events, at most, is lost with the process).
 
@@ -36,9 +37,12 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from results import store
+
+if TYPE_CHECKING:
+    from harness.commands.cluster import Target
 
 HEARTBEAT = "heartbeat"
 STACKS = "hang-stacks.txt"
@@ -208,8 +212,20 @@ def heal_run_cluster(run_dir: Path) -> str:
         return f"the heal of its cluster FAILED ({type(e).__name__}: {e}); run `logtrial cluster heal --run`"
     for action in actions:
         say(run_dir, f"  {action}")
-    left = " (left up, with its nodes' logs)" if target.local is not None else ""
-    return f"its watchdog healed its cluster{left} ({len(actions)} actions)"
+    left = " (left up)" if target.local is not None else ""
+    return f"its watchdog healed its cluster{left} ({len(actions)} actions) and {collect_node_logs(run_dir, target)}"
+
+
+def collect_node_logs(run_dir: Path, target: Target) -> str:
+    """The nodes' logs into the run's nodes/, as the run's teardown would have: a
+    crash's evidence is in them. Best effort; says how it went."""
+    from clusters.cluster import Cluster
+    try:
+        with Cluster.open(target.inventory_path, start=False) as cluster:
+            failed = cluster.collect_logs(run_dir / store.NODES)
+    except Exception as e:  # noqa: BLE001 - said in the record
+        return f"could not collect its nodes' logs ({type(e).__name__}: {e})"
+    return "collected its nodes' logs" + (f" (not from {', '.join(sorted(failed))})" if failed else "")
 
 
 def mark_incomplete(run_dir: Path, error: str) -> None:

@@ -177,6 +177,9 @@ def test_a_run_killed_with_a_partition_in_force_is_healed_by_its_watchdog(healed
     assert test["status"] == "incomplete"
     assert test["error"].startswith(f"the control process (pid {run.pid}) died before the run ended (killed, "
                                     "or crashed); its watchdog healed its cluster ("), test["error"]
+    assert test["error"].endswith("and collected its nodes' logs"), test["error"]
     assert "partition" in (run_dir / WATCHDOG_LOG).read_text()
+    assert sorted(p.name for p in (run_dir / "nodes").iterdir()) == ["n1", "n2", "n3"]
+    assert any((run_dir / "nodes" / "n1").rglob("server.log*"))
     assert unhealed_faults(local) == []
     assert not (run_dir / "heartbeat").exists()
