@@ -136,15 +136,13 @@ class Cluster:
         stuck = self._not_serving([n for n in self.nodes if n not in dead], HEAL_SETTLE_TIMEOUT)
         if stuck:
             self.ssh.run_on(stuck, lambda s: db.stop(s.node.name))
-            done += self._restart(stuck, deadline, done, f"restarted broker (not serving {HEAL_SETTLE_TIMEOUT:g} s "
-                                  "after the heal)")
+            done += self._restart(stuck, deadline, done, f" (not serving {HEAL_SETTLE_TIMEOUT:g} s after the heal)")
         return done
 
-    def _restart(self, nodes: list[str], deadline: float, done: list[str],
-                 said: str = "restarted broker") -> list[str]:
+    def _restart(self, nodes: list[str], deadline: float, done: list[str], note: str = "") -> list[str]:
         """start_within; what was done before a NodesNotRevived is kept in it."""
         try:
-            return start_within(self.db, self.ssh, nodes, deadline, said) if nodes else []
+            return start_within(self.db, self.ssh, nodes, deadline, note) if nodes else []
         except NodesNotRevived as e:
             e.actions[:0] = done
             raise

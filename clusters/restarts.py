@@ -35,18 +35,27 @@ class NodesNotRevived(DatabaseError):
         super().__init__(",".join(sorted(left)), "; ".join(f"{n}: {why}" for n, why in sorted(left.items())))
 
 
+def daemon_name(db: object, node: str) -> str:
+    """What runs on `node`, in words: "broker" unless the database says otherwise
+    (tansu's storage node runs PostgreSQL)."""
+    name = getattr(db, "daemon_name", None)
+    return name(node) if name is not None else "broker"
+
+
 def start_within(db: Restartable, ssh: SSHPool, nodes: list[str], deadline: float,
-                 said: str = "restarted broker") -> list[str]:
+                 note: str = "") -> list[str]:
     """Starts `nodes` together, then again those that did not start, until every one
-    serves; returns what it did ("n1: restarted broker (attempt 2)"). Raises
-    NodesNotRevived once time.monotonic() passes `deadline` with nodes left."""
+    serves; returns what it did ("n1: restarted broker (attempt 2)", with `note`
+    after the daemon's name). Raises NodesNotRevived once time.monotonic() passes
+    `deadline` with nodes left."""
     actions: list[str] = []
     pending, attempt, backoff = list(nodes), 0, BACKOFF_FIRST_S
     while pending:
         attempt += 1
         failed = db.start_each(pending)
         suffix = f" (attempt {attempt})" if attempt > 1 else ""
-        actions += [f"{node}: {said}{suffix}" for node in pending if node not in failed]
+        actions += [f"{node}: restarted {daemon_name(db, node)}{note}{suffix}" for node in pending
+                    if node not in failed]
         pending = list(failed)
         stale = {node: _stale_epoch(db, node, e) for node, e in failed.items()}
         stale = {node: epoch for node, epoch in stale.items() if epoch is not None}

@@ -112,6 +112,10 @@ class TansuDB:
     def node_id(self, node: str) -> int:
         return NODE_ID  # every tansu broker's
 
+    def daemon_name(self, node: str) -> str:
+        """How heal actions name what runs on `node` (clusters/restarts.daemon_name)."""
+        return "PostgreSQL" if node == self.storage_node else "broker"
+
     def data_dir(self, node: str) -> str:
         return self.postgres.data_dir(node) if node == self.storage_node else self.brokers.dir(node)
 
