@@ -25,6 +25,15 @@ from workloads.settings import WorkloadSettings
 
 TXN_VERSIONS = (1, 2)
 TXN_VERSION_SINCE = (4, 0, 0)
+
+
+def check_txn_version(level: int, release) -> None:
+    """ValueError unless `level` is a transaction.version the release has (`test` and
+    `cluster up` take --txn-version)."""
+    if level not in TXN_VERSIONS:
+        raise ValueError(f"--txn-version must be one of {', '.join(map(str, TXN_VERSIONS))}")
+    if release.parts < TXN_VERSION_SINCE:
+        raise ValueError(f"--txn-version needs Kafka 4.0 or later (transaction.version), not {release.version}")
 # settings of specs owned elsewhere that `logtrial test` leaves at their defaults
 NO_OPTION = {
     "examples": "CheckOptions: examples kept per anomaly type (`check` has no option either)",
@@ -96,11 +105,7 @@ class ClusterSpec:
         if self.bootstrap_servers:
             raise ValueError("--txn-version sets a feature through Kafka's tools on a node: it needs a "
                              "cluster reached over SSH (--nodes-file or --local)")
-        if self.txn_version not in TXN_VERSIONS:
-            raise ValueError(f"--txn-version must be one of {', '.join(map(str, TXN_VERSIONS))}")
-        release = resolve(self.kafka_version, self.kafka_mode)
-        if release.parts < TXN_VERSION_SINCE:
-            raise ValueError(f"--txn-version needs Kafka 4.0 or later (transaction.version), not {release.version}")
+        check_txn_version(self.txn_version, resolve(self.kafka_version, self.kafka_mode))
 
     @property
     def release_settings(self) -> dict[str, str]:

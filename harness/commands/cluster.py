@@ -21,6 +21,7 @@ from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existi
 from clusters.ssh import SSHError, SSHPool
 from clusters.systems import SYSTEMS, for_system, local_node_count, open_database, system_of
 from harness.kafka_options import kafka_release_options
+from harness.test_options import check_txn_version
 from nemesis.control_link import ControlLinkError
 from nemesis.heal import ClusterNotHealed, heal_control_node, heal_until_healed
 
@@ -109,13 +110,19 @@ def cluster() -> None:
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="Broker setting overriding logtrial's defaults; repeatable.")
 @kafka_release_options
+@click.option("--txn-version", type=click.Choice(["1", "2"]), callback=lambda ctx, param, v: v and int(v),
+              help="Finalize transaction.version (Kafka 4.0+, KIP-890) once the cluster is up.")
 @insecure_option
 def up(name: str, inventory_path: str | None, system: str, nodes: int, subnet: str | None,
        settings: tuple[str, ...], kafka_version: str | None, kafka_mode: str | None,
-       dynamic_quorum: bool, insecure_host_keys: bool) -> None:
+       dynamic_quorum: bool, txn_version: int | None, insecure_host_keys: bool) -> None:
     """Create a local cluster (or use --inventory) and start its system on every node."""
     try:
         overrides, label = _up_settings(system, settings, kafka_version, kafka_mode, dynamic_quorum)
+        if txn_version is not None:
+            if system != "kafka":
+                raise ValueError(f"--txn-version is Kafka's own, not for --db {system}")
+            check_txn_version(txn_version, resolve(kafka_version, kafka_mode))
     except ValueError as e:  # KafkaVersionError names the version and mode
         fail(str(e), exit_codes.BAD_INPUT)
     started = time.monotonic()
@@ -130,6 +137,10 @@ def up(name: str, inventory_path: str | None, system: str, nodes: int, subnet: s
         with Cluster.open(inventory_path, insecure_host_keys=insecure_host_keys,
                           db_settings=overrides) as opened:
             label = label or " ".join(system_of(opened.db))
+            if txn_version is not None:
+                from clusters.kafka_admin import set_transaction_version
+                finalized = set_transaction_version(opened, opened.inventory.nodes[0].name, txn_version)
+                label += f", transaction.version {finalized}"
     except (InventoryError, KafkaVersionError) as e:
         fail(str(e), exit_codes.BAD_INPUT)
     except (*FAILURES, KeyboardInterrupt) as e:

@@ -103,6 +103,30 @@ def test_bad_set_is_bad_input():
     assert result.exit_code == exit_codes.BAD_INPUT and "expected key=value" in result.output
 
 
+def test_txn_version_is_checked_before_anything_is_made():
+    result = run("cluster", "up", "--name", "never", "--txn-version", "2", "--kafka-version", "3.0.0")
+    assert result.exit_code == exit_codes.BAD_INPUT
+    assert "--txn-version needs Kafka 4.0 or later (transaction.version), not 3.0.0" in result.output
+    result = run("cluster", "up", "--name", "never", "--txn-version", "1", "--db", "tansu")
+    assert result.exit_code == exit_codes.BAD_INPUT and "--txn-version is Kafka's own" in result.output
+    assert not LocalCluster("never").dir.exists()
+
+
+def test_cluster_up_finalizes_the_txn_version(local_cluster):
+    from clusters.cluster import Cluster
+    from clusters.kafka_admin import TRANSACTION_VERSION, finalized_feature
+    name = f"{local_cluster.name}-tv"
+    LocalCluster(name).down()
+    try:
+        result = run("cluster", "up", "--name", name, "--nodes", "1", "--txn-version", "1")
+        assert result.exit_code == 0, result.output
+        assert "Kafka 4.1.1 (KRaft mode), transaction.version 1" in result.output
+        with Cluster.open(LocalCluster(name).inventory_path, start=False) as opened:
+            assert finalized_feature(opened, "n1", TRANSACTION_VERSION) == 1
+    finally:
+        LocalCluster(name).down()
+
+
 def test_failed_bring_up_leaves_nothing_behind(local_cluster):
     name = f"{local_cluster.name}-fail"
     local = LocalCluster(name)
