@@ -89,6 +89,7 @@ class Run:
         progress = Progress(self.status_line).start() if self.options.progress else None
         status, error, exit_code = "incomplete", None, exit_codes.HARNESS_ERROR
         self.record.write(status="running")
+        self.watchdog.start()  # without the cluster's lock until the cluster is open (_watch)
         try:
             self._say(f"run directory: {self.run_dir}")
             self._setup()
@@ -146,12 +147,13 @@ class Run:
         log.info("topics for the first keys created: %s", self.workload.topic_names())
 
     def _watch(self) -> None:
-        """From here until the cluster is let go, the cluster is this run's alone, and
-        a hang or death of this process is healed from outside (harness/watchdog.py)."""
+        """From here until the cluster is let go, the cluster is this run's alone: its
+        watchdog (harness/watchdog.py), which heals it after a hang or death of this
+        process, holds its lock too, so no other run starts on it before that heal."""
         if self.session.cluster is not None:
             self.run_lock = RunLock(self.session.cluster.inventory.path).acquire(
                 f"the run in {self.run_dir} (pid {os.getpid()}, or its watchdog)", RUN_LOCK_WAIT_S, self._say)
-        self.watchdog.start(self.run_lock.fd if self.run_lock else None)
+            self.watchdog.hand_lock(self.run_lock.fd)
 
     def _unwatch(self) -> None:
         self.watchdog.stop()

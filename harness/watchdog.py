@@ -62,6 +62,10 @@ class Heartbeat:
         self._stacks: IO | None = None
         self._thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
 
+    @property
+    def started(self) -> bool:
+        return self._stacks is not None
+
     def start(self) -> "Heartbeat":
         self.path.touch()
         self._stacks = open(self.path.with_name(STACKS), "w")
@@ -94,7 +98,8 @@ class Watchdog:
         """`lock_fd`: the run's cluster lock, which the watchdog holds too."""
         if self.hang_timeout <= 0:
             return self
-        self.heartbeat.start()
+        if self._process is None and not self.heartbeat.started:
+            self.heartbeat.start()
         # its own session: a Ctrl-C to the terminal's process group must not reach it
         self._process = subprocess.Popen(
             [sys.executable, "-m", "harness.watchdog", str(self.run_dir), str(os.getpid()), str(self.hang_timeout)],
@@ -102,9 +107,20 @@ class Watchdog:
             pass_fds=() if lock_fd is None else (lock_fd,))
         return self
 
+    def hand_lock(self, lock_fd: int) -> None:
+        """Once the run holds its cluster's lock: a watchdog that holds it too takes
+        over from the one started before the cluster was open."""
+        if self._process is not None:
+            self._end_process()
+            self.start(lock_fd)
+
     def stop(self) -> None:
         if self._process is None:
             return
+        self._end_process()
+        self.heartbeat.stop()
+
+    def _end_process(self) -> None:
         self._process.terminate()
         try:
             self._process.wait(10)
@@ -112,7 +128,6 @@ class Watchdog:
             self._process.kill()
             self._process.wait()
         self._process = None
-        self.heartbeat.stop()
 
 
 # -- the watchdog process -------------------------------------------------------------------
