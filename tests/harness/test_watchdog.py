@@ -1,6 +1,7 @@
-"""The watchdog (harness/watchdog.py): a control process that hangs holding the
-GIL, the way the soak's did, has its stacks dumped, is killed, and its cluster
-healed, from outside; a process stopped by Ctrl-Z is left alone."""
+"""The watchdog (harness/watchdog.py, harness/watchdog_process.py): a control
+process that hangs holding the GIL, the way the soak's did, has its stacks
+dumped, is killed, and its cluster healed, from outside; one that dies is
+healed after; a process stopped by Ctrl-Z is left alone."""
 from __future__ import annotations
 
 import json
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from clusters.local import LocalCluster
-from harness.watchdog import DIED, ENDED, HUNG, STACKS, WATCHDOG_LOG, Heartbeat, recover, watch
+from harness.watchdog import STACKS, WATCHDOG_LOG, Heartbeat
+from harness.watchdog_process import DIED, ENDED, HUNG, recover, watch
 from results import store
 from tests.fixtures.cluster import shared_cluster_name
 from tests.harness.test_interrupted_runs import assert_history_parses, unhealed_faults
