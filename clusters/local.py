@@ -27,6 +27,7 @@ import yaml
 
 from clusters.faketime import leftover_files
 from clusters.inventory import Inventory, Node, write_inventory
+from clusters.proc import is_zombie, stat_fields
 
 STATE_ROOT = Path(os.environ.get("LOGTRIAL_STATE_DIR", "/var/lib/logtrial/clusters"))
 # the one default name: `test --local` and every `cluster` subcommand use it;
@@ -330,7 +331,7 @@ class LocalCluster:
         for node, ip in state["nodes"].items():
             pid = read_pid(self.sshd_dir(node) / "sshd.pid")
             result.append(NodeStatus(name=node, ip=ip, netns=self.netns(node) in namespaces,
-                                     sshd=bool(pid and pid_exists(pid) and not _is_zombie(pid)),
+                                     sshd=bool(pid and pid_exists(pid) and not is_zombie(pid)),
                                      reachable=port_open(ip, 22, 2)))
         return result
 
@@ -411,12 +412,10 @@ def owned_pid(pid_file: Path) -> int | None:
     recorded = Path(f"{pid_file}.start")
     if pid is None or not recorded.exists():
         return pid
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+    fields = stat_fields(pid)
+    if fields is None:
         return None
-    started = stat.rsplit(")", 1)[1].split()[19]
-    return pid if started == recorded.read_text().strip() else None
+    return pid if fields[19] == recorded.read_text().strip() else None
 
 
 def pid_exists(pid: int) -> bool:
@@ -439,15 +438,8 @@ def signal_all(pids: list[int], sig: int) -> None:
 
 def wait_gone(pids: list[int], timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and any(pid_exists(p) and not _is_zombie(p) for p in pids):
+    while time.monotonic() < deadline and any(pid_exists(p) and not is_zombie(p) for p in pids):
         time.sleep(0.1)
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True
 
 
 def port_open(host: str, port: int, timeout: float) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.test_record import now_iso
 from results.runs import read_test_json
-from results.store import TEST_JSON, write_test_json
+from results.store import TEST_JSON, mark_incomplete
 
 JOURNAL = "matrix.json"
 FORMAT = 1
@@ -92,7 +92,7 @@ def mark_abandoned(journal: Journal, store: Path) -> list[Path]:
     for test_json in Path(store).glob(f"*/*/{TEST_JSON}"):
         test, _ = read_test_json(test_json.parent)
         if test.get("status") == "running" and str(test.get("start_time", "")) >= journal.running_since:
-            write_test_json(test_json.parent, {**test, "status": "incomplete", "error": ABANDONED})
+            mark_incomplete(test_json.parent, ABANDONED, test)
             marked.append(test_json.parent)
     return marked
 

@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from clusters.proc import is_stopped, start_time
 from harness.watchdog import HEARTBEAT, STACKS, WATCHDOG_LOG, clear_heartbeat
 from results import store
 
@@ -44,28 +45,6 @@ if TYPE_CHECKING:
 
 CHECK_S = 1.0
 STACKS_WAIT_S = 2.0
-
-
-def start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks (field 22 of /proc/PID/stat): with
-    the pid, it names one process even if the pid is reused."""
-    stat = _stat(pid)
-    return stat[19] if stat else None
-
-
-def is_stopped(pid: int) -> bool:
-    stat = _stat(pid)
-    return bool(stat) and stat[0] in ("T", "t")
-
-
-def _stat(pid: int) -> list[str] | None:
-    """/proc/PID/stat's fields from the state on (the name may hold spaces)."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2:].split()
-    return None if fields[0] == "Z" else fields
 
 
 ENDED, HUNG, DIED = "ended", "hung", "died"
@@ -111,8 +90,8 @@ def recover(run_dir: Path, outcome: str, pid: int, hang_timeout: float) -> None:
             f"threads' stacks ({STACKS}) and killed it" if outcome == HUNG else
             f"the control process (pid {pid}) died before the run ended (killed, or crashed)")
     clear_heartbeat(run_dir)
-    mark_incomplete(run_dir, f"{what}; its watchdog is healing its cluster ({WATCHDOG_LOG})")
-    mark_incomplete(run_dir, f"{what}; {heal_run_cluster(run_dir)}")
+    store.mark_incomplete(run_dir, f"{what}; its watchdog is healing its cluster ({WATCHDOG_LOG})")
+    store.mark_incomplete(run_dir, f"{what}; {heal_run_cluster(run_dir)}")
 
 
 def heal_run_cluster(run_dir: Path) -> str:
@@ -147,15 +126,6 @@ def collect_node_logs(run_dir: Path, target: Target) -> str:
     except Exception as e:  # noqa: BLE001 - said in the record
         return f"could not collect its nodes' logs ({type(e).__name__}: {e})"
     return "collected its nodes' logs" + (f" (not from {', '.join(sorted(failed))})" if failed else "")
-
-
-def mark_incomplete(run_dir: Path, error: str) -> None:
-    try:
-        test = store.read_test_json(run_dir)
-    except (OSError, ValueError):
-        test = {}
-    test.update(status="incomplete", error=error)
-    store.write_test_json(run_dir, test)
 
 
 def say(run_dir: Path, message: str) -> None:

@@ -62,3 +62,14 @@ def write_test_json(run_dir: str | Path, data: dict[str, Any]) -> None:
 
 def read_test_json(run_dir: str | Path) -> dict[str, Any]:
     return json.loads((Path(run_dir) / TEST_JSON).read_text())
+
+
+def mark_incomplete(run_dir: str | Path, error: str, test: dict[str, Any] | None = None) -> None:
+    """test.json says the run ended unfinished, and why (`test`: its record, when the
+    caller has read it; an unreadable one is replaced by these two fields)."""
+    if test is None:
+        try:
+            test = read_test_json(run_dir)
+        except (OSError, ValueError):
+            test = {}
+    write_test_json(run_dir, {**test, "status": "incomplete", "error": error})
