@@ -48,8 +48,17 @@ ENDS = textwrap.dedent("""
 """)
 
 
-def child(script: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", script, *args], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+def child(script: str, run_dir: Path, *args: str) -> subprocess.Popen:
+    """`script` started, once its heartbeat exists: the runner starts its heartbeat
+    before its watchdog, and a watch begun before the beat takes the run for ended."""
+    proc = subprocess.Popen([sys.executable, "-c", script, str(run_dir), *args], cwd=ROOT,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (run_dir / "heartbeat").exists():
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "the child never started its heartbeat"
+        time.sleep(0.05)
+    return proc
 
 
 def run_dir_with_record(tmp_path: Path) -> Path:
@@ -59,7 +68,7 @@ def run_dir_with_record(tmp_path: Path) -> Path:
 
 def test_a_process_holding_the_gil_has_its_stacks_dumped_and_is_killed(tmp_path):
     run_dir = run_dir_with_record(tmp_path)
-    proc = child(HANGS, str(run_dir))
+    proc = child(HANGS, run_dir)
     started = time.monotonic()
     assert watch(run_dir, proc.pid, HANG_TIMEOUT_S) == HUNG
     assert proc.wait(timeout=10) == -signal.SIGKILL
@@ -77,7 +86,7 @@ def test_a_process_holding_the_gil_has_its_stacks_dumped_and_is_killed(tmp_path)
 
 def test_a_stopped_process_is_not_a_hang_and_its_end_ends_the_watch(tmp_path):
     run_dir = run_dir_with_record(tmp_path)
-    proc = child(ENDS, str(run_dir), "8")
+    proc = child(ENDS, run_dir, "8")
     time.sleep(1.5)
     proc.send_signal(signal.SIGSTOP)         # Ctrl-Z: stopped for twice the timeout
     stopped = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(8.5)"])
@@ -110,9 +119,7 @@ def test_heartbeat_leaves_nothing_behind(tmp_path):
 
 def test_a_process_that_dies_before_its_run_ends_is_recorded_so(tmp_path):
     run_dir = run_dir_with_record(tmp_path)
-    proc = child(ENDS, str(run_dir), "60")
-    while not (run_dir / "heartbeat").exists():
-        time.sleep(0.1)
+    proc = child(ENDS, run_dir, "60")
     proc.kill()
     proc.wait()
     assert watch(run_dir, proc.pid, HANG_TIMEOUT_S) == DIED
