@@ -17,7 +17,9 @@ verdict per round:
   request (on the connection the client gave up on) and B's (on a new one) race to
   the log inside the broker; when B's wins, A is answered as B's duplicate and
   nothing is lost. One round in seven did that (docs/findings.md);
-- `ok`: neither.
+- `ok`: neither;
+- `INCONCLUSIVE`: librdkafka's abort did not end within a minute of retries (a machine
+  under heavy load), so B was not sent.
 It exits 1 if any round was not ok.
 
 --client java runs the same round with Kafka's Java client of the cluster's version,
@@ -57,15 +59,27 @@ from workloads.clients import producer_config
 from workloads.settings import WorkloadSettings
 
 OP_TIMEOUT = 10.0
+NOT_TRIED = "not tried"
+INCONCLUSIVE = "INCONCLUSIVE: the abort did not end, so B was not sent"
 HOLD_FACTOR = 1.5
 RELEASE_AFTER_S = 1.0
 
 
 def java_string_hash(text: str) -> int:
+    """String.hashCode(), as the signed 32-bit int Java gives."""
     h = 0
     for ch in text:
         h = (31 * h + ord(ch)) & 0xFFFFFFFF
-    return h
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def state_partition_for(key: str, partitions: int) -> int:
+    """The coordinator's partition of a transactional id: Kafka's
+    Utils.abs(hashCode) % partitions, where Utils.abs is Math.abs with MIN_VALUE
+    taken to 0. Masking the sign bit instead names the wrong partition for half the
+    ids (the probe then held its own coordinator, and its aborts never ended)."""
+    h = java_string_hash(key)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
 def transaction_state(admin: AdminClient, bootstrap: str):
@@ -81,8 +95,7 @@ def transaction_state(admin: AdminClient, bootstrap: str):
 def coordinator_id(admin: AdminClient, bootstrap: str, transactional_id: str) -> int:
     """The broker leading the transaction-state partition of `transactional_id`."""
     state = transaction_state(admin, bootstrap)
-    partition = (java_string_hash(transactional_id) & 0x7FFFFFFF) % len(state.partitions)
-    return state.partitions[partition].leader
+    return state.partitions[state_partition_for(transactional_id, len(state.partitions))].leader
 
 
 def transactional_id_away_from(admin: AdminClient, bootstrap: str, leader_id: int,
@@ -124,16 +137,16 @@ def ended(action, timeout: float) -> str:
     return f"{outcome} in {time.monotonic() - started:.1f} s"
 
 
-def ended_retrying(action, timeout: float, attempts: int = 3) -> str:
-    """`action` called again while it fails: a librdkafka abort that timed out goes
-    on in the background, and only another call finishes it; a begin_transaction
-    before that fails with _CONFLICT (a suite run under load met it)."""
+def ended_retrying(action, timeout: float, bound: float = 6 * OP_TIMEOUT) -> tuple[bool, str]:
+    """`action` called again while it fails, for up to `bound` seconds: a librdkafka
+    abort that timed out goes on in the background, and only another call finishes
+    it; a begin_transaction before that fails with _CONFLICT (suite runs under load
+    met it)."""
     tries = []
-    for _ in range(attempts):
+    deadline = time.monotonic() + bound
+    while not (tries and (tries[-1].startswith("ok") or time.monotonic() > deadline)):
         tries.append(ended(action, timeout))
-        if tries[-1].startswith("ok"):
-            break
-    return ", then ".join(tries)
+    return tries[-1].startswith("ok"), ", then ".join(tries)
 
 
 def committed_log(bootstrap: str, topic: str) -> dict[int, bytes]:
@@ -194,14 +207,16 @@ def librdkafka_steps(cluster: Cluster, setup: RoundSetup, round_no: int,
     try:
         producer.begin_transaction()
         a = send(producer, setup.topic, b"A", OP_TIMEOUT)
-        abort = ended_retrying(producer.abort_transaction, OP_TIMEOUT)
+        aborted, abort = ended_retrying(producer.abort_transaction, OP_TIMEOUT)
+        if not aborted:
+            return held, {}, NOT_TRIED, f"warm-up {warm}; A {a}, abort {abort}; B not sent"
         producer.begin_transaction()
         b = produce(producer, setup.topic, b"B")
         producer.poll(RELEASE_AFTER_S)  # B's AddPartitionsToTxn goes to the coordinator
     finally:
         fault.stop(cluster)  # what the leader was holding (A's request) arrives now
     wait_for(producer, b, 3 * OP_TIMEOUT)
-    commit = ended(producer.commit_transaction, 3 * OP_TIMEOUT) if "offset" in b else "not tried"
+    commit = ended(producer.commit_transaction, 3 * OP_TIMEOUT) if "offset" in b else NOT_TRIED
     producer.flush(5)
     return held, b, commit, f"warm-up {warm}; A {a}, abort {abort}; B {b}, commit {commit}"
 
@@ -271,7 +286,7 @@ def java_steps(cluster: Cluster, setup: RoundSetup, round_no: int, pool,
         jvm.call(session, "close", 30)
     b = {"offset": b_txn["send"]["offset"]} if "offset" in b_txn.get("send", {}) else {
         "error": b_txn.get("error") or b_txn.get("send", {}).get("error", "unresolved")}
-    commit = "not tried"
+    commit = NOT_TRIED
     if "offset" in b:
         outcome, started, end = b_txn["ends"][-1]
         commit = f"{outcome} in {end - started:.1f} s"
@@ -301,7 +316,10 @@ def one_round(cluster: Cluster, round_no: int, debug: bool = False, client: str 
 
 
 def round_verdict(commit: str, b: dict, log: dict[int, bytes], dump: list) -> str:
-    """What a round showed: the loss, the sequence reuse behind it, or neither."""
+    """What a round showed: the loss, the sequence reuse behind it, neither, or nothing
+    (B was never sent: the abort did not end)."""
+    if not b:
+        return INCONCLUSIVE
     lost = commit.startswith("ok") and log.get(b["offset"]) != b"B"
     aborted_read = b"A" in log.values()
     if lost or aborted_read:
@@ -331,7 +349,8 @@ def main(name: str, rounds: int, debug_log: str | None = None, until_lost: bool 
             for i in range(rounds):
                 verdicts.append(one_round(cluster, i, debug=bool(debug_log), client=client,
                                           pool=pool, lift_after=lift_after))
-                if until_lost and verdicts[-1] != "ok" and not verdicts[-1].startswith("A'S SEQUENCE"):
+                if until_lost and verdicts[-1] not in ("ok", INCONCLUSIVE) \
+                        and not verdicts[-1].startswith("A'S SEQUENCE"):
                     break
         finally:
             if pool is not None:
