@@ -29,8 +29,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from checkers.history.companion import (FORMAT, OP_COUNTS, SOURCE, fingerprint,  # noqa: F401
-                                companion_for, companion_path, is_companion)
+from checkers.history.companion import OP_COUNTS, SOURCE, companion_for, is_companion
 from checkers.history.formats import format_for
 from checkers.history.spark_read import ValueCheck, cached_history, load_history, pair_operations
 

@@ -82,16 +82,16 @@ def _read_json_lines(spark: SparkSession, path: str) -> DataFrame:
 def _read_parquet(spark: SparkSession, path: str) -> DataFrame:
     df = spark.read.parquet(path)
     columns = []
-    for field in RAW_SCHEMA.fields:
-        if field.name == CORRUPT:
+    for column in RAW_SCHEMA.fields:
+        if column.name == CORRUPT:
             columns.append(F.lit(None).cast("string").alias(CORRUPT))
-        elif field.name in ("producer", "starts", "rebalance_log") and field.name in df.columns and not isinstance(
-                df.schema[field.name].dataType, T.StringType):
-            columns.append(F.to_json(F.col(field.name)).alias(field.name))
-        elif field.name in df.columns:
-            columns.append(F.col(field.name).cast(field.dataType).alias(field.name))
+        elif column.name in ("producer", "starts", "rebalance_log") and column.name in df.columns and not isinstance(
+                df.schema[column.name].dataType, T.StringType):
+            columns.append(F.to_json(F.col(column.name)).alias(column.name))
+        elif column.name in df.columns:
+            columns.append(F.col(column.name).cast(column.dataType).alias(column.name))
         else:
-            columns.append(F.lit(None).cast(field.dataType).alias(field.name))
+            columns.append(F.lit(None).cast(column.dataType).alias(column.name))
     return df.select(*columns)
 
 

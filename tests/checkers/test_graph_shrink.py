@@ -150,7 +150,7 @@ def reference_realtime(ops):
 
 def random_history_ops(rng, n, processes):
     """(id, process, invoke, complete) with one op at a time per process."""
-    events, busy, ops, index = [], {}, [], 0
+    busy, ops, index = {}, [], 0
     pending = list(range(n))
     while pending or busy:
         free = [p for p in range(processes) if p not in busy]

@@ -18,7 +18,7 @@ import pandas as pd
 from checkers.api import check_history
 from checkers.history.companion_write import write_companion
 from checkers.history.spark_read import HistoryError
-from checkers.history.spark_load import OP_COUNTS, SOURCE, companion_for, companion_path
+from checkers.history.companion import OP_COUNTS, SOURCE, companion_for, companion_path
 from checkers.history.queue_records import PROVEN
 from harness.cli import main as cli
 from tests.checkers.test_queue_anomalies import PLANTED, planted_history

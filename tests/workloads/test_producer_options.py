@@ -7,7 +7,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from harness.presets import PRESETS, apply_preset, preset_options
+from harness.presets import PRESETS, preset_options
 from harness.flat import flat_names
 from harness.runner import TestOptions
 from nemesis.producer_state import BROKER_SETTINGS
