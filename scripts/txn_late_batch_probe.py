@@ -18,8 +18,9 @@ verdict per round:
   the log inside the broker; when B's wins, A is answered as B's duplicate and
   nothing is lost. One round in seven did that (docs/findings.md);
 - `ok`: neither;
-- `INCONCLUSIVE`: librdkafka's abort did not end within a minute of retries (a machine
-  under heavy load), so B was not sent.
+- `INCONCLUSIVE`: librdkafka's abort did not end within a minute of retries, so B
+  was not sent: EndTxn could not get through (the coordinator had moved onto the
+  held leader, say).
 It exits 1 if any round was not ok.
 
 --client java runs the same round with Kafka's Java client of the cluster's version,
@@ -140,8 +141,7 @@ def ended(action, timeout: float) -> str:
 def ended_retrying(action, timeout: float, bound: float = 6 * OP_TIMEOUT) -> tuple[bool, str]:
     """`action` called again while it fails, for up to `bound` seconds: a librdkafka
     abort that timed out goes on in the background, and only another call finishes
-    it; a begin_transaction before that fails with _CONFLICT (suite runs under load
-    met it)."""
+    it; a begin_transaction before that fails with _CONFLICT."""
     tries = []
     deadline = time.monotonic() + bound
     while not (tries and (tries[-1].startswith("ok") or time.monotonic() > deadline)):
