@@ -174,6 +174,18 @@ def poll_messages(consumer: Consumer, keys: KeySpace, timeout: float,
     return polled, errors, good
 
 
+# Calls into librdkafka stay out of except blocks. When confluent-kafka (2.16.1)
+# raises a KafkaException while another exception is being handled, Python sets
+# that exception as the __context__ of the KafkaError inside it, and KafkaError
+# neither releases nor reports (to the garbage collector) that reference: the
+# handled exception, its traceback, every frame on it and every object those
+# frames hold are kept for good. A failed `txn` op aborted inside its handler
+# kept its Transaction, producer and consumer that way: the librdkafka instances
+# the soak saw climb (docs/benchmarks.md, "Soak"). So a handler only takes what it
+# needs from the exception, and the abort, seek or commit comes after the block.
+# tests/workloads/test_handled_exceptions.py shows the leak and checks the code.
+
+
 class Transaction:
     """One Kafka transaction on a transactional producer (lazily initialised)."""
 
@@ -197,6 +209,7 @@ class Transaction:
         error leads to abort(), and only an abort that succeeds is definite.
         """
         deadline = time.monotonic() + self.timeout
+        failure: KafkaError | None = None
         try:
             offsets = [tp for tp in offsets or [] if tp.offset >= 0]
             if offsets and group_metadata is not None:
@@ -211,10 +224,11 @@ class Transaction:
                         continue
                     raise
         except KafkaException as e:
-            self._after_failed_commit(e)
+            failure = e.args[0]  # handled below, outside the except block (see above)
+        if failure is not None:
+            self._after_failed_commit(failure)
 
-    def _after_failed_commit(self, e: KafkaException) -> None:
-        err: KafkaError = e.args[0]
+    def _after_failed_commit(self, err: KafkaError) -> None:
         if err.txn_requires_abort():
             self.abort()  # raises Indefinite if the abort itself fails
             raise Indefinite(Classified("fail", err.name(), f"{err.str()} (transaction aborted)"))

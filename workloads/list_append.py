@@ -90,11 +90,14 @@ class ListAppendClient(ProcessClient):
             done = iter(self._append(appends, in_txn=True))
             results = [r if r is not None else next(done) for r in results]
         except Indefinite as e:
+            failed = e.classified.error  # aborted below: workloads/clients.py, "Calls into librdkafka ..."
+        else:
+            failed = None
+        if failed is None and self.w.rng_for(self.process).random() < self.w.settings.abort_p:
+            failed = harness_error("ABORTED_ON_PURPOSE", "aborted on purpose").error
+        if failed is not None:
             txn.abort()
-            return Completion("fail", op.value, e.classified.error)
-        if self.w.rng_for(self.process).random() < self.w.settings.abort_p:
-            txn.abort()
-            return Completion("fail", op.value, harness_error("ABORTED_ON_PURPOSE", "aborted on purpose").error)
+            return Completion("fail", op.value, failed)
         txn.commit()
         return Completion.ok(results)
 

@@ -224,19 +224,28 @@ class QueueClient(ProcessClient):
         consumer = self.consumer
         polled: list[dict] = []  # what this txn's polls returned, to rewind if it aborts
         guarded(txn.begin)
+        # the abort and the rewind come after the except blocks, never inside them
+        # (workloads/clients.py, "Calls into librdkafka stay out of except blocks")
         try:
             results, errors = self._run_micro_ops(op.value, polled)
         except Indefinite as e:
-            return self._abort(txn, consumer, polled, e.classified.error, op)
-        if self.w.rng_for(self.process).random() < settings.abort_p:
-            return self._abort(txn, consumer, polled, harness_error(
-                "ABORTED_ON_PURPOSE", "aborted on purpose (--abort-p)").error, op)
+            failed = e.classified.error
+        else:
+            failed = None
+        if failed is None and self.w.rng_for(self.process).random() < settings.abort_p:
+            failed = harness_error("ABORTED_ON_PURPOSE", "aborted on purpose (--abort-p)").error
+        if failed is not None:
+            return self._abort(txn, consumer, polled, failed, op)
         try:
             txn.commit(self._txn_positions(), self.pair.group_metadata)
         except Indefinite as e:
             if e.classified.outcome != "fail":
                 raise
-            return self._rewound(consumer, polled, e.classified.error, op)  # the commit turned into an abort
+            aborted = e.classified.error  # the commit turned into an abort
+        else:
+            aborted = None
+        if aborted is not None:
+            return self._rewound(consumer, polled, aborted, op)
         for mop in results:
             if mop[0] == "send":
                 self.w.acks.acked(mop[1], mop[2][0], mop[2][1])
