@@ -4,6 +4,7 @@ after the striking process was SIGKILLed, and a run with it records a schedule t
 replays; then the late batch it was built for, reproduced (docs/findings.md)."""
 from __future__ import annotations
 
+import logging
 import re
 import shlex
 import socket
@@ -13,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient
 
 from checkers.history.stream import raw_events
 from clusters.kafka_admin import TRANSACTION_VERSION, finalized_feature
@@ -131,7 +134,7 @@ def test_a_batch_held_past_the_abort_is_committed_by_the_next_transaction(healed
     transaction and that transaction's own send is acknowledged at its offset. After
     the hold lifts, A's request and B's race inside the broker, so the probe gets up to
     four rounds; every round must show B given A's sequence under the same epoch, or
-    be inconclusive (its abort never ended: a suite run under load met that once)."""
+    be inconclusive (its abort never ended: EndTxn could not get through)."""
     probe = run_probe(local_cluster, "4", "--until-lost")
     assert probe.returncode == 1, probe.stdout + probe.stderr[-2000:]
     verdicts = probe_verdicts(probe.stdout)
@@ -168,8 +171,6 @@ def test_the_java_client_abort_waits_for_the_held_batch(healed_cluster, local_cl
 
 def coordinator_told(bootstrap: str, transactional_id: str) -> int:
     """The transaction coordinator FindCoordinator names to librdkafka (its eos log)."""
-    import logging
-    from confluent_kafka import Producer
     told: list[int] = []
 
     class Told(logging.Handler):
@@ -184,6 +185,7 @@ def coordinator_told(bootstrap: str, transactional_id: str) -> int:
                          "debug": "eos"}, logger=log)
     producer.init_transactions(30)
     producer.poll(0.2)
+    assert told, f"librdkafka's eos log never named {transactional_id}'s coordinator"
     return told[-1]
 
 
@@ -192,7 +194,6 @@ def test_the_probe_names_the_coordinator_the_cluster_names(cluster):
     reckoning of each id's coordinator must be the cluster's, for ids whose hashCode is
     negative too (a masked sign bit once named the wrong broker for those, and the
     probe's aborts then never ended)."""
-    from confluent_kafka.admin import AdminClient
     from scripts.txn_late_batch_probe import coordinator_id, java_string_hash
     bootstrap = cluster.db.bootstrap_servers()
     admin = AdminClient({"bootstrap.servers": bootstrap})
