@@ -142,9 +142,9 @@ def ended_retrying(action, timeout: float, bound: float = 6 * OP_TIMEOUT) -> tup
     """`action` called again while it fails, for up to `bound` seconds: a librdkafka
     abort that timed out goes on in the background, and only another call finishes
     it; a begin_transaction before that fails with _CONFLICT."""
-    tries = []
+    tries = [ended(action, timeout)]
     deadline = time.monotonic() + bound
-    while not (tries and (tries[-1].startswith("ok") or time.monotonic() > deadline)):
+    while not tries[-1].startswith("ok") and time.monotonic() <= deadline:
         tries.append(ended(action, timeout))
     return tries[-1].startswith("ok"), ", then ".join(tries)
 
