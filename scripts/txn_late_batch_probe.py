@@ -2,8 +2,8 @@
 the client gave up on it, aborted, and began its next transaction?
 
 One round, on a running local cluster (`logtrial cluster up --name NAME`):
-1. a fresh one-partition topic; a transactional producer whose coordinator is not the
-   partition's leader; one warm-up transaction committed;
+1. a fresh one-partition topic, placed so that its leader is not the coordinator of
+   the round's transactional producer; one warm-up transaction committed;
 2. client-delay on the leader: what it receives from the clients is held HOLD seconds;
 3. transaction A sends "A" and gets no delivery report within OP_TIMEOUT; aborted;
 4. transaction B sends "B", commits;
@@ -99,13 +99,14 @@ def coordinator_id(admin: AdminClient, bootstrap: str, transactional_id: str) ->
     return state.partitions[state_partition_for(transactional_id, len(state.partitions))].leader
 
 
-def transactional_id_away_from(admin: AdminClient, bootstrap: str, leader_id: int,
-                               stem: str) -> str:
+def coordinated_id(admin: AdminClient, bootstrap: str, stem: str) -> tuple[str, int]:
+    """A transactional id whose coordinator is up, and that coordinator's broker id."""
     for n in range(100):
         candidate = f"{stem}-{n}"
-        if coordinator_id(admin, bootstrap, candidate) not in (leader_id, -1):
-            return candidate
-    raise RuntimeError(f"no transactional id with a coordinator other than broker {leader_id}")
+        coordinator = coordinator_id(admin, bootstrap, candidate)
+        if coordinator != -1:
+            return candidate, coordinator
+    raise RuntimeError("no transaction-state partition has a leader: is the cluster up?")
 
 
 def produce(producer: Producer, topic: str, value: bytes) -> dict:
@@ -175,14 +176,33 @@ class RoundSetup:
 
 
 def set_up(cluster: Cluster) -> RoundSetup:
+    """The round's topic is placed with its leader away from the id's coordinator. Where
+    leaders stand depends on what earlier faults left behind (after a few broker kills one
+    broker may lead every partition), so the probe does not rely on it."""
     bootstrap = cluster.db.bootstrap_servers()
     admin = AdminClient({"bootstrap.servers": bootstrap})
     topic = f"late-batch-{uuid.uuid4().hex[:8]}"
-    admin.create_topics([NewTopic(topic, 1, 3, config={"min.insync.replicas": "2"})])[topic].result()
-    time.sleep(1)
-    leader_id = admin.list_topics(topic=topic, timeout=10).topics[topic].partitions[0].leader
-    return RoundSetup(bootstrap, topic, cluster.inventory.node_names[leader_id - 1],
-                      transactional_id_away_from(admin, bootstrap, leader_id, f"probe-{topic}"))
+    txn_id, coordinator = coordinated_id(admin, bootstrap, f"probe-{topic}")
+    brokers = sorted(admin.list_topics(timeout=10).brokers)
+    leader_id = next(b for b in brokers if b != coordinator)
+    replicas = [leader_id, *(b for b in brokers if b != leader_id)]
+    admin.create_topics([NewTopic(topic, replica_assignment=[replicas],
+                                  config={"min.insync.replicas": "2"})])[topic].result()
+    wait_for_leader(admin, topic, leader_id)
+    return RoundSetup(bootstrap, topic, cluster.inventory.node_names[leader_id - 1], txn_id)
+
+
+def wait_for_leader(admin: AdminClient, topic: str, leader_id: int, bound_s: float = 30.0) -> None:
+    """Until the new topic's partition is led by its first replica."""
+    deadline = time.monotonic() + bound_s
+    while True:
+        partition = admin.list_topics(topic=topic, timeout=10).topics[topic].partitions.get(0)
+        if partition is not None and partition.leader == leader_id:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{topic}: partition 0 is led by {partition and partition.leader}, "
+                               f"not its first replica {leader_id}, after {bound_s:.0f} s")
+        time.sleep(0.2)
 
 
 def hold_leader(cluster: Cluster, setup: RoundSetup) -> tuple[ClientDelayFault, dict]:

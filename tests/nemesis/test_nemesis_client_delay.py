@@ -18,7 +18,8 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
 from checkers.history.stream import raw_events
-from clusters.kafka_admin import TRANSACTION_VERSION, finalized_feature
+from clusters.kafka_admin import (TRANSACTION_VERSION, elect_preferred, finalized_feature, partition_states,
+                                  reassign, wait_replicated)
 from harness.runner import TestOptions, run_test
 from nemesis import client_delay
 from nemesis.client_delay import ClientDelayFault
@@ -200,3 +201,36 @@ def test_the_probe_names_the_coordinator_the_cluster_names(cluster):
     ids = [f"{n}-probe-coordinator" for n in range(10)]
     assert {java_string_hash(i) < 0 for i in ids} == {True, False}
     assert [coordinator_id(admin, bootstrap, i) for i in ids] == [coordinator_told(bootstrap, i) for i in ids]
+
+
+def lead_every_transaction_state_partition(cluster, broker_id: int) -> dict[str, list[int]]:
+    """Makes `broker_id` the preferred and actual leader of every __transaction_state
+    partition (replicas reordered, none moved); returns the assignment it replaced."""
+    states = partition_states(cluster, ["__transaction_state"])
+    before = {key: list(state.replicas) for key, state in states.items()}
+    skewed = {key: [broker_id, *(r for r in replicas if r != broker_id)] for key, replicas in before.items()}
+    reassign(cluster, "n1", skewed)
+    assert wait_replicated(cluster, 60, skewed) == []
+    assert elect_preferred(cluster, skewed) == {}
+    return before
+
+
+def test_the_probe_places_its_topic_away_from_the_coordinator_wherever_leaders_stand(healed_cluster):
+    """After a few broker kills one broker may lead every partition of
+    __transaction_state (a fresh-clone CI run met it). The probe must still find a leader
+    to hold that is not the coordinator: it places its topic instead of hoping."""
+    from scripts.txn_late_batch_probe import coordinator_id, set_up
+    cluster = healed_cluster
+    lead = cluster.db.node_id("n3")
+    before = lead_every_transaction_state_partition(cluster, lead)
+    try:
+        admin = AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers()})
+        setup = set_up(cluster)
+        assert coordinator_id(admin, setup.bootstrap, setup.txn_id) == lead
+        assert setup.leader != "n3"
+        partition = admin.list_topics(topic=setup.topic, timeout=10).topics[setup.topic].partitions[0]
+        assert partition.leader == cluster.db.node_id(setup.leader)
+    finally:
+        reassign(cluster, "n1", before)
+        assert wait_replicated(cluster, 60, before) == []
+        elect_preferred(cluster, before)

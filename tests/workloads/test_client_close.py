@@ -8,19 +8,22 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from confluent_kafka import Producer
 
 from workloads.clients import ClientPair, Indefinite, purge
 from workloads.settings import WorkloadSettings
 
+ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "127.0.0.1:1"  # nothing listens there; the instances start all the same
 
 
-def instances() -> int:
-    """librdkafka instances in this process: each has one thread named rdk:main."""
+def rdk_main_threads() -> int:
     count = 0
     for task in os.listdir("/proc/self/task"):
         try:
@@ -30,17 +33,26 @@ def instances() -> int:
     return count
 
 
-def settled_instances(quiet_s: float = 1.0, bound_s: float = 30.0) -> int:
-    """instances(), once no count has changed for `quiet_s`: the tests before this one
-    in the same pytest worker may still be closing their clients in the background."""
-    deadline = time.monotonic() + bound_s
-    count, since = instances(), time.monotonic()
-    while time.monotonic() - since < quiet_s and time.monotonic() < deadline:
-        time.sleep(0.1)
-        now = instances()
-        if now != count:
-            count, since = now, time.monotonic()
-    return count
+def instances(samples: int = 20, gap_s: float = 0.005) -> int:
+    """librdkafka instances in this process: each has one thread named rdk:main. A
+    thread that a main thread starts (a broker thread, again and again while the broker
+    is unreachable) carries the name rdk:main until it names itself, so one look may
+    count an instance twice; the fewest over a few looks is the count."""
+    fewest = rdk_main_threads()
+    for _ in range(samples - 1):
+        time.sleep(gap_s)
+        fewest = min(fewest, rdk_main_threads())
+    return fewest
+
+
+def run_alone(case: Callable[[], None]) -> None:
+    """Runs `case` in a new interpreter. It counts the process's librdkafka instances,
+    and in a pytest worker the tests before it may still be ending theirs in the
+    background, or starting new ones (a fresh-clone CI run saw 4 where 3 were made)."""
+    code = f"from {case.__module__} import {case.__name__} as case; case()"
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
 
 
 class Frame:
@@ -53,11 +65,15 @@ class Frame:
 
 
 def test_close_ends_a_producer_that_garbage_still_holds() -> None:
+    run_alone(close_ends_a_producer_that_garbage_still_holds)
+
+
+def close_ends_a_producer_that_garbage_still_holds() -> None:
     gc.collect()
     gc.disable()  # as in a long run, no collection comes along by chance
     try:
         pair = ClientPair(UNREACHABLE, WorkloadSettings(txn=True), 7, None, "lt-close-test")
-        before = settled_instances()
+        before = instances()
         Frame(pair.producer)  # now garbage in a cycle, holding the producer
         pair.consumer, pair.lookup
         assert instances() == before + 3
@@ -69,16 +85,24 @@ def test_close_ends_a_producer_that_garbage_still_holds() -> None:
 
 
 def test_close_leaves_no_instance_when_nothing_else_holds_the_producer() -> None:
+    run_alone(close_leaves_no_instance_when_nothing_else_holds_the_producer)
+
+
+def close_leaves_no_instance_when_nothing_else_holds_the_producer() -> None:
     pair = ClientPair(UNREACHABLE, WorkloadSettings(), 8, None, "lt-close-test")
-    before = settled_instances()
+    before = instances()
     pair.producer, pair.consumer, pair.lookup
     pair.close()
     assert instances() == before
 
 
 def test_close_closes_the_consumers_when_the_producer_fails_to() -> None:
+    run_alone(close_closes_the_consumers_when_the_producer_fails_to)
+
+
+def close_closes_the_consumers_when_the_producer_fails_to() -> None:
     pair = ClientPair(UNREACHABLE, WorkloadSettings(), 9, None, "lt-close-test")
-    before = settled_instances()
+    before = instances()
     producer = pair.producer
     pair.consumer, pair.lookup
 
@@ -111,9 +135,13 @@ class _Failing:
 
 
 def test_a_producer_whose_init_failed_ends_while_its_error_is_held() -> None:
+    run_alone(a_producer_whose_init_failed_ends_while_its_error_is_held)
+
+
+def a_producer_whose_init_failed_ends_while_its_error_is_held() -> None:
     pair = ClientPair(UNREACHABLE, WorkloadSettings(txn=True, op_timeout=0.3), 10, "lt-close-test-txn",
                       "lt-close-test")
-    before = settled_instances()
+    before = instances()
     try:
         pair.producer
     except Indefinite as e:
