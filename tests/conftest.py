@@ -1,6 +1,8 @@
 """Shared fixtures live in tests/fixtures/, one module per resource, so that a
 cluster and a Spark session are each brought up once per test session."""
 
+import random
+
 import pytest
 
 pytest_plugins = [
@@ -34,8 +36,18 @@ def cluster_group(item: pytest.Item) -> str | None:
     return None
 
 
+def pytest_addoption(parser) -> None:
+    parser.addoption("--order-seed", type=int, default=None,
+                     help="run the tests in an order shuffled by this seed (each xdist group keeps "
+                          "its tests on one worker, in the shuffled order): a test that depends "
+                          "on what an earlier one left on the shared cluster shows up")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items) -> None:
+    seed = config.getoption("--order-seed")
+    if seed is not None:
+        random.Random(seed).shuffle(items)
     for item in items:
         group = cluster_group(item)
         if group:
