@@ -43,11 +43,25 @@ def pytest_addoption(parser) -> None:
                           "on what an earlier one left on the shared cluster shows up")
 
 
+def shuffled(items: list[pytest.Item], rng: random.Random) -> list[pytest.Item]:
+    """The modules in a random order, and each module's tests too. A module's tests stay
+    together, so its module-scoped fixtures (a Spark cluster, a checked history) are still
+    made once."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    order = list(modules.values())
+    rng.shuffle(order)
+    for tests in order:
+        rng.shuffle(tests)
+    return [item for tests in order for item in tests]
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items) -> None:
     seed = config.getoption("--order-seed")
     if seed is not None:
-        random.Random(seed).shuffle(items)
+        items[:] = shuffled(items, random.Random(seed))
     for item in items:
         group = cluster_group(item)
         if group:
