@@ -28,16 +28,16 @@ from pathlib import Path
 
 from benchmarks.soak_history import completeness
 from benchmarks.soak_procs import HistoryCounter, load_average, sample_tree, summarise
+from nemesis.registry import FAULT_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE_ROOT = Path(os.environ.get("LOGTRIAL_STATE_DIR", "/var/lib/logtrial/clusters"))
-# Every kind in nemesis/registry.py applies to a static-quorum local cluster, with one
+# Every fault kind (nemesis/registry.py) applies to a static-quorum local cluster, with one
 # part of one kind skipping itself: membership's remove-controller needs a dynamic
 # quorum and records `skipped` on a static one (docs/nemesis.md); its remove-node and
 # reassign run. producer-state and membership can make the verdict invalid on purpose
 # (records deleted, a voter's log wiped); the soak measures the harness, not Kafka.
-SOAK_FAULTS = ("pause", "kill", "partition", "clock", "producer-state", "membership", "packet",
-               "client-delay", "control-link")
+SOAK_FAULTS = FAULT_NAMES
 
 
 def main() -> int:

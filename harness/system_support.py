@@ -6,14 +6,12 @@ the system cannot do is refused with a message naming both, never left to crash
 halfway through."""
 from __future__ import annotations
 
-from clusters.db import Clock, Membership, Pause, Process, ProducerState
+from clusters.db import Membership
 from clusters.systems import client_features, system_of
 from harness.test_options import TestOptions
+from nemesis.registry import fault_kind
 from nemesis.targets import ROLE_TARGETS
 
-# fault -> the capability its start needs (the others act on nodes, not on the database)
-FAULT_NEEDS = {"pause": Pause, "kill": Process, "clock": Clock, "producer-state": ProducerState,
-               "membership": Membership}
 # targets resolved through a KRaft log dir or partition leadership
 ROLE_TARGETS_NEED = Membership
 # workload setting -> the client feature it uses
@@ -45,7 +43,7 @@ def check_supported(db: object, options: TestOptions) -> None:
     """Unsupported naming the first fault, target or workload setting the database lacks."""
     system = " ".join(system_of(db))
     for fault in options.nemesis.active_kinds:
-        needed = FAULT_NEEDS.get(fault)
+        needed = fault_kind(fault).needs  # None: it acts on the nodes, not on the database
         if needed is not None and not isinstance(db, needed):
             raise Unsupported(f"--nemesis {fault} needs the {needed.__name__} capability, "
                               f"which {system} does not have")

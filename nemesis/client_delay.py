@@ -27,6 +27,7 @@ from nemesis import packet_detect
 from nemesis.fault import NodeTraces, ProcessFault
 from nemesis.packet_mechanisms import holder_paths, start_holder
 from nemesis.packet_traces import stop_holder
+from nemesis.kind import START, STOP, FaultKind
 
 START_F, STOP_F = "start-client-delay", "stop-client-delay"
 CHAIN = "LOGTRIAL-CLIENT-IN"
@@ -125,4 +126,12 @@ def traces_left(cluster, session: NodeSession) -> list[str]:
     return problems
 
 
-TRACES = NodeTraces(undo=undo_traces, left=traces_left)
+TRACES = NodeTraces(undo=undo_traces, left=traces_left, network=True)
+
+
+KIND = FaultKind(
+    name="client-delay", summary="hold what a broker receives from the clients for longer than "
+                                 "the op timeout (the late batch, docs/findings.md)",
+    make=lambda context: ClientDelayFault(context.resolve_role, context.op_timeout_s or DEFAULT_OP_TIMEOUT_S),
+    history_f={START_F: START, STOP_F: STOP}, params=("target", "hold_factor"), node_traces=TRACES,
+    by_name_only="a targeted scenario: it holds the clients' requests on purpose")

@@ -25,6 +25,7 @@ from clusters.db import Clock, Process, require
 from clusters.faketime import faketime_env, skewed_marker
 from clusters.ssh import NodeSession
 from nemesis.fault import NodeTraces, ProcessFault
+from nemesis.kind import START, STOP, FaultKind
 
 HEALED_OFFSET = "+0"
 
@@ -184,3 +185,8 @@ def traces_left(cluster, session: NodeSession) -> list[str]:
 TRACES = NodeTraces(undo=undo_traces, left=traces_left)
 
 
+KIND = FaultKind(
+    name="clock", summary="bump or strobe the brokers' clocks on the targets (libfaketime), reset later",
+    make=lambda context: ClockFault(context.resolve_role),
+    history_f={"bump-clock": START, "strobe-clock": START, "reset-clock": STOP},
+    params=("target", "nodes", "mode"), needs=Clock, node_traces=TRACES)

@@ -18,6 +18,7 @@ from clusters.cluster import Cluster
 from clusters.inventory import Inventory
 from nemesis import iptables_chain as chains
 from nemesis.fault import ClusterTraces, ProcessFault
+from nemesis.kind import START, STOP, FaultKind
 
 CUT_F, RESTORE_F = "cut-control-link", "restore-control-link"
 
@@ -101,3 +102,10 @@ def traces_left(cluster: Cluster) -> dict[str, list[str]]:
 
 
 TRACES = ClusterTraces(undo=undo_traces, left=traces_left)
+
+
+KIND = FaultKind(
+    name="control-link", summary="cut the control node's SSH link to the targets, restore it later",
+    make=lambda context: ControlLinkFault(context.resolve_role),
+    history_f={CUT_F: START, RESTORE_F: STOP}, params=("target", "nodes"), control_traces=TRACES,
+    by_name_only="it tests the harness, not Kafka")

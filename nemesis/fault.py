@@ -52,9 +52,12 @@ class Fault(ABC):
 @dataclass(frozen=True)
 class NodeTraces:
     """How a fault kind finds and undoes what it leaves on one node. `undo` returns
-    what it did ("n1: ..." lines), `left` what is still there; both idempotent."""
+    what it did ("n1: ..." lines), `left` what is still there; both idempotent.
+    Network traces are undone before the others: a broker that a trace's undo restarts
+    (clock) must be able to rejoin."""
     undo: Callable[[Cluster, NodeSession], list[str]]
     left: Callable[[Cluster, NodeSession], list[str]]
+    network: bool = False
 
 
 @dataclass(frozen=True)

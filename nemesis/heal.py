@@ -4,7 +4,7 @@ cluster all come here, so a heal never depends on the process that struck still
 being alive.
 
 Each fault kind that leaves traces declares how to find and undo them
-(nemesis/fault.py): on the control node first (control-link: its iptables chain, since
+(its FaultKind, nemesis/kind.py): on the control node first (control-link: its iptables chain, since
 everything after needs SSH), then on each node (partition: its iptables chain; packet:
 its chains, holder and qdiscs; pause: a stopped broker; clock: the offset, the strobe
 loop and a broker that ran skewed), then the database's own part (Cluster.revive:
@@ -12,7 +12,7 @@ ZooKeeper, wiped log dirs, dead and stuck brokers, each start retried within the
 bound), then the traces that need every broker serving (membership: removed brokers,
 moved partitions, controller voters). kill leaves nothing but a dead broker, which
 revive restarts; producer-state's overrides are known only to its fault object
-(Fault.heal). heal_until_healed repeats heal and verify until healed or its bound.
+(Fault.heal, given this module's heal to bring brokers back first). heal_until_healed repeats heal and verify until healed or its bound.
 """
 from __future__ import annotations
 
@@ -24,14 +24,16 @@ from clusters.db import DatabaseError
 from clusters.inventory import Inventory
 from clusters.restarts import NodesNotRevived
 from clusters.ssh import SSHError
-from nemesis import client_delay, clock, control_link, membership_undo, packet_traces, partition, pause
+from nemesis import control_link
 from nemesis.fault import ClusterTraces, NodeTraces
+from nemesis.registry import KINDS
 
-NODE_TRACES: tuple[NodeTraces, ...] = (partition.TRACES, packet_traces.TRACES,
-                                        client_delay.TRACES, pause.TRACES, clock.TRACES)
-CLUSTER_TRACES: tuple[ClusterTraces, ...] = (membership_undo.TRACES,)
+# each node's traces, the network's first (NodeTraces.network)
+NODE_TRACES: tuple[NodeTraces, ...] = tuple(sorted(
+    (kind.node_traces for kind in KINDS if kind.node_traces), key=lambda traces: not traces.network))
+CLUSTER_TRACES: tuple[ClusterTraces, ...] = tuple(kind.cluster_traces for kind in KINDS if kind.cluster_traces)
 # on the control node itself, undone first: everything after needs SSH
-CONTROL_TRACES: tuple[ClusterTraces, ...] = (control_link.TRACES,)
+CONTROL_TRACES: tuple[ClusterTraces, ...] = tuple(kind.control_traces for kind in KINDS if kind.control_traces)
 # heal_until_healed's wait between two rounds: doubled each time, up to the max
 ROUND_BACKOFF_FIRST_S, ROUND_BACKOFF_MAX_S = 2.0, 20.0
 

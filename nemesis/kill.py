@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from clusters.db import Process, require
 from nemesis.fault import ProcessFault
+from nemesis.kind import START, STOP, FaultKind
 
 # how long the restart waits for the broker to serve again before the schedule goes on
 # (other faults may keep it from rejoining: it is reported, and the final heal checks it)
@@ -26,3 +27,9 @@ class KillFault(ProcessFault):
         if not cluster.db.is_running(node):  # another fault may have restarted it already
             cluster.db.launch(node)
         cluster.db.wait_ready(node, timeout=RESTART_WAIT_S)
+
+
+KIND = FaultKind(
+    name="kill", summary="SIGKILL the broker on the targets, start it again later",
+    make=lambda context: KillFault(context.resolve_role),
+    history_f={"kill": START, "start": STOP}, params=("target", "nodes"), needs=Process)

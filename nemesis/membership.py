@@ -40,6 +40,7 @@ from clusters.db import Ensemble, Membership, require
 from nemesis import membership_undo as undo
 from nemesis.fault import Fault, with_errors
 from nemesis.topics import fault_topics, topic_prefixes
+from nemesis.kind import START, STOP, FaultKind
 
 MODES = ("remove-node", "reassign", "quorum")
 START_F = {"remove-node": "remove-node", "reassign": "reassign", "quorum": "remove-controller"}
@@ -302,3 +303,14 @@ def _dynamic(cluster) -> bool:
 def _zookeeper_mode(cluster) -> bool:
     """Whether the brokers keep their metadata in ZooKeeper (no KRaft to change)."""
     return isinstance(cluster.db, Ensemble) and cluster.db.zookeeper is not None
+
+
+KIND = FaultKind(
+    name="membership", summary="remove a broker and add it back wiped, reassign partitions, or "
+                               "remove a controller from the quorum",
+    make=lambda context: MembershipFault(context.topics),
+    history_f={**{f: START for f in START_F.values()},
+               **{f: STOP for f in (*STOP_F.values(), IDLE_STOP_F)}},
+    params=("mode",), needs=Membership, cluster_traces=undo.TRACES,
+    by_name_only="it wipes a node's log dir, a KRaft voter's included, which beside kill or pause "
+                 "can lose what a static quorum committed (docs/nemesis.md)")

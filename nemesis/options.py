@@ -13,7 +13,7 @@ from typing import Callable
 
 import click
 
-from nemesis.registry import FAULT_NAMES, parse_kinds
+from nemesis.registry import BY_NAME_ONLY, FAULT_NAMES, parse_kinds
 from nemesis.runner import DEFAULT_INTERVAL, DEFAULT_TARGETS
 from nemesis.schedule import ScheduleError, load_schedule
 from nemesis.targets import TARGETS
@@ -55,7 +55,7 @@ def _interval(ctx: click.Context, param: click.Parameter, value: float) -> float
 NEMESIS_OPTIONS = [
     click.option("--nemesis", default="none", show_default=True, callback=_kinds,
                  help=f"Faults to inject, comma-separated: {', '.join(FAULT_NAMES)}; "
-                      "'all' for every one but producer-state, membership and packet, 'none' for a fault-free run."),
+                      f"'all' for every one but {', '.join(BY_NAME_ONLY)}; 'none' for a fault-free run."),
     click.option("--nemesis-interval", type=float, default=DEFAULT_INTERVAL, show_default=True,
                  callback=_interval,
                  help="Mean seconds between a fault's start and stop (and stop and next "

@@ -17,6 +17,7 @@ from nemesis import packet_behaviour as behaviours
 from nemesis import packet_detect, packet_traces
 from nemesis import packet_mechanisms as mechanisms
 from nemesis.fault import ProcessFault, strike, with_errors
+from nemesis.kind import START, STOP, FaultKind
 
 START_F, STOP_F = "start-packet", "stop-packet"
 LINKS = "links"
@@ -106,3 +107,11 @@ class PacketFault(ProcessFault):
     def stop(self, cluster) -> dict:
         return self.stop_on_struck(lambda node: packet_traces.undo_traces(cluster,
                                                                           cluster.ssh[node]))
+
+
+KIND = FaultKind(
+    name="packet", summary="delay, lose, duplicate or reorder packets on links between nodes",
+    make=lambda context: PacketFault(context.resolve_role),
+    history_f={START_F: START, STOP_F: STOP}, params=("target", "behaviour"),
+    node_traces=packet_traces.TRACES,
+    by_name_only="it slows replication for whole intervals, so `all` runs stay as they were")

@@ -63,4 +63,4 @@ def traces_left(cluster, session: NodeSession) -> list[str]:
     return problems
 
 
-TRACES = NodeTraces(undo=undo_traces, left=traces_left)
+TRACES = NodeTraces(undo=undo_traces, left=traces_left, network=True)

@@ -19,6 +19,7 @@ from typing import Sequence
 from nemesis import iptables_chain as chains
 from nemesis import shapes
 from nemesis.fault import Fault, NodeTraces, strike, with_errors
+from nemesis.kind import START, STOP, FaultKind
 
 CHAIN = "LOGTRIAL-NEMESIS"
 
@@ -74,7 +75,7 @@ def _rule_lines(listing: str) -> list[str]:
     return [line for line in listing.splitlines() if line.strip()]
 
 
-TRACES = NodeTraces(undo=undo_traces, left=traces_left)
+TRACES = NodeTraces(undo=undo_traces, left=traces_left, network=True)
 
 
 class PartitionFault(Fault):
@@ -116,3 +117,12 @@ class PartitionFault(Fault):
 
     def heal(self, cluster) -> None:
         self.struck = []
+
+
+KIND = FaultKind(
+    name="partition", summary="iptables rules that cut the nodes into groups, drawn from the "
+                              "partition shapes",
+    make=lambda context: PartitionFault(context.partition_clients,
+                                        list(context.partition_shapes or shapes.SHAPES)),
+    history_f={"start-partition": START, "stop-partition": STOP}, params=("shape", "grudge", "anchor"),
+    node_traces=TRACES)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from clusters.db import DatabaseError, Pause, Process, require
 from nemesis.fault import NodeTraces, ProcessFault
+from nemesis.kind import START, STOP, FaultKind
 
 
 class PauseFault(ProcessFault):
@@ -35,3 +36,10 @@ def undo_traces(cluster, session) -> list[str]:
 
 # a broker still paused is the database's own finding ("broker is paused", Cluster.database_problems)
 TRACES = NodeTraces(undo=undo_traces, left=lambda cluster, session: [])
+
+
+KIND = FaultKind(
+    name="pause", summary="SIGSTOP the broker on the targets, SIGCONT later",
+    make=lambda context: PauseFault(context.resolve_role),
+    history_f={"pause": START, "resume": STOP}, params=("target", "nodes"),
+    needs=Pause, node_traces=TRACES)

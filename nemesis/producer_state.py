@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from typing import Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
@@ -35,8 +35,11 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
 from clusters.db import ProducerState, require
 from clusters.kafka_config import PRODUCER_STATE_SETTINGS
 from nemesis.fault import Fault, with_errors
-from nemesis.heal import heal as heal_cluster
+from nemesis.kind import START, STOP, FaultKind
 from nemesis.topics import fault_topics, topic_prefixes
+
+if TYPE_CHECKING:
+    from clusters.cluster import Cluster
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +101,8 @@ class ProducerStateFault(Fault):
 
     def __init__(self, topics: Sequence[str] | None = None, modes: Sequence[str] = MODES,
                  retention_ms: int = RETENTION_MS, segment_ms: int = SEGMENT_MS,
-                 expiration_ms: int = EXPIRATION_MS) -> None:
+                 expiration_ms: int = EXPIRATION_MS,
+                 heal_cluster: Callable[[Cluster], list[str]] | None = None) -> None:
         unknown = [m for m in modes if m not in MODES]
         if unknown or not modes:
             raise ValueError(f"producer-state modes {list(modes)}: valid are {', '.join(MODES)}")
@@ -108,6 +112,7 @@ class ProducerStateFault(Fault):
         # what stop/heal must put back: resource -> {config key: previous value or None (no override)}
         self._restore: dict[ConfigResource, dict[str, str | None]] = {}
         self._admin_client: AdminClient | None = None
+        self.heal_cluster = heal_cluster
         self._bootstrap: str | None = None
 
     # -- planning ----------------------------------------------------------------------------
@@ -139,10 +144,11 @@ class ProducerStateFault(Fault):
     def heal(self, cluster) -> None:
         """Restores every config still overridden. A broker that is down (killed,
         partitioned away) cannot take its config back: then the cluster is healed
-        first (nemesis.heal.heal is idempotent) and the restore tried again."""
+        first (`heal_cluster`, nemesis.heal.heal: idempotent) and the restore tried again."""
         if not self._restore or not self._restore_all(self._admin(cluster)).get("errors"):
             return
-        heal_cluster(cluster)
+        if self.heal_cluster is not None:
+            self.heal_cluster(cluster)
         deadline = time.monotonic() + HEAL_TIMEOUT_S
         while True:
             self._admin_client = None  # a fresh client: the old one may still wait on a dead connection
@@ -242,3 +248,15 @@ class _Quiet(logging.Logger):
 
 
 _QUIET = _Quiet()
+
+
+KIND = FaultKind(
+    name="producer-state",
+    summary="makes the brokers forget producer state: truncate the test topics' logs, shrink "
+            "their retention, or expire producer ids",
+    make=lambda context: ProducerStateFault(context.topics, heal_cluster=context.heal_cluster),
+    history_f={**{f: START for f in START_F.values()}, STOP_F: STOP},
+    params=("mode",),
+    needs=ProducerState,
+    by_name_only="its truncate and retention modes delete records on purpose (expected lost-write and unseen)",
+)

@@ -1,47 +1,41 @@
-"""The fault kinds by name, and the history `f` names each one writes."""
+"""The fault kinds, listed once. Each is declared in its own module (nemesis/kind.py says
+what a kind holds); every table about faults is read from this list. Adding a fault kind
+is one new module with its KIND and one line here."""
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
-from nemesis import client_delay
-from nemesis.clock import ClockFault
-from nemesis import control_link
+from nemesis import (client_delay, clock, control_link, kill, membership, packet, partition, pause,
+                     producer_state)
 from nemesis.fault import Fault
-from nemesis.kill import KillFault
-from nemesis import membership
-from nemesis import packet
-from nemesis.partition import PartitionFault
-from nemesis.pause import PauseFault
-from nemesis import producer_state
-from nemesis.shapes import SHAPES
+from nemesis.kind import FaultContext, FaultKind
 
-FAULT_NAMES = ("pause", "kill", "partition", "clock", "producer-state", "membership", "packet",
-               "client-delay", "control-link")
-# what `all` means: producer-state is left out, as its truncate and retention modes
-# delete records on purpose (expected lost-write/unseen); membership too, as it wipes a
-# node's log dir, a KRaft voter's included, which beside kill or pause can lose what a
-# static quorum committed (docs/nemesis.md); packet too, so `all` runs stay as they were
-# (it slows replication for whole intervals), client-delay (a targeted scenario) and
-# control-link (it tests the harness, not Kafka): ask for them by name
-BY_NAME_ONLY = ("producer-state", "membership", "packet", "client-delay", "control-link")
-ALL_FAULTS = tuple(name for name in FAULT_NAMES if name not in BY_NAME_ONLY)
-
+KINDS: tuple[FaultKind, ...] = (
+    pause.KIND,
+    kill.KIND,
+    partition.KIND,
+    clock.KIND,
+    producer_state.KIND,
+    membership.KIND,
+    packet.KIND,
+    client_delay.KIND,
+    control_link.KIND,
+)
+BY_NAME: dict[str, FaultKind] = {kind.name: kind for kind in KINDS}
+FAULT_NAMES: tuple[str, ...] = tuple(BY_NAME)
+# what `--nemesis all` means: each kind left out says why (FaultKind.by_name_only)
+ALL_FAULTS: tuple[str, ...] = tuple(kind.name for kind in KINDS if kind.in_all)
+BY_NAME_ONLY: tuple[str, ...] = tuple(kind.name for kind in KINDS if not kind.in_all)
 # history f -> (fault, action): what a recorded nemesis event means when replayed
-F_NAMES: dict[str, tuple[str, str]] = {
-    "pause": ("pause", "start"), "resume": ("pause", "stop"),
-    "kill": ("kill", "start"), "start": ("kill", "stop"),
-    "start-partition": ("partition", "start"), "stop-partition": ("partition", "stop"),
-    "bump-clock": ("clock", "start"), "strobe-clock": ("clock", "start"),
-    "reset-clock": ("clock", "stop"),
-    **{f: ("producer-state", "start") for f in producer_state.START_F.values()},
-    producer_state.STOP_F: ("producer-state", "stop"),
-    **{f: ("membership", "start") for f in membership.START_F.values()},
-    **{f: ("membership", "stop") for f in (*membership.STOP_F.values(), membership.IDLE_STOP_F)},
-    packet.START_F: ("packet", "start"), packet.STOP_F: ("packet", "stop"),
-    client_delay.START_F: ("client-delay", "start"),
-    client_delay.STOP_F: ("client-delay", "stop"),
-    control_link.CUT_F: ("control-link", "start"), control_link.RESTORE_F: ("control-link", "stop"),
-}
+F_NAMES: dict[str, tuple[str, str]] = {f: (kind.name, action) for kind in KINDS
+                                       for f, action in kind.history_f.items()}
+
+
+def fault_kind(name: str) -> FaultKind:
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown fault {name!r} (valid: {', '.join(FAULT_NAMES)})") from None
 
 
 def parse_kinds(text: str) -> list[str]:
@@ -52,29 +46,13 @@ def parse_kinds(text: str) -> list[str]:
         return []
     if "all" in names:
         return list(ALL_FAULTS)
-    unknown = [n for n in names if n not in FAULT_NAMES]
+    unknown = [n for n in names if n not in BY_NAME]
     if unknown:
         raise ValueError(f"unknown fault {', '.join(map(repr, unknown))} "
                          f"(valid: {', '.join(FAULT_NAMES)}, all, none)")
     return list(dict.fromkeys(names))
 
 
-def make_faults(kinds: Sequence[str], resolve_role: Callable[[str], list[str]],
-                partition_clients: bool = False,
-                partition_shapes: Sequence[str] | None = None,
-                topics: Sequence[str] | None = None,
-                op_timeout_s: float = client_delay.DEFAULT_OP_TIMEOUT_S) -> dict[str, Fault]:
+def make_faults(kinds: Sequence[str], context: FaultContext) -> dict[str, Fault]:
     """One fault object per kind (they remember what they struck until stopped)."""
-    shape_names = list(partition_shapes or SHAPES)
-    makers: dict[str, Callable[[], Fault]] = {
-        "pause": lambda: PauseFault(resolve_role),
-        "kill": lambda: KillFault(resolve_role),
-        "partition": lambda: PartitionFault(partition_clients, shape_names),
-        "clock": lambda: ClockFault(resolve_role),
-        "producer-state": lambda: producer_state.ProducerStateFault(topics),
-        "membership": lambda: membership.MembershipFault(topics),
-        "packet": lambda: packet.PacketFault(resolve_role),
-        "client-delay": lambda: client_delay.ClientDelayFault(resolve_role, op_timeout_s),
-        "control-link": lambda: control_link.ControlLinkFault(resolve_role),
-    }
-    return {kind: makers[kind]() for kind in kinds}
+    return {name: fault_kind(name).make(context) for name in kinds}

@@ -17,7 +17,8 @@ from typing import Iterable, Iterator, Sequence
 
 from nemesis import schedule as sched
 from nemesis.client_delay import DEFAULT_OP_TIMEOUT_S
-from nemesis.heal import ClusterNotHealed, heal_until_healed
+from nemesis.heal import ClusterNotHealed, heal, heal_until_healed
+from nemesis.kind import FaultContext
 from nemesis.registry import make_faults
 from nemesis.roles import RoleResolver
 from nemesis.schedule import START, Step
@@ -49,9 +50,9 @@ class NemesisRunner:
             self.timelines = sched.timelines(kinds, cluster.inventory.node_names, interval, seed,
                                              self.targets, partition_shapes)
         self.kinds = list(kinds)
-        self.faults = make_faults(self.kinds, self.roles.resolve, partition_clients,
-                                  partition_shapes, topics=self.roles.topics,
-                                  op_timeout_s=op_timeout_s)
+        self.faults = make_faults(self.kinds, FaultContext(
+            self.roles.resolve, partition_clients, partition_shapes, topics=self.roles.topics,
+            op_timeout_s=op_timeout_s, heal_cluster=heal))
         self._stop = threading.Event()
         self._workers: list[threading.Thread] = []
         self._heal_lock = threading.Lock()

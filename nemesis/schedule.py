@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from nemesis.registry import F_NAMES, make_faults
+from nemesis.kind import START, STOP, FaultContext
+from nemesis.registry import BY_NAME, F_NAMES, make_faults
 
-START, STOP = "start", "stop"
 # value keys that report what happened rather than what was planned
 RESULT_KEYS = frozenset({"at", "errors", "observed_ms", "clients_cut_from",
                          "original", "skipped", "lagging", "broker_id", "kraft_version",
@@ -45,14 +45,10 @@ class Step:
                 "params": self.params}
 
 
-def _no_roles(role: str) -> list[str]:
-    raise RuntimeError("roles are resolved when a fault strikes, not while planning")
-
-
 def _timeline(kind: str, nodes: Sequence[str], interval: float, seed: int,
               target_specs: Sequence[str], partition_shapes: Sequence[str] | None
               ) -> Iterator[Step]:
-    fault = make_faults([kind], _no_roles, partition_shapes=partition_shapes)[kind]
+    fault = make_faults([kind], FaultContext(partition_shapes=partition_shapes))[kind]
     rng = random.Random(f"{seed}/{kind}")
     t = 0.0
     while True:
@@ -138,15 +134,8 @@ def _step_from_event(path: Path, number: int, event: dict) -> Step:
     return Step(float(at), fault, START, params)
 
 
-REQUIRED_PARAMS = {"pause": ("target", "nodes"), "kill": ("target", "nodes"),
-                   "clock": ("target", "nodes", "mode"), "partition": ("shape", "grudge", "anchor"),
-                   "producer-state": ("mode",), "membership": ("mode",),
-                   "packet": ("target", "behaviour"), "control-link": ("target", "nodes"),
-                   "client-delay": ("target", "hold_factor")}
-
-
 def _check_params(path: Path, number: int, f: str, fault: str, params: dict) -> None:
-    missing = [k for k in REQUIRED_PARAMS[fault] if k not in params]
+    missing = [k for k in BY_NAME[fault].params if k not in params]
     if missing:
         raise ScheduleError(f"{path}:{number}: nemesis event {f!r} lacks "
                             f"{', '.join(missing)} in its value")

@@ -14,6 +14,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, Off
 
 from clusters.kafka_admin import create_topic
 from clusters.kafka_config import kafka_cache_dir
+from nemesis.heal import heal
 from nemesis.producer_state import EXPIRATION_KEY, ProducerStateFault, broker_ids
 
 pytestmark = pytest.mark.cluster
@@ -150,7 +151,7 @@ class _Silent:
 def test_heal_restores_the_config_of_a_broker_that_was_down(healed_cluster):
     cluster = healed_cluster
     admin = AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers()})
-    fault = ProducerStateFault(expiration_ms=1500)
+    fault = ProducerStateFault(expiration_ms=1500, heal_cluster=heal)
     down = cluster.nodes[-1]
     down_id = str(cluster.db.node_id(down))
     assert "errors" not in fault.start(cluster, {"mode": "expire"})

@@ -1,0 +1,62 @@
+"""A fault kind: everything the harness knows about one `--nemesis` name, in one object.
+
+Each fault module declares its kind (`KIND = FaultKind(...)`) beside its Fault class,
+and nemesis/registry.py lists the kinds once. What used to be spread over tables in
+five files is read from here: the names `--nemesis` takes and what `all` means (the
+registry), the history `f` names a recorded schedule replays (nemesis/schedule.py), the
+database capability a run is refused without (harness/system_support.py), and the
+traces a heal undoes (nemesis/heal.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+
+from nemesis.fault import ClusterTraces, Fault, NodeTraces
+
+if TYPE_CHECKING:
+    from clusters.cluster import Cluster
+
+START, STOP = "start", "stop"
+
+
+def _no_roles(role: str) -> list[str]:
+    raise RuntimeError("roles are resolved when a fault strikes, not while planning")
+
+
+@dataclass(frozen=True)
+class FaultContext:
+    """What a run's options give its fault objects. The defaults are those of planning
+    (nemesis/schedule.py), where no cluster exists to name a role's holder."""
+    resolve_role: Callable[[str], list[str]] = _no_roles
+    partition_clients: bool = False         # --partition-clients
+    partition_shapes: Sequence[str] | None = None  # None: every shape
+    topics: Sequence[str] | None = None     # the run's topics (producer-state, membership)
+    op_timeout_s: float | None = None       # the workload's op timeout (client-delay); None: its default
+    # nemesis.heal.heal, for a fault whose own heal needs every broker back (producer-state);
+    # passed in, as nemesis/heal.py reads the kinds' traces from the registry
+    heal_cluster: Callable[[Cluster], list[str]] | None = None
+
+
+@dataclass(frozen=True)
+class FaultKind:
+    name: str                                 # the --nemesis name
+    summary: str                              # one line: what it does (--help, docs)
+    make: Callable[[FaultContext], Fault]     # a fault object, which remembers what it struck
+    history_f: Mapping[str, str]              # each history f it writes -> START or STOP
+    params: tuple[str, ...]                   # what a recorded start must say, to be replayed
+    needs: type | None = None                 # the database capability (clusters/db.py) its start needs
+    by_name_only: str | None = None           # why `--nemesis all` leaves it out (None: all includes it)
+    node_traces: NodeTraces | None = None     # what it leaves on a node, found and undone by a heal
+    cluster_traces: ClusterTraces | None = None  # ... on the cluster, undone once every broker serves
+    control_traces: ClusterTraces | None = None  # ... on the control node, undone before any SSH
+
+    def __post_init__(self) -> None:
+        wrong = {f: action for f, action in self.history_f.items() if action not in (START, STOP)}
+        if wrong or set(self.history_f.values()) != {START, STOP}:
+            raise ValueError(f"fault kind {self.name}: history_f must map each f to {START!r} or "
+                             f"{STOP!r}, with at least one of each: {dict(self.history_f)}")
+
+    @property
+    def in_all(self) -> bool:
+        return self.by_name_only is None
