@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "report": "harness.commands.report:report",
     "index": "harness.commands.serve:index",
     "serve": "harness.commands.serve:serve",
+    "probe": "harness.commands.probe:probe",
 }
 
 

@@ -1,0 +1,126 @@
+"""`logtrial probe late-batch|txn-version|stale-offset-fetch`: the findings' probes
+(harness/probes/, docs/findings.md), each reproducing one finding on demand.
+
+Exit codes: 0 the probe saw nothing wrong; 1 it saw its finding (late-batch: a round
+lost B, read A or was not ok; stale-offset-fetch: the consumer did not start at the
+committed offset); 2 (CRASHED) the probe itself failed; 3 bad input (no such cluster,
+a bad option). The probes' own modules load only when one runs: `logtrial probe
+--help` starts no client."""
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import TYPE_CHECKING, Callable, NoReturn
+
+import click
+
+from clusters.local import LocalCluster, LocalClusterError
+from harness.probes.late_batch_timing import LIBRDKAFKA_LIFT_S
+
+if TYPE_CHECKING:
+    from clusters.cluster import Cluster
+
+CRASHED = 2  # not a verdict: exit 1 means the probe saw its finding
+
+
+def local_inventory(ctx: click.Context, param: click.Parameter, name: str) -> str:
+    """NAME's inventory, or a usage error (exit 3) naming the cluster."""
+    try:
+        local = LocalCluster(name)
+    except LocalClusterError as e:
+        raise click.BadParameter(str(e), ctx, param) from None
+    if not local.inventory_path.exists():
+        raise click.BadParameter(f"no local cluster {name!r} (no {local.inventory_path}); start one "
+                                 f"with `logtrial cluster up --name {name}`", ctx, param)
+    return str(local.inventory_path)
+
+
+cluster_argument = click.argument("inventory", metavar="NAME", callback=local_inventory)
+
+
+def exit_with(probe_run: Callable[[], int]) -> NoReturn:
+    """Exits with the probe's code, or CRASHED with the traceback if it raised: a
+    crash must not read as a finding."""
+    try:
+        code = probe_run()
+    except Exception:  # noqa: BLE001 - printed, and told apart from a finding by its exit code
+        click.echo("error: the probe failed", err=True)
+        traceback.print_exc()
+        code = CRASHED
+    sys.exit(code)
+
+
+def on_cluster(inventory: str, probe_run: Callable[[Cluster], int]) -> NoReturn:
+    """`probe_run` on the opened cluster; opening it may crash too (SSH, a stopped broker)."""
+    from clusters.cluster import Cluster  # SSH and the clients: only when a probe runs
+
+    def opened() -> int:
+        with Cluster.open(inventory) as cluster:
+            return probe_run(cluster)
+    exit_with(opened)
+
+
+@click.group()
+def probe() -> None:
+    """Reproduce one finding of docs/findings.md on demand.
+
+    Each probe prints what it saw; exit 0 nothing wrong, 1 the finding seen, 2 the probe
+    itself failed, 3 bad input."""
+
+
+@probe.command("late-batch", short_help="Where a batch held past its abort lands (txn).")
+@cluster_argument
+@click.argument("rounds", type=click.IntRange(min=1), default=1, required=False)
+@click.option("--client", type=click.Choice(("librdkafka", "java")), default="librdkafka", show_default=True,
+              help="The producer: librdkafka (confluent-kafka) or Kafka's Java client of the "
+                   "cluster's version (workloads/java_client/).")
+@click.option("--lift-after", type=float, default=LIBRDKAFKA_LIFT_S, show_default=True,
+              help="java: lift the hold this many seconds after A began (by default as librdkafka's "
+                   "round lifts it); past 2 x the op timeout, the abort's max.block.ms passes first.")
+@click.option("--debug-log", type=click.Path(dir_okay=False), help="Write librdkafka's debug log to this file.")
+@click.option("--until-lost", is_flag=True, help="Stop at the first round that lost B or read A.")
+def late_batch(inventory: str, rounds: int, client: str, lift_after: float, debug_log: str | None,
+               until_lost: bool) -> NoReturn:
+    """Where does a transaction's batch land when it reaches the leader only after the
+    client gave up on it, aborted, and began its next transaction? ROUNDS rounds (default 1) on
+    the local cluster NAME, each with a fresh topic whose leader is held by client-delay.
+
+    Prints each round's steps, its partition's log and a verdict: B LOST / A READ, A'S
+    SEQUENCE GIVEN TO B, ok, or INCONCLUSIVE. Exit 1 if any round was not ok
+    (harness/probes/late_batch.py tells more)."""
+    if client == "java" and debug_log:
+        raise click.UsageError("--debug-log is librdkafka's")
+    from harness.probes import late_batch as probe_module  # loads the clients: only when run
+
+    on_cluster(inventory, lambda cluster: probe_module.run(cluster, rounds, debug_log, until_lost,
+                                                           client, lift_after))
+
+
+@probe.command("txn-version", short_help="Which client really uses transaction.version 2.")
+@cluster_argument
+@click.argument("level", type=click.Choice(("1", "2")), default="2", required=False, metavar="[LEVEL]")
+@click.argument("transactions", type=click.IntRange(min=1), default=4, required=False)
+def txn_version(inventory: str, level: str, transactions: int) -> NoReturn:
+    """Finalizes transaction.version LEVEL (1 or 2; default 2) on the local cluster NAME (Kafka 4.x),
+    commits TRANSACTIONS (default 4) one-send transactions with each client, and prints each
+    client's request versions (from the brokers' request logs) and the producer epochs
+    of its batches and markers, read on a broker. Exit 0.
+
+    (harness/probes/txn_version.py tells more.)"""
+    from harness.probes import txn_version as probe_module  # loads the clients: only when run
+
+    on_cluster(inventory, lambda cluster: probe_module.run(cluster, int(level), transactions))
+
+
+@probe.command("stale-offset-fetch", short_help="librdkafka's consumer rewind to offset 0.")
+@click.argument("bootstrap", metavar="HOST:PORT")
+def stale_offset_fetch(bootstrap: str) -> NoReturn:
+    """A read_committed consumer assigns a partition while an open transaction holds its
+    group's offset, assigns again, and the transaction commits: prints the committed
+    offset and the first offset polled. Exit 0 if they are equal, 1 if the consumer
+    rewound. Plain confluent-kafka calls against the broker HOST:PORT.
+
+    (harness/probes/stale_offset_fetch.py tells more.)"""
+    from harness.probes import stale_offset_fetch as probe_module  # loads the client: only when run
+
+    exit_with(lambda: probe_module.run(bootstrap))
