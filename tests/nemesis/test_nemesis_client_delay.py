@@ -20,6 +20,8 @@ from confluent_kafka.admin import AdminClient
 from checkers.history.stream import raw_events
 from clusters.kafka_admin import (TRANSACTION_VERSION, elect_preferred, finalized_feature, partition_states,
                                   reassign, wait_replicated)
+from harness.probes.coordinator import coordinator_id, java_string_hash
+from harness.probes.late_batch_setup import set_up
 from harness.runner import TestOptions, run_test
 from nemesis import client_delay
 from nemesis.client_delay import ClientDelayFault
@@ -117,8 +119,8 @@ def test_the_targeted_scenario_records_its_holds_and_replays(cluster, tmp_path):
 
 
 def run_probe(local_cluster, *args: str) -> subprocess.CompletedProcess:
-    """scripts/txn_late_batch_probe.py on the shared cluster."""
-    return subprocess.run([sys.executable, "scripts/txn_late_batch_probe.py", local_cluster.name, *args],
+    """`logtrial probe late-batch` on the shared cluster."""
+    return subprocess.run([sys.executable, "-m", "harness.cli", "probe", "late-batch", local_cluster.name, *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=600,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
@@ -195,7 +197,6 @@ def test_the_probe_names_the_coordinator_the_cluster_names(cluster):
     reckoning of each id's coordinator must be the cluster's, for ids whose hashCode is
     negative too (a masked sign bit once named the wrong broker for those, and the
     probe's aborts then never ended)."""
-    from scripts.txn_late_batch_probe import coordinator_id, java_string_hash
     bootstrap = cluster.db.bootstrap_servers()
     admin = AdminClient({"bootstrap.servers": bootstrap})
     ids = [f"{n}-probe-coordinator" for n in range(10)]
@@ -219,7 +220,6 @@ def test_the_probe_places_its_topic_away_from_the_coordinator_wherever_leaders_s
     """After a few broker kills one broker may lead every partition of
     __transaction_state (a fresh-clone CI run met it). The probe must still find a leader
     to hold that is not the coordinator: it places its topic instead of hoping."""
-    from scripts.txn_late_batch_probe import coordinator_id, set_up
     cluster = healed_cluster
     lead = cluster.db.node_id("n3")
     before = lead_every_transaction_state_partition(cluster, lead)

@@ -12,6 +12,7 @@ from checkers.history.stream import raw_events
 from checkers.history.wellformed import wellformedness_problems
 from clusters.kafka_admin import TRANSACTION_VERSION, finalized_feature, set_transaction_version
 from clusters.kafka_versions import resolve
+from harness.probes.txn_version import epochs_bumped_per_transaction, probe
 from harness.runner import run_test
 from harness.test_options import TestOptions
 from workloads.errors import ERROR_TABLE
@@ -120,7 +121,6 @@ def test_java_client_transactions_on_transaction_version_2(txn_version_restored,
 def test_which_client_uses_transaction_version_2_as_the_log_shows(txn_version_restored, level):
     cluster = txn_version_restored
     """docs/findings.md: the commit markers' producer epochs, read on a broker."""
-    from scripts.txn_version_probe import epochs_bumped_per_transaction, probe
     assert set_transaction_version(cluster, cluster.inventory.nodes[0].name, level) == level
     found = probe(cluster, count=3)
     assert epochs_bumped_per_transaction(found["java"]) == (level == 2)

@@ -107,7 +107,7 @@ def test_assign_starts_at_the_committed_offset_or_the_beginning(workload):
 
 def test_assign_while_a_transaction_holds_the_offsets_starts_at_the_offset_committed_so_far(workload):
     """The sequence that makes librdkafka's own lookup start at offset 0
-    (scripts/librdkafka_stale_offset_fetch.py): assign while the offsets are
+    (`logtrial probe stale-offset-fetch`): assign while the offsets are
     unstable, assign again, the transaction commits."""
     keys = [KEY_WITH_COMMIT, KEY_WITHOUT]
     commit(workload, KEY_WITH_COMMIT, COMMITTED)
