@@ -2,7 +2,8 @@
 
 A YAML file (format in docs/inventory.md). Local clusters write one on `cluster up`;
 users with real machines write their own. Every error names the file, the node and
-the field, so a typo is found without reading code.
+the field, so a typo is found without reading code. Whether `db:` names a system and
+the nodes' roles are its, clusters/systems.py checks (kind_of) when the cluster opens.
 """
 from __future__ import annotations
 
@@ -15,10 +16,9 @@ from typing import Any
 import yaml
 
 NODE_FIELDS = ("name", "host", "port", "user", "key_file", "host_key", "home", "local", "role")
-# the systems under test an inventory may name (`db:`), the first the default; and
-# the roles a node may have beside being a broker, per system
-DATABASES = ("kafka", "tansu")
-ROLES = {"kafka": (), "tansu": ("storage",)}
+# the system under test of an inventory without `db:` (every inventory before there
+# were others); which systems and roles there are is clusters/systems.py's to check
+DEFAULT_DB = "kafka"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 FINGERPRINT_PATTERN = re.compile(r"^SHA256:[A-Za-z0-9+/]{43}=?$")
 
@@ -47,7 +47,7 @@ class Node:
     host_key: str | None  # "SHA256:..." fingerprint of the node's sshd host key
     home: str  # directory on the node for data, config, logs and pid files
     local: bool = False  # the node shares this machine's filesystem (jars need no upload)
-    role: str | None = None  # None: a broker; "storage": tansu's PostgreSQL node
+    role: str | None = None  # None: a broker; else the node its system runs beside (tansu: "storage")
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class Inventory:
     nodes: tuple[Node, ...]
     path: str | None = None  # file it was read from (for error messages)
     settings: dict[str, str] = field(default_factory=dict)  # database settings overrides
-    db: str = DATABASES[0]  # the system under test: "kafka" or "tansu"
+    db: str = DEFAULT_DB  # the system under test (clusters/systems.py checks it names one)
 
     def node(self, name: str) -> Node:
         for node in self.nodes:
@@ -109,27 +109,11 @@ def parse_inventory(data: Any, path: str | None = None) -> Inventory:
     settings = data.get("settings") or {}
     if not isinstance(settings, dict):
         raise InventoryError("must be a mapping of key: value", path, field="settings")
-    db = data.get("db", DATABASES[0])
-    if db not in DATABASES:
-        raise InventoryError(f"must be one of {', '.join(DATABASES)}, got {db!r}", path, field="db")
-    _check_roles(nodes, db, path)
+    db = data.get("db", DEFAULT_DB)
+    if not isinstance(db, str):
+        raise InventoryError(f"must be the name of a system, got {db!r}", path, field="db")
     return Inventory(name=name, nodes=nodes, path=path,
                      settings={str(k): str(v) for k, v in settings.items()}, db=db)
-
-
-def _check_roles(nodes: tuple[Node, ...], db: str, path: str | None) -> None:
-    """Each role the system knows, on one node (tansu: one PostgreSQL node), and brokers."""
-    for node in nodes:
-        if node.role is not None and node.role not in ROLES[db]:
-            known = ", ".join(ROLES[db]) or "none (every node is a broker)"
-            raise InventoryError(f"{db} nodes have no role {node.role!r} (roles: {known})", path, node.name, "role")
-    for role in ROLES[db]:
-        holders = [n.name for n in nodes if n.role == role]
-        if len(holders) != 1:
-            raise InventoryError(f"{db} needs exactly one node with role: {role}, found "
-                                 f"{len(holders)} ({', '.join(holders) or 'none'})", path, field="role")
-    if not any(n.role is None for n in nodes):
-        raise InventoryError("needs at least one broker (a node without a role)", path, field="nodes")
 
 
 def _parse_node(raw: Any, index: int, defaults: dict, path: str | None) -> Node:
@@ -216,7 +200,7 @@ def inventory_to_dict(inv: Inventory) -> dict:
             entry["role"] = node.role
         nodes.append(entry)
     data: dict[str, Any] = {"name": inv.name, "nodes": nodes}
-    if inv.db != DATABASES[0]:
+    if inv.db != DEFAULT_DB:
         data["db"] = inv.db
     if inv.settings:
         data["settings"] = dict(inv.settings)

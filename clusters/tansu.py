@@ -13,8 +13,8 @@ Clock (libfaketime preloaded into `setpriv` is set up as root and cannot be used
 the PostgreSQL server it becomes, so the storage node's clock cannot be skewed the
 way the brokers' could; a clock fault that skewed only some nodes would be recorded
 as skewing all of them), Versions (one pinned release), Membership (no KRaft, no
-reassignment), Ensemble, ProducerState. `client_features` says what tansu does of
-Kafka's producer API (docs/findings.md, tansu)."""
+reassignment), Ensemble, ProducerState. Its SystemKind (clusters/tansu_system.py) says what
+tansu does of Kafka's producer API (docs/findings.md, tansu)."""
 from __future__ import annotations
 
 import shlex
@@ -32,13 +32,7 @@ STORAGE_ROLE = "storage"
 
 
 class TansuDB:
-    system = "tansu"
     version = TANSU_VERSION
-    # Kafka client features the harness may use against it, found by trying
-    # (docs/findings.md, tansu); a database without this attribute has them all.
-    # Not "transactions" (librdkafka cannot commit: no EndTxn it takes), nor
-    # "latest-offset-read-committed" (its query needs PostgreSQL 16, Debian has 15)
-    client_features: frozenset[str] = frozenset({"idempotence"})
 
     def __init__(self, inventory: Inventory, ssh: SSHPool, settings: dict | None = None) -> None:
         self.inventory, self.ssh = inventory, ssh

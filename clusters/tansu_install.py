@@ -1,22 +1,25 @@
 """tansu, built once from crates.io into the cache, and its PostgreSQL schema.
 
 `cargo install tansu --version 0.6.0 --features postgres --locked` into
-<cache>/tansu-<version>-build/bin/tansu. `--locked` is needed: resolved afresh
-today, two versions of deadpool meet and `PoolError` does not convert; the crate's
-own lock file builds. The first build took about 20 minutes wall and 25
-CPU-minutes on the 2-core development machine (docs/cluster.md); afterwards the
-cached binary is reused. Concurrent callers take a file lock, and a build writes its
-log to <cache>/build-logs/tansu-<version>.log and its exit code beside it (.rc).
+<cache>/tansu-<version>-<key>/bin/tansu, where <key> is a digest of the features
+and cargo's profile variables (PROFILE): a build with other flags goes into a
+directory of its own and is never taken for this one. `--locked` is needed:
+resolved afresh today, two versions of deadpool meet and `PoolError` does not
+convert; the crate's own lock file builds. The build takes EXPECTED_BUILD
+(docs/cluster.md), on first use (`--db tansu`) or by `make tansu`; afterwards the
+cached binary is reused. Concurrent callers take a file lock, and a build writes
+its log to <cache>/build-logs/<build dir>.log and its exit code beside it (.rc).
 
 The PostgreSQL schema is derived from the DDL the built crate ships
-(clusters/tansu_schema.py) into <cache>/tansu-<version>-build/postgres-schema.sql.
+(clusters/tansu_schema.py) into <build dir>/postgres-schema.sql.
 
-Usage: python3 -m clusters.tansu_install   (Makefile: `make install`)
+Usage: python3 -m clusters.tansu_install   (Makefile: `make tansu`)
 Standard library only: it runs before the venv exists.
 """
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
@@ -25,20 +28,30 @@ import time
 from pathlib import Path
 
 from clusters.kafka_versions import cache_root
+from clusters.system_kind import InstallError
 from clusters.tansu_schema import SchemaError, postgres_schema, storage_crate_dir
 
 TANSU_VERSION = "0.6.0"
 FEATURES = "postgres"
 SCHEMA_FILE = "postgres-schema.sql"
 POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")  # Debian's postgresql-15
+# cargo's profile variables for the build (CARGO_PROFILE_RELEASE_*); part of the key
+PROFILE: dict[str, str] = {}
+EXPECTED_BUILD = "about 29 min on 2 cores"
 
 
-class TansuInstallError(RuntimeError):
+class TansuInstallError(InstallError):
     """tansu could not be built or its schema derived; says where the log is."""
 
 
+def build_key() -> str:
+    """What the build's flags make of it, as a short digest: features and profile."""
+    flags = " ".join([f"--features={FEATURES}", "--locked", *sorted(f"{k}={v}" for k, v in PROFILE.items())])
+    return hashlib.sha256(flags.encode()).hexdigest()[:10]
+
+
 def build_dir(version: str = TANSU_VERSION) -> Path:
-    return cache_root() / f"tansu-{version}-build"
+    return cache_root() / f"tansu-{version}-{build_key()}"
 
 
 def binary(version: str = TANSU_VERSION) -> Path:
@@ -50,7 +63,7 @@ def schema_path(version: str = TANSU_VERSION) -> Path:
 
 
 def log_path(version: str = TANSU_VERSION) -> Path:
-    return cache_root() / "build-logs" / f"tansu-{version}.log"
+    return cache_root() / "build-logs" / f"{build_dir(version).name}.log"
 
 
 def cargo_home() -> Path:
@@ -66,11 +79,22 @@ def ensure_installed(version: str = TANSU_VERSION, say=print) -> Path:
     milliseconds; a schema from an older translation is never used)."""
     build_dir(version).mkdir(parents=True, exist_ok=True)
     with open(build_dir(version).parent / f".tansu-{version}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        _lock(lock, version, say)
         if not os.access(binary(version), os.X_OK):  # another process may have built it meanwhile
             _build(version, say)
         write_schema(version)
     return binary(version)
+
+
+def _lock(lock, version: str, say) -> None:
+    """The build's lock; if another process holds it (a build under way), says so first."""
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        if not os.access(binary(version), os.X_OK):
+            say(f"tansu {version}: another process is building it ({EXPECTED_BUILD}); waiting; "
+                f"log {log_path(version)}")
+        fcntl.flock(lock, fcntl.LOCK_EX)
 
 
 def write_schema(version: str = TANSU_VERSION) -> Path:
@@ -91,11 +115,12 @@ def _build(version: str, say) -> None:
         raise TansuInstallError("cargo not found (install Rust: rustup or Debian's cargo) to build tansu")
     log = log_path(version)
     log.parent.mkdir(parents=True, exist_ok=True)
-    say(f"tansu {version}: building with cargo install --locked (about 20 min on 2 cores); log {log}")
+    say(f"tansu {version}: building it once with cargo install ({EXPECTED_BUILD}); log {log}")
     started = time.monotonic()
     with open(log, "w") as out:
         result = subprocess.run(["nice", cargo, "install", "tansu", "--version", version, "--features", FEATURES,
-                                 "--locked", "--root", str(build_dir(version))], stdout=out, stderr=subprocess.STDOUT)
+                                 "--locked", "--root", str(build_dir(version))], stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, **PROFILE})
     log.with_suffix(".rc").write_text(f"{result.returncode}\n")
     if result.returncode != 0 or not os.access(binary(version), os.X_OK):
         raise TansuInstallError(f"cargo install tansu {version} failed (exit {result.returncode}); see {log}")

@@ -15,7 +15,7 @@ from clusters.inventory import Inventory
 from clusters.local import port_open
 from clusters.node_process import NodeProcess
 from clusters.ssh import SSHPool
-from clusters.tansu_install import TANSU_VERSION, binary
+from clusters.tansu_install import TANSU_VERSION, binary, build_dir
 
 CLIENT_PORT = 9092
 NODE_ID = 111  # tansu_broker::NODE_ID: every broker's id
@@ -56,10 +56,11 @@ class TansuBroker(NodeProcess):
         return f"{self.dir(node)}/tansu.log"
 
     def binary(self, node: str) -> str:
-        """The cache's binary on a node that shares this machine's disk, else an uploaded copy."""
+        """The cache's binary on a node that shares this machine's disk, else an uploaded
+        copy, in a directory named as the cache's (a build with other flags is another copy)."""
         if self.inventory.node(node).local:
             return str(binary())
-        return f"{self.inventory.node(node).home}/tansu-{TANSU_VERSION}/tansu"
+        return f"{self.inventory.node(node).home}/{build_dir().name}/tansu"
 
     def address(self, node: str) -> str:
         return f"{self.inventory.node(node).host}:{CLIENT_PORT}"

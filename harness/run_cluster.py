@@ -15,7 +15,7 @@ from clusters.kafka_versions import resolve
 from clusters.local import DEFAULT_NAME, LocalCluster
 from clusters.pinning import ClientPins, local_cluster_of
 from clusters.reconfigure import restart_if_reconfigured
-from clusters.systems import for_system, local_node_count, system_of
+from clusters.systems import DEFAULT_SYSTEM, for_system, kind_of, system_kind, system_of
 from harness.test_options import ClusterSpec
 from harness.test_record import TestRecord
 
@@ -39,6 +39,7 @@ class ClusterSession:
         if spec.bootstrap_servers:
             return spec.bootstrap_servers
         from clusters.cluster import Cluster  # loads confluent_kafka: only when needed
+        self._ensure_installed()
         inventory_path = self._bring_up_local(spec.local) if spec.local else spec.nodes_file
         if not spec.local:
             self._record_where({"inventory": str(Path(inventory_path).resolve())})
@@ -51,6 +52,15 @@ class ClusterSession:
             self._set_txn_version(spec.txn_version)
         self.record["nodes"] = [n.name for n in self.cluster.inventory.nodes]
         return self.cluster.db.bootstrap_servers()
+
+    def _ensure_installed(self) -> None:
+        """What the system needs built, before any node is touched: tansu's cargo build
+        on first use, with a line saying how long it takes and where its log is."""
+        if self.spec.nodes_file:
+            kind = kind_of(load_inventory(self.spec.nodes_file))
+        else:
+            kind = system_kind(self.spec.db or DEFAULT_SYSTEM)
+        kind.ensure_installed(self._say)
 
     def _record_system(self) -> None:
         """test.json's "db" (every system) and "kafka" (Kafka's release), and versions."""
@@ -85,18 +95,18 @@ class ClusterSession:
         right size was left running (--leave-db-running); its inventory."""
         local = LocalCluster(LOCAL_CLUSTER)
         self._record_where({"local": local.name, "state_root": str(local.root)})
-        wanted, system = self.spec.release_settings, self.spec.db or "kafka"
+        wanted, kind = self.spec.release_settings, system_kind(self.spec.db or DEFAULT_SYSTEM)
         if local.exists():
             left = load_inventory(local.inventory_path)
-            if len(left.nodes) != local_node_count(system, nodes) or left.db != system \
+            if len(left.nodes) != kind.local_nodes(nodes) or left.db != kind.name \
                     or _release_of(left.settings) != _release_of(wanted):
                 local.down()
         if not local.exists():
-            self._say(f"bringing up local cluster {LOCAL_CLUSTER} ({nodes} {system} nodes"
-                      + (" and its PostgreSQL node)" if system == "tansu" else ")"))
-            inventory = local.up(local_node_count(system, nodes))
+            beside = f" and its {kind.extra_node.runs} node" if kind.extra_node else ""
+            self._say(f"bringing up local cluster {LOCAL_CLUSTER} ({nodes} {kind.name} nodes{beside})")
+            inventory = local.up(kind.local_nodes(nodes))
             # the system and release travel with the inventory: a reused cluster says what it runs
-            write_inventory(for_system(inventory, system, wanted), local.inventory_path)
+            write_inventory(for_system(inventory, kind, wanted), local.inventory_path)
         self.local_cluster = local
         return str(local.inventory_path)
 

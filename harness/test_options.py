@@ -15,7 +15,7 @@ from checkers.options import CheckOptions
 from clusters.kafka_config import check_dynamic_quorum, release_settings
 from clusters.kafka_versions import resolve
 from clusters.pinning import local_cluster_of
-from clusters.systems import SYSTEMS
+from clusters.systems import DEFAULT_SYSTEM, SYSTEMS, system_kind
 from harness.flat import flat, flat_names, from_flat, replace_flat, to_flat
 from results import store
 from workloads.client_kinds import client_kind
@@ -79,7 +79,7 @@ class ClusterSpec:
                              "existing Kafka at --bootstrap-servers runs what it runs")
         if self.db not in (None, *SYSTEMS):
             raise ValueError(f"--db {self.db}: unknown system (known: {', '.join(SYSTEMS)})")
-        if self.db not in (None, "kafka"):
+        if not system_kind(self.db or DEFAULT_SYSTEM).kafka_release:
             self._check_not_kafka()
             return
         if self.kafka_version or self.kafka_mode or self.dynamic_quorum:
@@ -255,7 +255,7 @@ def test_name(options: TestOptions) -> str:
              (cluster.pin_clients, "pinned"), (cluster.dynamic_quorum, "dynamic-quorum"),
              (s.client != "librdkafka", s.client), (cluster.txn_version is not None, f"tv{cluster.txn_version}")]
     parts += [label for on, label in flags if on]
-    if cluster.db not in (None, "kafka"):
+    if cluster.db not in (None, DEFAULT_SYSTEM):
         parts.append(cluster.db)
     if cluster.kafka_version or cluster.kafka_mode:
         parts.append("-".join(["kafka", cluster.kafka_version or "default", cluster.kafka_mode or ""]).rstrip("-"))

@@ -208,14 +208,13 @@ def read_run(run_dir: Path, store: Path | None = None) -> RunSummary:
 
 
 def release_of(test: dict) -> str | None:
-    """"3.0.0 zk" from test.json's "kafka" (absent before versions were recorded), or
-    "tansu 0.6.0" from its "db" for another system."""
-    db = test.get("db")
-    if isinstance(db, dict) and db.get("system") not in (None, "kafka"):
-        return f"{db['system']} {db.get('version', '?')}"
-    kafka = test.get("kafka")
+    """"3.0.0 zk" from test.json's "kafka" (a Kafka release; absent before versions were
+    recorded), or "tansu 0.6.0" from its "db" for a system without Kafka's releases."""
+    kafka, db = test.get("kafka"), test.get("db")
     if isinstance(kafka, dict) and kafka.get("version"):
         return " ".join(str(kafka[k]) for k in ("version", "mode") if kafka.get(k))
+    if isinstance(db, dict) and db.get("system"):
+        return f"{db['system']} {db.get('version', '?')}"
     return None
 
 

@@ -1,33 +1,45 @@
 """Shared fixtures live in tests/fixtures/, one module per resource, so that a
 cluster and a Spark session are each brought up once per test session."""
 
-import random
+import os
 
 import pytest
 
+pytest.register_assert_rewrite("tests.fixtures")  # imported here before pytest_plugins loads them
+from tests.fixtures.builds import BUILD_FIXTURES, builds_needed, is_built, start_in_background  # noqa: E402
+
 pytest_plugins = [
+    "tests.fixtures.builds",
     "tests.fixtures.cluster",
     "tests.fixtures.spark",
 ]
 
 
 # `make test` runs pytest-xdist workers (Makefile). Most tests share out freely;
-# two groups each stay on one worker, in order:
+# three groups each stay on one worker, in order:
 # - every test of the shared cluster (its fixture is per worker and the cluster
 #   is named, so two workers must never both bring it up);
 # - the tests that bring up clusters of their own (interrupted runs, other Kafka
 #   versions, fresh clusters): they mostly wait on brokers and faults, so they
-#   run beside the shared cluster's tests instead of after them.
+#   run beside the shared cluster's tests instead of after them;
+# - the tests that need a one-time build (tansu's cargo build, tests/fixtures/builds.py),
+#   run last: collection starts the builds they need in the background, so on a
+#   fresh machine the build overlaps the rest of the suite (under `nice`, it takes
+#   what the tests leave of the cores) and is done, or nearly, when they start.
+#   xdist's loadgroup hands out groups in collection order, hence last in it.
 SHARED_CLUSTER_GROUP = "shared-cluster"
 OWN_CLUSTERS_GROUP = "own-clusters"
+AFTER_BUILDS_GROUP = "after-builds"
 SHARED_CLUSTER_FIXTURES = {"local_cluster"}  # cluster and healed_cluster depend on it
 OWN_CLUSTER_FIXTURES = {"fresh_cluster", "zookeeper_cluster", "dynamic_quorum_cluster"}
-OWN_CLUSTER_MODULES = {"test_interrupted_runs.py", "test_kafka_versions.py", "test_tansu_cluster.py"}
+OWN_CLUSTER_MODULES = {"test_interrupted_runs.py", "test_kafka_versions.py"}
 
 
 def cluster_group(item: pytest.Item) -> str | None:
     """The xdist group a test must run in, or None if it can go anywhere."""
     fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & BUILD_FIXTURES.keys():
+        return AFTER_BUILDS_GROUP
     if fixtures & SHARED_CLUSTER_FIXTURES:
         return SHARED_CLUSTER_GROUP
     if (fixtures & OWN_CLUSTER_FIXTURES or item.get_closest_marker("own_cluster")
@@ -36,33 +48,23 @@ def cluster_group(item: pytest.Item) -> str | None:
     return None
 
 
-def pytest_addoption(parser) -> None:
-    parser.addoption("--order-seed", type=int, default=None,
-                     help="run the tests in an order shuffled by this seed (each xdist group keeps "
-                          "its tests on one worker, in the shuffled order): a test that depends "
-                          "on what an earlier one left on the shared cluster shows up")
-
-
-def shuffled(items: list[pytest.Item], rng: random.Random) -> list[pytest.Item]:
-    """The modules in a random order, and each module's tests too. A module's tests stay
-    together, so its module-scoped fixtures (a Spark cluster, a checked history) are still
-    made once."""
-    modules: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
-    order = list(modules.values())
-    rng.shuffle(order)
-    for tests in order:
-        rng.shuffle(tests)
-    return [item for tests in order for item in tests]
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(config, items) -> None:
-    seed = config.getoption("--order-seed")
-    if seed is not None:
-        items[:] = shuffled(items, random.Random(seed))
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config, items):
+    # the groups, before xdist's own hook reads them
     for item in items:
         group = cluster_group(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+    yield
+    # after every other plugin's reordering and deselection: the builds' tests last
+    after = [item for item in items if cluster_group(item) == AFTER_BUILDS_GROUP]
+    items[:] = [item for item in items if cluster_group(item) != AFTER_BUILDS_GROUP] + after
+    # every xdist worker collects the same tests: the first one starts the builds
+    if after and not config.option.collectonly and os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0":
+        start_in_background(builds_needed(name for item in after for name in item.fixturenames))
+
+
+def pytest_report_header(config) -> list[str]:
+    """Which builds are missing, and what becomes of the tests that need them."""
+    return [f"{kind.name}: {kind.install_state()[1]}; the tests that need it start the build in the "
+            f"background and run last" for kind in BUILD_FIXTURES.values() if not is_built(kind)]

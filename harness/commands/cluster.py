@@ -19,7 +19,8 @@ from clusters.kafka_config import check_dynamic_quorum, parse_settings, release_
 from clusters.kafka_versions import KafkaVersionError, resolve
 from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
 from clusters.ssh import SSHError, SSHPool
-from clusters.systems import SYSTEMS, for_system, local_node_count, open_database, system_of
+from clusters.system_kind import InstallError, SystemKind
+from clusters.systems import DEFAULT_SYSTEM, SYSTEMS, for_system, kind_of, open_database, system_kind, system_of
 from harness.kafka_options import kafka_release_options
 from harness.test_options import check_txn_version
 from nemesis.control_link import ControlLinkError
@@ -101,7 +102,7 @@ def cluster() -> None:
 @cluster.command()
 @up_name_option
 @inventory_option
-@click.option("--db", "system", type=click.Choice(SYSTEMS), default=SYSTEMS[0], show_default=True,
+@click.option("--db", "system", type=click.Choice(SYSTEMS), default=DEFAULT_SYSTEM, show_default=True,
               help="The system under test on a local cluster (an inventory names its own: `db:`).")
 @click.option("--nodes", default=3, show_default=True, type=int,
               help="Local brokers (1-9; tansu: 1-8, plus its PostgreSQL node).")
@@ -118,21 +119,28 @@ def up(name: str, inventory_path: str | None, system: str, nodes: int, subnet: s
        dynamic_quorum: bool, txn_version: int | None, insecure_host_keys: bool) -> None:
     """Create a local cluster (or use --inventory) and start its system on every node."""
     try:
-        overrides, label = _up_settings(system, settings, kafka_version, kafka_mode, dynamic_quorum)
+        kind = kind_of(load_inventory(inventory_path)) if inventory_path else system_kind(system)
+        overrides, label = _up_settings(kind, settings, kafka_version, kafka_mode, dynamic_quorum)
         if txn_version is not None:
-            if system != "kafka":
-                raise ValueError(f"--txn-version is Kafka's own, not for --db {system}")
+            if not kind.kafka_release:
+                raise ValueError(f"--txn-version is Kafka's own, not for --db {kind.name}")
             check_txn_version(txn_version, resolve(kafka_version, kafka_mode))
-    except ValueError as e:  # KafkaVersionError names the version and mode
+    except ValueError as e:  # KafkaVersionError names the version and mode, InventoryError the file
         fail(str(e), exit_codes.BAD_INPUT)
+    try:
+        kind.ensure_installed(click.echo)  # tansu: a cargo build on first use
+    except InstallError as e:
+        fail(str(e))
+    except KeyboardInterrupt:
+        fail("interrupted", exit_codes.INTERRUPTED)
     started = time.monotonic()
     local = None if inventory_path else LocalCluster(name)
     try:
         if local:
-            inventory = local.up(nodes=local_node_count(system, nodes), subnet=subnet)
+            inventory = local.up(nodes=kind.local_nodes(nodes), subnet=subnet)
             inventory_path = str(local.inventory_path)
             # the system and settings travel with the inventory, so later set-ups use the same
-            write_inventory(for_system(inventory, system, overrides), inventory_path)
+            write_inventory(for_system(inventory, kind, overrides), inventory_path)
         # a user's inventory is not rewritten: the settings land in each node's config
         with Cluster.open(inventory_path, insecure_host_keys=insecure_host_keys,
                           db_settings=overrides) as opened:
@@ -157,15 +165,15 @@ def up(name: str, inventory_path: str | None, system: str, nodes: int, subnet: s
     click.echo(f"  bootstrap: {','.join(f'{n.host}:9092' for n in loaded.nodes if n.role is None)}")
 
 
-def _up_settings(system: str, settings: tuple[str, ...], kafka_version: str | None, kafka_mode: str | None,
+def _up_settings(kind: SystemKind, settings: tuple[str, ...], kafka_version: str | None, kafka_mode: str | None,
                  dynamic_quorum: bool) -> tuple[dict[str, str], str | None]:
     """The settings `up` writes into the inventory and, for Kafka, the release's label
     (checked before anything is created); ValueError names what is wrong."""
     overrides = parse_settings(settings)
-    if system != "kafka":
+    if not kind.kafka_release:
         if kafka_version or kafka_mode or dynamic_quorum:
             raise ValueError(f"--kafka-version, --kafka-mode and --dynamic-quorum choose a Kafka release; "
-                             f"--db {system} runs its one pinned release")
+                             f"--db {kind.name} runs its one pinned release")
         return overrides, None
     release = resolve(kafka_version, kafka_mode)
     if dynamic_quorum:
@@ -246,6 +254,7 @@ def _status(target: Target, insecure_host_keys: bool) -> bool:
     path = target.inventory_path
     try:
         inventory = load_inventory(path)
+        roles = bool(kind_of(inventory).roles)  # a role column where nodes are not all brokers
     except (InventoryError, KafkaVersionError) as e:
         fail(str(e), exit_codes.BAD_INPUT)
     ssh = SSHPool(inventory, insecure_host_keys=insecure_host_keys, connect_timeout=5)
@@ -260,7 +269,7 @@ def _status(target: Target, insecure_host_keys: bool) -> bool:
     healthy = True
     label = db.release.label if isinstance(db, Versions) else " ".join(system_of(db))
     click.echo(f"cluster {inventory.name} ({path}): {label}")
-    click.echo(f"  {'node':6} {'address':16} {'ssh':12} {'broker' if inventory.db == 'kafka' else 'role: state'}")
+    click.echo(f"  {'node':6} {'address':16} {'ssh':12} {'role: state' if roles else 'broker'}")
     for node in inventory.nodes:
         try:
             if unreachable[node.name]:
@@ -277,7 +286,7 @@ def _status(target: Target, insecure_host_keys: bool) -> bool:
                 state += (f" (netns {'present' if ns.netns else 'MISSING'}, "
                           f"sshd {'running' if ns.sshd else 'NOT RUNNING'})")
         healthy &= reach == "reachable" and state == "running"
-        role = f"{node.role or 'broker'}: " if inventory.db != "kafka" else ""
+        role = f"{node.role or 'broker'}: " if roles else ""
         click.echo(f"  {node.name:6} {node.host:16} {reach:12} {role}{state}")
     ssh.close()
     return healthy

@@ -19,6 +19,7 @@ from clusters.kafka_config import DEFAULT_JVM_OPTS, KAFKA_VERSION, kafka_cache_d
 from clusters.kafka_install import is_installed
 from clusters.kafka_versions import KRAFT, RELEASE_PATTERN, KafkaRelease, cache_root, resolve, version_tuple
 from clusters.inventory import InventoryError
+from clusters.systems import KINDS
 from harness.commands.cluster import fail, insecure_option, inventory_option
 from harness.commands.doctor_check import Check
 from harness.commands.doctor_nodes import check_nodes
@@ -92,12 +93,11 @@ def check_other_versions() -> Check:
     return Check("kafka versions cached", True, ", ".join(cached) or "none", required=False)
 
 
-def check_tansu() -> Check:
-    """tansu (--db tansu): built once by `make tansu`; Kafka runs need none of it."""
-    from clusters import tansu_install
-    ok = tansu_install.is_installed()
-    where = tansu_install.binary() if ok else "not built (make tansu; about 20 min the first time)"
-    return Check(f"tansu {tansu_install.TANSU_VERSION}", ok, str(where), required=False)
+def check_system_builds() -> list[Check]:
+    """What the other systems under test need built (tansu: on first use of --db tansu,
+    or `make tansu`); runs of the default system need none of it."""
+    return [Check(f"{kind.name} build", *kind.install_state(), required=False)
+            for kind in KINDS.values() if kind.install_state is not None]
 
 
 def check_class_archives() -> list[Check]:
@@ -123,7 +123,7 @@ def check_root() -> Check:
 
 def run_checks() -> list[Check]:
     return [check_root(), *check_tools(), check_java(), check_faketime_jvm(),
-            check_kafka_cache(), check_other_versions(), check_tansu(), *check_python(), *check_class_archives()]
+            check_kafka_cache(), check_other_versions(), *check_system_builds(), *check_python(), *check_class_archives()]
 
 
 def print_checks(checks: list[Check], indent: str = "  ") -> list[str]:

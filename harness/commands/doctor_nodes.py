@@ -9,7 +9,8 @@ from pathlib import Path
 from clusters.faketime import LIBRARY as FAKETIME_LIB
 from clusters.inventory import load_inventory
 from clusters.ssh import NodeSession, SSHError, SSHPool
-from clusters.tansu_install import POSTGRES_BIN
+from clusters.system_kind import SystemKind, Tools
+from clusters.systems import kind_of
 from harness.commands.doctor_check import Check
 from nemesis.packet_detect import detect as detect_packet_paths
 
@@ -21,21 +22,16 @@ NODE_TOOLS = {
     "python3": ("packet delay and client-delay (the NFQUEUE holder)", False),
     "tc": ("packet rate limits and netem (iproute2)", False),
 }
-# what a node of each system and role runs besides (tansu's brokers get their binary
-# uploaded by the install, so they need nothing more)
-SYSTEM_TOOLS = {
-    ("kafka", None): {"java": ("Kafka brokers (Java 17 or later)", True)},
-    ("tansu", "storage"): {str(POSTGRES_BIN / "postgres"): ("tansu's storage node (postgresql-15)", True)},
-}
 PRESENT = "present"
 
 
-def node_tools(system: str, role: str | None) -> dict[str, tuple[str, bool]]:
-    """The tools a node needs: every node's, and its system's for its role."""
-    return {**NODE_TOOLS, **SYSTEM_TOOLS.get((system, role if system == "tansu" else None), {})}
+def node_tools(kind: SystemKind, role: str | None) -> Tools:
+    """The tools a node needs: every node's, and what its system runs on a node of its
+    role (SystemKind.node_tools)."""
+    return {**NODE_TOOLS, **kind.node_tools(role)}
 
 
-def tools_script(tools: dict[str, tuple[str, bool]]) -> str:
+def tools_script(tools: Tools) -> str:
     """One remote command that prints `name path` per tool found, and the library."""
     lookups = [f"p=$(command -v {t} || ls /usr/sbin/{t} /sbin/{t} 2>/dev/null | head -1); "
                f"echo {t} ${{p:-none}}" for t in tools]
@@ -48,14 +44,14 @@ def parse_tools(stdout: str) -> dict[str, str]:
     return dict(line.split(" ", 1) for line in stdout.splitlines() if " " in line)
 
 
-def node_checks(session: NodeSession, tools: dict[str, tuple[str, bool]]) -> list[Check]:
+def node_checks(session: NodeSession, tools: Tools) -> list[Check]:
     """What one node has: its tools, libfaketime, and the path packet faults would take."""
     found = parse_tools(session.exec(tools_script(tools), timeout=30, check=False).stdout)
     return checks_from(found, detect_packet_paths(session), tools)
 
 
 def checks_from(found: dict[str, str], paths: dict,
-                tools: dict[str, tuple[str, bool]]) -> list[Check]:
+                tools: Tools) -> list[Check]:
     """The report's lines for what a node was found to have (`parse_tools`, and
     nemesis/packet_detect.py's `detect`)."""
     checks = []
@@ -75,12 +71,13 @@ def checks_from(found: dict[str, str], paths: dict,
 def check_nodes(inventory_path: str | Path, insecure_host_keys: bool = False) -> dict[str, list[Check]]:
     """Every node's checks; a node that cannot be reached gets one failed check saying why."""
     inventory = load_inventory(inventory_path)
+    kind = kind_of(inventory)
     pool = SSHPool(inventory, insecure_host_keys=insecure_host_keys)
     results: dict[str, list[Check]] = {}
     try:
         for node in inventory.nodes:
             try:
-                results[node.name] = node_checks(pool[node.name], node_tools(inventory.db, node.role))
+                results[node.name] = node_checks(pool[node.name], node_tools(kind, node.role))
             except SSHError as e:
                 results[node.name] = [Check("ssh", False, str(e))]
     finally:

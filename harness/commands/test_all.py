@@ -14,7 +14,8 @@ import click
 from click.core import ParameterSource
 
 from clusters import exit_codes
-from clusters.systems import SYSTEMS, features_of
+from clusters.system_kind import InstallError
+from clusters.systems import DEFAULT_SYSTEM, SYSTEMS, system_kind
 from harness.check_cli import check_options
 from harness.kafka_options import kafka_versions_option
 from harness.matrix_journal import JOURNAL, Finished, Journal, mark_abandoned
@@ -67,7 +68,7 @@ def matrix(workloads: list[str], nemeses: list[str], txn: str, test_count: int,
 
 def txn_choices(txn: str, db: str | None) -> tuple[bool, ...]:
     """--txn's settings on one system: off only where it has no transactions."""
-    features = features_of(db or "kafka")
+    features = system_kind(db or DEFAULT_SYSTEM).client_features
     if features is not None and "transactions" not in features:
         return (False,)
     return TXN_CHOICES[txn]
@@ -214,6 +215,7 @@ def run_matrix(journal: Journal | None, workloads: str, nemeses: str, txn: str, 
     cells = bad_input_exits(lambda: matrix(split_list(workloads), split_list(nemeses) or ["none"], txn, test_count,
                                            versions, [QUORUMS[q] for q in quorum_names], client_names, systems))
     validate_all(base, cells)
+    install_systems(systems)
     recorded = [journal_cell(cell) for cell in cells]
     if journal is None:
         journal = Journal.start(store, {"workloads": workloads, "nemeses": nemeses, "txn": txn,
@@ -239,6 +241,20 @@ def run_matrix(journal: Journal | None, workloads: str, nemeses: str, txn: str, 
     if store.is_dir():
         click.echo(f"index: {write_static_index(store)}")
     sys.exit(exit_code(runs))
+
+
+def install_systems(systems: list[str]) -> None:
+    """What the --dbs axis's systems need built, before the first cell: a matrix does
+    not run its Kafka cells for an hour to find then that tansu cannot be built."""
+    try:
+        for name in systems:
+            system_kind(name).ensure_installed(click.echo)
+    except InstallError as e:
+        click.echo(f"logtrial test-all: {e}", err=True)
+        sys.exit(exit_codes.HARNESS_ERROR)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(exit_codes.INTERRUPTED)
 
 
 def known_only(option: str, names: list[str], known) -> None:

@@ -1,8 +1,9 @@
 """tansu on PostgreSQL through the same database seam as Kafka: a real local cluster of
 two tansu brokers and their PostgreSQL node (`<shared name>-tansu`, brought up once
 for this module), a checked queue run on it, a heal after kills and a partition, the
-refusals of what tansu cannot do, and a `down` that leaves nothing behind. tansu must
-be built (`make install` does it, or reuses the cache): a missing build fails here."""
+refusals of what tansu cannot do, and a `down` that leaves nothing behind. The tests
+that need tansu built ask for `tansu_built` (tests/fixtures/builds.py): the session
+starts the build in the background and runs them last (tests/conftest.py)."""
 from __future__ import annotations
 
 import json
@@ -15,9 +16,10 @@ import pytest
 from clusters.cluster import Cluster
 from clusters.inventory import InventoryError, parse_inventory, write_inventory
 from clusters.local import LocalCluster, list_netns
-from clusters.systems import for_system, local_node_count
+from clusters.systems import for_system, kind_of
 from clusters.tansu import TansuDB
-from clusters.tansu_install import cargo_home, is_installed
+from clusters.tansu_install import cargo_home
+from clusters.tansu_system import TANSU
 from clusters.tansu_schema import postgres_schema, storage_crate_dir
 from harness.commands.test_all import cell_label, matrix, options_for
 from harness.runner import TestOptions, run_test
@@ -30,13 +32,12 @@ BROKERS = 2  # two brokers share the storage node: enough to kill one and keep s
 
 
 @pytest.fixture(scope="module")
-def tansu() -> tuple[LocalCluster, Cluster]:
-    assert is_installed(), "tansu is not built: run scripts/install-tansu.sh (make install does)"
+def tansu(tansu_built) -> tuple[LocalCluster, Cluster]:
     local = LocalCluster(f"{shared_cluster_name()}-tansu")
     local.down()  # a stale cluster of this name from a crashed run
     try:
-        inventory = local.up(nodes=local_node_count("tansu", BROKERS))
-        write_inventory(for_system(inventory, "tansu", {}), local.inventory_path)
+        inventory = local.up(nodes=TANSU.local_nodes(BROKERS))
+        write_inventory(for_system(inventory, TANSU, {}), local.inventory_path)
         with Cluster.open(local.inventory_path) as opened:
             yield local, opened
     finally:
@@ -44,7 +45,7 @@ def tansu() -> tuple[LocalCluster, Cluster]:
 
 
 # -- without a cluster -------------------------------------------------------------------------
-def test_schema_is_derived_from_the_built_crate_for_postgresql():
+def test_schema_is_derived_from_the_built_crate_for_postgresql(tansu_built):
     ddl = postgres_schema(storage_crate_dir(cargo_home(), "0.6.0"))
     assert "autoincrement" not in ddl and " blob" not in ddl and "datetime" not in ddl
     # the types tansu's engine binds (a binary COPY of INT8 offsets, TIMESTAMPTZ) and the
@@ -62,17 +63,23 @@ def _inventory(db: str, roles: list[str | None]) -> dict:
         for i, r in enumerate(roles, 1)]}
 
 
+def _kind(db: str, roles: list[str | None]):
+    return kind_of(parse_inventory(_inventory(db, roles), "c.yaml"))
+
+
 def test_inventory_names_the_system_and_its_storage_node():
     inventory = parse_inventory(_inventory("tansu", [None, None, "storage"]), "c.yaml")
-    assert inventory.db == "tansu" and inventory.nodes_with_role("storage") == ["n3"]
-    assert parse_inventory(_inventory("kafka", [None]), "c.yaml").db == "kafka"
+    assert kind_of(inventory) is TANSU and inventory.nodes_with_role("storage") == ["n3"]
+    assert _kind("kafka", [None]).name == "kafka"
     with pytest.raises(InventoryError, match=r"inventory c.yaml, field 'role': tansu needs exactly one node "
                                              r"with role: storage, found 0"):
-        parse_inventory(_inventory("tansu", [None, None]), "c.yaml")
+        _kind("tansu", [None, None])
     with pytest.raises(InventoryError, match=r"node n2, field 'role': kafka nodes have no role 'storage'"):
-        parse_inventory(_inventory("kafka", [None, "storage"]), "c.yaml")
+        _kind("kafka", [None, "storage"])
     with pytest.raises(InventoryError, match=r"field 'db': must be one of kafka, tansu, got 'redpanda'"):
-        parse_inventory(_inventory("redpanda", [None]), "c.yaml")
+        _kind("redpanda", [None])
+    with pytest.raises(InventoryError, match=r"field 'nodes': needs at least one broker"):
+        _kind("tansu", ["storage"])
 
 
 def test_kafka_options_name_no_tansu_release():

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from clusters import exit_codes
 from clusters.local import LocalCluster, link_exists, list_netns
+from clusters.systems import system_kind
 from harness.cli import main
 from harness.commands.doctor_nodes import checks_from, node_tools
 
@@ -180,7 +181,7 @@ def test_doctor_refuses_an_inventory_that_is_not_one(tmp_path):
 def test_a_node_without_java_is_named_missing_what_needs_it():
     checks = checks_from({"java": "none", "iptables": "/usr/sbin/iptables"},
                          {"path": "netem", "netem": True, "htb": True, "nfqueue": False},
-                         node_tools("kafka", None))
+                         node_tools(system_kind("kafka"), None))
     java = next(c for c in checks if c.what == "java")
     assert not java.ok and java.required and "Kafka brokers" in java.detail
     assert next(c for c in checks if c.what == "iptables").ok
@@ -188,7 +189,8 @@ def test_a_node_without_java_is_named_missing_what_needs_it():
 
 
 def test_a_tansu_storage_node_needs_postgresql_and_its_brokers_no_java():
-    storage, broker = node_tools("tansu", "storage"), node_tools("tansu", None)
+    tansu = system_kind("tansu")
+    storage, broker = node_tools(tansu, "storage"), node_tools(tansu, None)
     assert "java" not in storage and "java" not in broker
     postgres = next(t for t in storage if t.endswith("/postgres"))
     assert postgres not in broker and storage[postgres][1]
