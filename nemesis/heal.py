@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 
 from clusters.cluster import HEAL_BOUND, Cluster
+from clusters.cluster_lock import heal_lock
 from clusters.db import DatabaseError
-from clusters.inventory import Inventory
+from clusters.inventory import Inventory, load_inventory
 from clusters.restarts import NodesNotRevived
 from clusters.ssh import SSHError
 from nemesis import control_link
@@ -57,6 +59,18 @@ def heal_control_node(inventory: Inventory) -> list[str]:
     while the control-link fault had cut a node's SSH link leaves the cut in place, and
     connecting to the cluster would fail on it."""
     return control_link.undo_link_traces(inventory)
+
+
+def heal_inventory(inventory_path: str | Path, insecure_host_keys: bool = False,
+                   bound: float = HEAL_BOUND) -> list[str]:
+    """The heal every caller outside a run uses (`cluster heal`, the watchdog, `test-all
+    --resume`): the control node's cuts first, then the cluster opened and healed until
+    healed or `bound`. One heal of a cluster at a time on this machine. Raises
+    ClusterNotHealed, SSHError, DatabaseError, or InventoryError for a bad inventory."""
+    with heal_lock(inventory_path):
+        actions = heal_control_node(load_inventory(Path(inventory_path)))
+        with Cluster.open(inventory_path, insecure_host_keys, start=False) as cluster:
+            return actions + heal_until_healed(cluster, bound)
 
 
 def heal(cluster: Cluster, deadline: float | None = None) -> list[str]:

@@ -295,26 +295,24 @@ def cell_row(base, cell: Cell, index: int, journal: Journal, store: Path):
 
 def heal_left_faults(base) -> None:
     """Before a resumed matrix runs again: the faults the killed run left on its
-    cluster (the inventory's, or the local cluster if it is still there), healed; a
-    cluster that cannot be is a harness error (exit 4), said with what is left."""
-    from clusters.cluster import Cluster  # loads confluent_kafka: only when needed
-    from clusters.cluster_lock import heal_lock
-    from clusters.db import DatabaseError
+    cluster (the inventory's, or the local cluster if it is still there), healed as
+    `cluster heal` heals (a control-link cut first: every SSH connection fails on it);
+    a cluster that cannot be is a harness error (exit 4), said with what is left."""
+    from clusters.db import DatabaseError  # loads confluent_kafka: only when needed
+    from clusters.inventory import InventoryError
     from clusters.local import LocalCluster
     from clusters.ssh import SSHError
     from harness.run_cluster import LOCAL_CLUSTER
-    from nemesis.heal import ClusterNotHealed, heal_until_healed
+    from nemesis.heal import ClusterNotHealed, heal_inventory
     spec = base.cluster
     local = LocalCluster(LOCAL_CLUSTER) if spec.local else None
     inventory = spec.nodes_file or (local.inventory_path if local and local.inventory_path.exists() else None)
     if inventory is None:
         return
     try:
-        with heal_lock(inventory), \
-                Cluster.open(inventory, insecure_host_keys=spec.insecure_host_keys, start=False) as cluster:
-            for action in heal_until_healed(cluster):
-                click.echo(f"  {action}", err=True)
-    except (ClusterNotHealed, SSHError, DatabaseError) as e:
+        for action in heal_inventory(inventory, insecure_host_keys=spec.insecure_host_keys):
+            click.echo(f"  {action}", err=True)
+    except (ClusterNotHealed, SSHError, DatabaseError, InventoryError) as e:
         click.echo(f"logtrial test-all: the cluster of the interrupted run ({inventory}) could not be "
                    f"healed: {e}", err=True)
         sys.exit(exit_codes.HARNESS_ERROR)

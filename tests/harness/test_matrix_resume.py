@@ -4,6 +4,8 @@ healed cluster), the third run, and the JUnit XML and summary cover all three.""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -15,6 +17,7 @@ import pytest
 from checkers.history.stream import raw_events
 from clusters import exit_codes
 from harness.matrix_journal import JOURNAL
+from nemesis.control_link import cut_nodes, restore
 from results.runs import list_runs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,3 +102,63 @@ def test_resume_takes_its_options_from_the_journal_and_names_what_is_wrong(tmp_p
     done = logtrial("test-all", "--resume", str(tmp_path))
     assert done.returncode == exit_codes.BAD_INPUT
     assert f"{tmp_path / JOURNAL}: options this logtrial does not have: warp" in done.stderr
+
+
+def children(pid: int) -> list[int]:
+    """The processes `pid` started (its watchdog among them), from /proc."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+def kill_with_children(proc: subprocess.Popen) -> None:
+    """SIGKILL to the process's children first (a watchdog would heal at its parent's
+    death), then to it."""
+    for child in children(proc.pid):
+        try:
+            os.kill(child, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.kill()
+    proc.wait()
+
+
+def cut_struck(store: Path) -> bool:
+    """The control-link fault has cut a node's SSH link (its start is recorded)."""
+    histories = store.glob("*control-link*/*/history.jsonl")
+    return any(e["process"] == "nemesis" and e["f"] == "cut-control-link" and e["type"] == "info"
+               for h in histories for e in raw_events(h))
+
+
+@pytest.mark.cluster
+@pytest.mark.slow
+def test_a_matrix_killed_while_a_control_link_was_cut_resumes(healed_cluster, tmp_path):
+    """The cut lives in this machine's OUTPUT chain and outlives the killed matrix; every
+    SSH connection to that node fails on it, so the resumed matrix must restore it before
+    its heal connects (as `cluster heal` does: one heal for every caller)."""
+    store = tmp_path / "store"
+    command = [sys.executable, "-m", "harness.cli", "test-all", "--nodes-file", str(healed_cluster.inventory.path),
+               "--leave-db-running", "--store", str(store), "--workloads", "queue", "--nemeses", "control-link",
+               "--txn", "off", "--time-limit", "20", "--recovery-time", "1",
+               "--final-time-limit", "20", "--rate", "20", "--concurrency", "2", "--nemesis-interval", "2",
+               "--engine", "local", "--seed", "5"]
+    with open(tmp_path / "first.log", "w") as out:
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 300
+            while not cut_struck(store):
+                assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "first.log").read_text()
+                time.sleep(0.2)
+        finally:
+            kill_with_children(proc)  # the control node dies, its watchdog too: the cut stays
+    assert cut_nodes(healed_cluster.inventory), "the killed matrix left no cut: nothing to test"
+    try:
+        done = logtrial("test-all", "--resume", str(store))
+    finally:
+        restore(healed_cluster.inventory)  # whatever happened, the shared cluster's link is back
+    output = done.stdout + done.stderr
+    assert done.returncode in (exit_codes.VALID, exit_codes.INVALID, exit_codes.UNKNOWN), output
+    assert "restored the control node's SSH link" in done.stderr, output
+    assert "[1/1] queue nemesis=control-link txn=off (run again" in done.stderr, output
+    assert journal(store)["running"] is None and not unfinished(store)
