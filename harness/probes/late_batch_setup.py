@@ -47,7 +47,8 @@ def set_up(cluster: Cluster) -> RoundSetup:
     brokers = sorted(admin.list_topics(timeout=10).brokers)
     leader_id = next(b for b in brokers if b != coordinator)
     replicas = [leader_id, *(b for b in brokers if b != leader_id)]
-    admin.create_topics([NewTopic(topic, replica_assignment=[replicas],
+    # librdkafka refuses a replica assignment beside the default partition count (-1)
+    admin.create_topics([NewTopic(topic, num_partitions=1, replica_assignment=[replicas],
                                   config={"min.insync.replicas": "2"})])[topic].result()
     wait_for_leader(admin, topic, leader_id)
     return RoundSetup(bootstrap, topic, cluster.inventory.node_names[leader_id - 1], txn_id)
