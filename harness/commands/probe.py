@@ -77,7 +77,7 @@ def probe() -> None:
 @click.option("--lift-after", type=float, default=LIBRDKAFKA_LIFT_S, show_default=True,
               help="java: lift the hold this many seconds after A began (by default as librdkafka's "
                    "round lifts it); past 2 x the op timeout, the abort's max.block.ms passes first.")
-@click.option("--debug-log", type=click.Path(dir_okay=False), help="Write librdkafka's debug log to this file.")
+@click.option("--debug-log", type=click.Path(dir_okay=False), help="Append librdkafka's debug log (eos, msg, protocol) to this file.")
 @click.option("--until-lost", is_flag=True, help="Stop at the first round that lost B or read A.")
 def late_batch(inventory: str, rounds: int, client: str, lift_after: float, debug_log: str | None,
                until_lost: bool) -> NoReturn:

@@ -41,9 +41,9 @@ producer ids, epochs and sequence numbers each request carried.
 """
 from __future__ import annotations
 
-import logging
 import time
 import uuid
+from contextlib import nullcontext
 
 from confluent_kafka import Consumer, TopicPartition
 
@@ -53,6 +53,7 @@ from harness.probes.late_batch_java import java_steps
 from harness.probes.late_batch_librdkafka import librdkafka_steps
 from harness.probes.late_batch_setup import set_up
 from harness.probes.late_batch_timing import LIBRDKAFKA_LIFT_S
+from harness.probes.librdkafka_log import stderr_appended_to
 from workloads.java_client.pool import JvmPool
 
 CLIENTS = ("librdkafka", "java")
@@ -120,10 +121,14 @@ def lost_or_read(verdict: str) -> bool:
 
 def run(cluster: Cluster, rounds: int, debug_log: str | None = None, until_lost: bool = False,
         client: str = "librdkafka", lift_after: float = LIBRDKAFKA_LIFT_S) -> int:
-    """Up to `rounds` rounds; 0 if every round was ok, else 1."""
-    if debug_log:
-        logging.basicConfig(filename=debug_log, level=logging.DEBUG,
-                            format="%(asctime)s %(message)s")
+    """Up to `rounds` rounds; 0 if every round was ok, else 1. With `debug_log`,
+    librdkafka's debug log is appended to that file."""
+    with stderr_appended_to(debug_log) if debug_log else nullcontext():
+        return _rounds(cluster, rounds, bool(debug_log), until_lost, client, lift_after)
+
+
+def _rounds(cluster: Cluster, rounds: int, debug: bool, until_lost: bool, client: str,
+            lift_after: float) -> int:
     verdicts = []
     pool = None
     if client == "java":
@@ -132,7 +137,7 @@ def run(cluster: Cluster, rounds: int, debug_log: str | None = None, until_lost:
               f"Kafka {cluster.db.release.version}", flush=True)
     try:
         for i in range(rounds):
-            verdicts.append(one_round(cluster, i, debug=bool(debug_log), client=client,
+            verdicts.append(one_round(cluster, i, debug=debug, client=client,
                                       pool=pool, lift_after=lift_after))
             if until_lost and lost_or_read(verdicts[-1]):
                 break

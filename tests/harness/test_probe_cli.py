@@ -70,3 +70,18 @@ def test_a_crashed_probe_exits_crashed_with_its_traceback(capsys):
     assert exited.value.code == CRASHED != 1
     err = capsys.readouterr().err
     assert "the probe failed" in err and "RuntimeError: the cluster went away" in err
+
+
+def test_the_debug_log_file_gets_librdkafkas_own_log_lines(tmp_path):
+    """librdkafka writes its log to fd 2 itself (Python's logging never sees it): the
+    probe's --debug-log redirects that, and gives stderr back after."""
+    from confluent_kafka import Producer
+
+    from harness.probes.librdkafka_log import stderr_appended_to
+
+    log = tmp_path / "debug.log"
+    with stderr_appended_to(str(log)):
+        producer = Producer({"bootstrap.servers": "127.0.0.1:1", "debug": "broker"})
+        producer.poll(0.5)
+        del producer
+    assert "|BROKER|" in log.read_text()
