@@ -92,3 +92,10 @@ def test_the_graph_sees_imports_inside_functions(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("def f():\n    from checkers.queue import local\n    import clusters.ssh\n")
     assert {"checkers.queue.local", "clusters.ssh"} <= imported_names(source, "checkers.m")
+
+
+def test_the_walk_covers_the_findings_probes():
+    """The probes were loose scripts once, outside the walk; in harness/probes/ they are in it."""
+    walked = set(module_files())
+    assert {"harness.commands.probe", "harness.probes.late_batch", "harness.probes.txn_version",
+            "harness.probes.stale_offset_fetch"} <= walked
