@@ -134,4 +134,7 @@ KIND = FaultKind(
                                  "the op timeout (the late batch, docs/findings.md)",
     make=lambda context: ClientDelayFault(context.resolve_role, context.op_timeout_s or DEFAULT_OP_TIMEOUT_S),
     history_f={START_F: START, STOP_F: STOP}, params=("target", "hold_factor"), node_traces=TRACES,
+    # a held request lands late or never; what was acknowledged is replicated as ever
+    # (a late batch's outcome was unknown to the client: info, not a lost write)
+    loses_data={START_F: None},
     by_name_only="a targeted scenario: it holds the clients' requests on purpose")

@@ -108,4 +108,7 @@ KIND = FaultKind(
     name="control-link", summary="cut the control node's SSH link to the targets, restore it later",
     make=lambda context: ControlLinkFault(context.resolve_role),
     history_f={CUT_F: START, RESTORE_F: STOP}, params=("target", "nodes"), control_traces=TRACES,
+    # only the control node's SSH to the nodes is cut: the cluster's and the clients' traffic
+    # is untouched
+    loses_data={CUT_F: None},
     by_name_only="it tests the harness, not Kafka")

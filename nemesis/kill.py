@@ -32,4 +32,8 @@ class KillFault(ProcessFault):
 KIND = FaultKind(
     name="kill", summary="SIGKILL the broker on the targets, start it again later",
     make=lambda context: KillFault(context.resolve_role),
-    history_f={"kill": START, "start": STOP}, params=("target", "nodes"), needs=Process)
+    history_f={"kill": START, "start": STOP}, params=("target", "nodes"), needs=Process,
+    # SIGKILL ends the process, not the machine: the page cache keeps what the broker (or
+    # PostgreSQL, under tansu) wrote, and acks=all with min ISR 2 has every acknowledged
+    # record on a second replica
+    loses_data={"kill": None})

@@ -4,8 +4,9 @@ Each fault module declares its kind (`KIND = FaultKind(...)`) beside its Fault c
 and nemesis/registry.py lists the kinds once. What used to be spread over tables in
 five files is read from here: the names `--nemesis` takes and what `all` means (the
 registry), the history `f` names a recorded schedule replays (nemesis/schedule.py), the
-database capability a run is refused without (harness/system_support.py), and the
-traces a heal undoes (nemesis/heal.py).
+database capability a run is refused without (harness/system_support.py), the
+traces a heal undoes (nemesis/heal.py), and whether a strike may lose acknowledged
+data, which each start's history event carries to the checkers (`declared`).
 """
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
     from clusters.cluster import Cluster
 
 START, STOP = "start", "stop"
+# what a start's history value says of its kind, beside where it struck (docs/history-format.md,
+# "Nemesis events"): the checkers learn from it which faults ran, without importing nemesis/
+FAULT_KEY, MAY_LOSE_DATA_KEY = "fault", "may_lose_data"
 
 
 def _no_roles(role: str) -> list[str]:
@@ -45,6 +49,10 @@ class FaultKind:
     make: Callable[[FaultContext], Fault]     # a fault object, which remembers what it struck
     history_f: Mapping[str, str]              # each history f it writes -> START or STOP
     params: tuple[str, ...]                   # what a recorded start must say, to be replayed
+    # each start f -> why a strike may lose acknowledged data at --safe settings (acks=all,
+    # min ISR 2, no unclean election); None: the system must lose nothing under it. Required,
+    # so that every kind says it.
+    loses_data: Mapping[str, str | None]
     needs: type | None = None                 # the database capability (clusters/db.py) its start needs
     by_name_only: str | None = None           # why `--nemesis all` leaves it out (None: all includes it)
     node_traces: NodeTraces | None = None     # what it leaves on a node, found and undone by a heal
@@ -56,6 +64,22 @@ class FaultKind:
         if wrong or set(self.history_f.values()) != {START, STOP}:
             raise ValueError(f"fault kind {self.name}: history_f must map each f to {START!r} or "
                              f"{STOP!r}, with at least one of each: {dict(self.history_f)}")
+        if set(self.loses_data) != set(self.start_fs):
+            raise ValueError(f"fault kind {self.name}: loses_data must say, for each start f "
+                             f"({', '.join(self.start_fs)}), why it may lose data or None: "
+                             f"{dict(self.loses_data)}")
+
+    @property
+    def start_fs(self) -> tuple[str, ...]:
+        return tuple(f for f, action in self.history_f.items() if action == START)
+
+    def declared(self, f: str, value: dict) -> dict:
+        """What the start event `f` with history value `value` says of its fault: the kind
+        and why this strike may lose acknowledged data (None: it may not). A strike that
+        changed nothing (`skipped`, as membership's on a cluster that cannot take it)
+        cannot have lost anything."""
+        why = None if value.get("skipped") else self.loses_data[f]
+        return {FAULT_KEY: self.name, MAY_LOSE_DATA_KEY: why}
 
     @property
     def in_all(self) -> bool:

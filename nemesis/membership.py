@@ -312,5 +312,17 @@ KIND = FaultKind(
     history_f={**{f: START for f in START_F.values()},
                **{f: STOP for f in (*STOP_F.values(), IDLE_STOP_F)}},
     params=("mode",), needs=Membership, cluster_traces=undo.TRACES,
+    loses_data={
+        START_F["remove-node"]: "wipes the broker's log dir: its replicas are gone until it copies "
+                                "them back, so a record that only it and the leader held is lost if "
+                                "the leader fails first (and in a static quorum a voter rejoins with "
+                                "an empty metadata log, docs/nemesis.md)",
+        # Kafka copies a partition to its new replicas before it drops old ones, and the
+        # fault never goes below min ISR 2
+        START_F["reassign"]: None,
+        # on a dynamic quorum the voter leaves with its log intact and a majority keeps what
+        # was committed; on a static one the strike is skipped
+        START_F["quorum"]: None,
+    },
     by_name_only="it wipes a node's log dir, a KRaft voter's included, which beside kill or pause "
                  "can lose what a static quorum committed (docs/nemesis.md)")

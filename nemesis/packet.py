@@ -113,5 +113,8 @@ KIND = FaultKind(
     name="packet", summary="delay, lose, duplicate or reorder packets on links between nodes",
     make=lambda context: PacketFault(context.resolve_role),
     history_f={START_F: START, STOP_F: STOP}, params=("target", "behaviour"),
+    # TCP retransmits what is lost or corrupted, and a follower holds only what it fetched
+    # and checked (CRC): a bad link slows replication, it deletes nothing
+    loses_data={START_F: None},
     node_traces=packet_traces.TRACES,
     by_name_only="it slows replication for whole intervals, so `all` runs stay as they were")

@@ -125,4 +125,7 @@ KIND = FaultKind(
     make=lambda context: PartitionFault(context.partition_clients,
                                         list(context.partition_shapes or shapes.SHAPES)),
     history_f={"start-partition": START, "stop-partition": STOP}, params=("shape", "grudge", "anchor"),
+    # with min ISR 2 and no unclean election a leader cut off from its followers cannot
+    # acknowledge alone, nor can a replica without an acknowledged record be elected
+    loses_data={"start-partition": None},
     node_traces=TRACES)

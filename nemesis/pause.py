@@ -42,4 +42,7 @@ KIND = FaultKind(
     name="pause", summary="SIGSTOP the broker on the targets, SIGCONT later",
     make=lambda context: PauseFault(context.resolve_role),
     history_f={"pause": START, "resume": STOP}, params=("target", "nodes"),
+    # a stopped process keeps its log, and with acks=all and min ISR 2 an acknowledged
+    # record is on a second replica: pausing any set of brokers only delays
+    loses_data={"pause": None},
     needs=Pause, node_traces=TRACES)

@@ -257,6 +257,15 @@ KIND = FaultKind(
     make=lambda context: ProducerStateFault(context.topics, heal_cluster=context.heal_cluster),
     history_f={**{f: START for f in START_F.values()}, STOP_F: STOP},
     params=("mode",),
+    loses_data={
+        START_F["truncate"]: "DeleteRecords moves the log start of every test partition to its "
+                             "high watermark: every record written so far is deleted on purpose",
+        START_F["retention"]: "retention.ms=1000 on the test topics: segments older than a second "
+                              "are deleted on purpose while it is in force",
+        # only the brokers' memory of idle producers goes, no record: a retried batch may be
+        # appended twice (idempotent-duplicate, docs/producer-state.md), none is lost
+        START_F["expire"]: None,
+    },
     needs=ProducerState,
     by_name_only="its truncate and retention modes delete records on purpose (expected lost-write and unseen)",
 )

@@ -3,6 +3,8 @@
 One thread per fault kind walks that kind's timeline (so a slow broker restart does
 not delay a partition), writing one nemesis event per action. A command that fails
 on a node is recorded (value.errors and the event's `error`) and the run goes on.
+A start's value also names its kind and whether it may lose acknowledged data
+(FaultKind.declared), which is how the checkers know what the faults may excuse.
 
 heal_all() is idempotent and shielded from Ctrl-C: the heal runs in its own thread
 and an interrupt only makes it say it is still healing (the interrupt is re-raised
@@ -19,7 +21,7 @@ from nemesis import schedule as sched
 from nemesis.client_delay import DEFAULT_OP_TIMEOUT_S
 from nemesis.heal import ClusterNotHealed, heal, heal_until_healed
 from nemesis.kind import FaultContext
-from nemesis.registry import make_faults
+from nemesis.registry import fault_kind, make_faults
 from nemesis.roles import RoleResolver
 from nemesis.schedule import START, Step
 
@@ -98,6 +100,8 @@ class NemesisRunner:
             log.warning("nemesis %s failed: %s", f, e)
             value = {**(step.params or {}), "errors": {"*": f"{type(e).__name__}: {e}"}}
         value = {**value, "at": step.at}
+        if step.action == START:  # the kind's word on data loss, for the checkers
+            value.update(fault_kind(step.fault).declared(f, value))
         self._record(f, value)
 
     def _record(self, f: str, value: dict) -> None:

@@ -20,13 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from nemesis.kind import START, STOP, FaultContext
+from nemesis.kind import FAULT_KEY, MAY_LOSE_DATA_KEY, START, STOP, FaultContext
 from nemesis.registry import BY_NAME, F_NAMES, make_faults
 
-# value keys that report what happened rather than what was planned
+# value keys that report what happened rather than what was planned (and the kind's
+# declaration, which a replay writes afresh)
 RESULT_KEYS = frozenset({"at", "errors", "observed_ms", "clients_cut_from",
                          "original", "skipped", "lagging", "broker_id", "kraft_version",
-                         "node", "leader", "voters", "mechanisms", "hold_ms"})
+                         "node", "leader", "voters", "mechanisms", "hold_ms",
+                         FAULT_KEY, MAY_LOSE_DATA_KEY})
 
 
 class ScheduleError(ValueError):
