@@ -77,13 +77,15 @@ def probe() -> None:
 @click.option("--lift-after", type=float, default=LIBRDKAFKA_LIFT_S, show_default=True,
               help="java: lift the hold this many seconds after A began (by default as librdkafka's "
                    "round lifts it); past 2 x the op timeout, the abort's max.block.ms passes first.")
-@click.option("--debug-log", type=click.Path(dir_okay=False), help="Append librdkafka's debug log (eos, msg, protocol) to this file.")
+@click.option("--debug-log", type=click.Path(dir_okay=False),
+              help="Append librdkafka's debug log (eos, msg, protocol) to this file.")
 @click.option("--until-lost", is_flag=True, help="Stop at the first round that lost B or read A.")
 def late_batch(inventory: str, rounds: int, client: str, lift_after: float, debug_log: str | None,
                until_lost: bool) -> NoReturn:
     """Where does a transaction's batch land when it reaches the leader only after the
-    client gave up on it, aborted, and began its next transaction? ROUNDS rounds (default 1) on
-    the local cluster NAME, each with a fresh topic whose leader is held by client-delay.
+    client gave up on it, aborted, and began its next transaction? ROUNDS rounds (default
+    1) on the local cluster NAME, each with a fresh topic whose leader is held by
+    client-delay.
 
     Prints each round's steps, its partition's log and a verdict: B LOST / A READ, A'S
     SEQUENCE GIVEN TO B, ok, or INCONCLUSIVE. Exit 1 if any round was not ok
@@ -101,10 +103,10 @@ def late_batch(inventory: str, rounds: int, client: str, lift_after: float, debu
 @click.argument("level", type=click.Choice(("1", "2")), default="2", required=False, metavar="[LEVEL]")
 @click.argument("transactions", type=click.IntRange(min=1), default=4, required=False)
 def txn_version(inventory: str, level: str, transactions: int) -> NoReturn:
-    """Finalizes transaction.version LEVEL (1 or 2; default 2) on the local cluster NAME (Kafka 4.x),
-    commits TRANSACTIONS (default 4) one-send transactions with each client, and prints each
-    client's request versions (from the brokers' request logs) and the producer epochs
-    of its batches and markers, read on a broker. Exit 0.
+    """Finalizes transaction.version LEVEL (1 or 2; default 2) on the local cluster NAME
+    (Kafka 4.x), commits TRANSACTIONS (default 4) one-send transactions with each client,
+    and prints each client's request versions (from the brokers' request logs) and the
+    producer epochs of its batches and markers, read on a broker. Exit 0.
 
     (harness/probes/txn_version.py tells more.)"""
     from harness.probes import txn_version as probe_module  # loads the clients: only when run

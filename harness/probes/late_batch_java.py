@@ -81,7 +81,7 @@ def java_steps(cluster: Cluster, setup: RoundSetup, round_no: int, pool: JvmPool
         outcome, started, end = b_txn["ends"][-1]
         commit = f"{outcome} in {end - started:.1f} s"
     warm_seen = warm.get("send", {}).get("offset", warm)
-    return Steps(held, b, commit, (f"warm-up offset {warm_seen}; hold lifted {lifted - a_began:.1f} s after A "
-                                   f"began (the lift took {lift_took:.1f} s); "
+    return Steps(held, b, commit, (f"warm-up offset {warm_seen}; hold lifted {lifted - a_began:.1f} s "
+                                   f"after A began (the lift took {lift_took:.1f} s); "
                                    f"A {describe_txn(a, lifted)}; B {describe_txn(b_txn, lifted)}, "
                                    f"commit {commit}"))

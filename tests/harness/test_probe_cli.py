@@ -13,7 +13,9 @@ from clusters import exit_codes
 from harness.cli import main
 from harness.commands.probe import CRASHED, exit_with
 
-PROBES = {"late-batch": "late_batch", "txn-version": "txn_version", "stale-offset-fetch": "stale_offset_fetch"}
+# command -> its module in harness/probes/
+PROBES = {"late-batch": "late_batch", "txn-version": "txn_version",
+          "stale-offset-fetch": "stale_offset_fetch"}
 
 
 def run(*args: str):
@@ -57,7 +59,8 @@ def test_an_invalid_cluster_name_is_bad_input(no_clusters):
 def test_the_debug_log_with_the_java_client_is_bad_input(no_clusters):
     (no_clusters / "probe").mkdir()
     (no_clusters / "probe" / "inventory.yaml").write_text("")  # never read: the options are refused first
-    result = run("probe", "late-batch", "probe", "--client", "java", "--debug-log", str(no_clusters / "d.log"))
+    result = run("probe", "late-batch", "probe", "--client", "java",
+                 "--debug-log", str(no_clusters / "d.log"))
     assert result.exit_code == exit_codes.BAD_INPUT and "--debug-log is librdkafka's" in result.output
 
 
