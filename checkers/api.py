@@ -9,10 +9,12 @@ import time
 from pathlib import Path
 
 from checkers.history.companion import companion_for, companion_path
+from checkers.history.fault_events import declared_starts
 from checkers.history.read import read_history
 from checkers.options import CheckOptionError, CheckOptions
 from checkers.progress import stage
 from checkers.registry import checker_for
+from checkers.verdict import faults
 
 ENGINES = ("auto", "local", "spark")
 # Up to this size a history bound for Spark is validated in-process first, so
@@ -113,6 +115,19 @@ def write_results(results: dict, out_dir: Path) -> Path:
     return path
 
 
+def judge_faults(history_path: Path, results: dict) -> dict | None:
+    """results.json's `faults` (checkers/verdict/faults.py) from the start events
+    that declare their fault; None for a history without any (an old one, or one
+    no fault struck), whose results stay as they were. Both engines' results get
+    it here, from the same fields, so they cannot disagree on it."""
+    with stage("reading faults"):
+        struck = faults.strikes(declared_starts(history_path))
+    if not struck:
+        return None
+    return faults.judge(results["valid"], results["bad_anomaly_types"], struck,
+                        results.get("stats", {}).get("end_time"))
+
+
 def check_history(history_path, workload: str = "queue", out_dir=None, spark_master=None,
                   engine: str = "auto", options: CheckOptions = CheckOptions()) -> dict:
     """Check the history at `history_path` (history.jsonl, its Parquet
@@ -132,6 +147,9 @@ def check_history(history_path, workload: str = "queue", out_dir=None, spark_mas
         results, how = _run_local(history_path, workload, options)
     else:
         results, how = _run_spark(history_path, out, spark_master, workload, options)
+    judged = judge_faults(history_path, results)
+    if judged is not None:
+        results["faults"] = judged
     results["workload"] = workload
     results["checker"] = {"history": str(history_path), **how,
                           "seconds": round(time.monotonic() - started, 3),

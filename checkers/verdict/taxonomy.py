@@ -9,7 +9,16 @@ it bad:
   model it implies forbids, see checkers/verdict/consistency.py);
 - `bad`: for types no model orders (the queue's), whether it makes a run
   invalid by default. `when_subscribed_ok` marks the types a consumer group's
-  rebalances excuse.
+  rebalances excuse;
+- `data_loss`: the types whose evidence is only that records known to exist
+  (acknowledged, or read before) are missing from reads, so a deleted record
+  accounts for them. A fault that deletes records on purpose may excuse these
+  and nothing else (checkers/verdict/faults.py). Not the types that need a
+  record to be present where it should not be (a duplicate, one offset with two
+  values, a read going back, an aborted read, a cycle): deleting records makes
+  none of those. Nor any list-append type: Elle reads a list that lost
+  elements as incompatible orders or dependency cycles, evidence that an
+  isolation failure gives as well.
 
 The `-process` / `-realtime` variants of the cycle types are derived, not
 written out: a cycle that needs process order is forbidden by the session
@@ -49,6 +58,7 @@ class AnomalyType:
     forbidden_by: tuple[str, ...] = ()    # list-append: weakest models forbidding it
     bad: bool = True                      # queue: invalid by default
     when_subscribed_ok: bool = False      # queue: excused once a consumer subscribes
+    data_loss: bool = False               # queue: a deleted record accounts for it
 
 
 _DECLARED = (
@@ -93,18 +103,20 @@ _DECLARED = (
     AnomalyType("inconsistent-offsets", QUEUE, "One offset of a key holds two different values, "
                 "as sends and polls saw it."),
     AnomalyType("lost-write", QUEUE, "An acknowledged send that no poll ever returned, although "
-                "polls read past its offset."),
+                "polls read past its offset.", data_loss=True),
     AnomalyType("unseen", QUEUE, "An acknowledged send that no poll returned by the end of the "
-                "test, above the highest offset polled on its key."),
+                "test, above the highest offset polled on its key.", data_loss=True),
     AnomalyType("precommitted-read", QUEUE, "A transaction polled its own send before it "
                 "committed."),
+    # the skips: a consumer whose position fell below a log start that a deletion moved
+    # resumes at the new log start, past the deleted records
     AnomalyType("poll-skip", QUEUE, "A consumer's next poll of a key began past offsets it had "
-                "not yet seen.", when_subscribed_ok=True),
+                "not yet seen.", when_subscribed_ok=True, data_loss=True),
     AnomalyType("nonmonotonic-poll", QUEUE, "A consumer's next poll of a key went back to or "
                 "before offsets it had already seen.", when_subscribed_ok=True),
     AnomalyType("assign-skip", QUEUE, "A consumer's first poll of a key after an assign began "
                 "past the offset the assign started it at, skipping offsets known to hold values "
-                "(the start is the assign's recorded `starts`)."),
+                "(the start is the assign's recorded `starts`).", data_loss=True),
     AnomalyType("assign-rewind", QUEUE, "A consumer's first poll of a key after an assign began "
                 "before the offset the assign started it at: the consumer went back on its own."),
     # not excused by subscribing: the evidence is the start the rebalance recorded, not the
@@ -112,13 +124,14 @@ _DECLARED = (
     AnomalyType("rebalance-skip", QUEUE, "A consumer's first poll of a key after a consumer-group "
                 "rebalance gave it the key began past the offset the rebalance started it at, "
                 "skipping offsets known to hold values (the start is the rebalance's recorded "
-                "start in `rebalance_log`)."),
+                "start in `rebalance_log`).", data_loss=True),
     AnomalyType("rebalance-rewind", QUEUE, "A consumer's first poll of a key after a consumer-group "
                 "rebalance gave it the key began before the offset the rebalance started it at: "
                 "the consumer went back on its own."),
     AnomalyType("partial-txn-read", QUEUE, "A consumer saw one part of a committed transaction's "
                 "sends and read a partition past another part without ever seeing it: the "
-                "transaction was visible only in part (a fractured read).", when_subscribed_ok=True),
+                "transaction was visible only in part (a fractured read).", when_subscribed_ok=True,
+                data_loss=True),   # the part never seen may have been deleted
     AnomalyType("int-poll-skip", QUEUE, "Within one poll, consecutive records of a key skipped "
                 "offsets known to hold values."),
     AnomalyType("int-nonmonotonic-poll", QUEUE, "Within one poll, records of a key went "

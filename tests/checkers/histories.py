@@ -58,6 +58,11 @@ class Builder:
         done = [["send", k, [o, v]] for k, o, v in key_offset_values] if type_ == "ok" else None
         return self.op(process, "send", inv, type_, done)
 
+    def nemesis(self, f: str, value: dict) -> int:
+        """A nemesis event (a start of a logtrial run's carries `fault` and `may_lose_data`)."""
+        self.events.append({"type": "info", "process": "nemesis", "f": f, "value": value})
+        return len(self.events) - 1
+
     def poll(self, process, *results: dict) -> tuple[int, int]:
         """One poll op; each result is {key: [(offset, value), ...]}."""
         done = [["poll", {str(k): [list(p) for p in pairs] for k, pairs in r.items()}] for r in results]
