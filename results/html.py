@@ -11,7 +11,8 @@ import json
 from typing import Any, Iterable
 from urllib.parse import quote
 
-VERDICT_COLOURS = {"valid": "#2e9c48", "invalid": "#d1342f", "unknown": "#e8a33d", "incomplete": "#888888"}
+VERDICT_COLOURS = {"valid": "#2e9c48", "invalid": "#d1342f", "unknown": "#e8a33d", "incomplete": "#888888",
+                   "expected-under-faults": "#6a4c93"}
 MAX_GENERIC_ITEMS = 50
 MAX_TEXT = 2000
 
@@ -37,6 +38,7 @@ ul.generic{margin:.2em 0;padding-left:1.2em} ul.generic li{margin:.1em 0}
 svg text{font-family:ui-monospace,Menlo,Consolas,monospace}
 .scroll{overflow-x:auto;max-width:100%}
 nav.links a{margin-right:1em}
+#faults p{margin:.3em 0}
 """
 
 

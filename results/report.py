@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from checkers.verdict.faults import EXPECTED
 from checkers.verdict.taxonomy import words_for
 from results.cycle_svg import cycle_svg
 from results.excerpts import MAX_REFERENCES, ExcerptCollector
@@ -96,11 +97,38 @@ def verdict_reason(summary: RunSummary, results: dict[str, Any]) -> str:
     return found
 
 
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def fault_row(kind: dict[str, Any]) -> list[str]:
+    """One fault kind in force: its start fs, each saying whether it may lose data and why."""
+    losing = kind.get("may_lose_data") if isinstance(kind.get("may_lose_data"), dict) else {}
+    starts = "<br>".join(
+        f"<code>{esc(f)}</code> " + (f"may lose data: {esc(losing[f])}" if f in losing else "must lose nothing")
+        for f in _strings(kind.get("f")))
+    return [f"<b>{esc(kind.get('fault', '?'))}</b>", esc(kind.get("strikes", "?")), starts]
+
+
+def faults_section(results: dict[str, Any]) -> str:
+    """Beside the verdict: which faults ran, which may lose data, and whether they explain
+    what was found (results.json `faults`; a run checked before it existed has none)."""
+    section = results.get("faults")
+    if not isinstance(section, dict):
+        return ""
+    expected = badge(EXPECTED) + " " if section.get("verdict") == EXPECTED else ""
+    in_force = section.get("in_force")
+    kinds = [k for k in in_force if isinstance(k, dict)] if isinstance(in_force, list) else []
+    return (f"<div id=faults><p>{expected}<span id=faults-why>{esc(section.get('explanation', ''))}</span></p>"
+            + table(["fault", "strikes", "starts"], [fault_row(k) for k in kinds]) + "</div>")
+
+
 def header_section(summary: RunSummary, results: dict[str, Any], run_dir: Path) -> str:
     why = verdict_reason(summary, results)
     links = " ".join(f"<a href='{href(name)}'>{esc(name)}</a>" for name in RUN_FILE_LINKS if (run_dir / name).exists())
     return (f"<h1>{esc(summary.name)} <span class=muted>{esc(summary.timestamp)}</span></h1>"
             f"<p id=verdict>{badge(summary.verdict, 'verdict')} <span id=verdict-why>{why}</span></p>"
+            + faults_section(results) +
             f"<p class=muted>{esc(system_label(summary.kafka)) + ' · ' if summary.kafka else ''}"
             f"workload {esc(summary.workload or '?')} · nemesis {esc(', '.join(summary.nemesis) or 'none')}"
             f" · duration {fmt_seconds(summary.duration_s)} · {esc(summary.ops if summary.ops is not None else '?')} ops"
@@ -228,7 +256,7 @@ def plots_section(timeline: Timeline, results: dict[str, Any], phases: list[Phas
 
 def stats_section(results: dict[str, Any], timeline: Timeline) -> str:
     counted = {"events": timeline.events, **{f"{k} completions": v for k, v in sorted(timeline.op_counts.items())}}
-    known = {"valid", "anomaly_types", "bad_anomaly_types", "anomalies", "stats", "series", "not_checked"}
+    known = {"valid", "anomaly_types", "bad_anomaly_types", "anomalies", "stats", "series", "not_checked", "faults"}
     other = {k: v for k, v in results.items() if k not in known}
     stats = results.get("stats")
     return ("<h2 id=stats>Statistics</h2>" + generic(counted)

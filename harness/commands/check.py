@@ -63,6 +63,8 @@ def summary(results: dict, path: Path) -> str:
     for kind, found in results["anomalies"].items():
         bad = "  (bad)" if kind in results["bad_anomaly_types"] else ""
         lines.append(f"  {kind}: {found['count']}{bad}")
+    if "faults" in results:  # which faults ran and what they explain (checkers/verdict/faults.py)
+        lines.append(f"faults: {results['faults']['verdict']}: {results['faults']['explanation']}")
     lines.append(f"results: {path}")
     return "\n".join(lines)
 

@@ -8,11 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from checkers.api import check_history
 from checkers.history.fault_events import declared_starts
 from checkers.verdict import faults
 from checkers.verdict.taxonomy import TYPES
+from clusters import exit_codes
+from harness.commands.check import check as check_command
 from tests.checkers.histories import Builder
 
 TRUNCATE_WHY = "DeleteRecords moves the log start of every test partition to its high watermark"
@@ -190,3 +193,11 @@ def test_declared_starts_are_found_across_block_boundaries_and_through_a_compani
     (companion / "_SOURCE.json").write_text('{"history": "history.jsonl"}')
     assert [(e["index"], e["f"]) for e in declared_starts(companion)] == expected
     assert declared_starts(tmp_path / "events.parquet") == []
+
+
+def test_logtrial_check_prints_it_and_still_exits_invalid(tmp_path):
+    """`valid` stays false, so does the exit status: a run that lost data never passes unseen."""
+    history = lost_write(TRUNCATE).write(tmp_path / "history.jsonl")
+    result = CliRunner().invoke(check_command, [str(history), "--engine", "local", "--out", str(tmp_path / "out")])
+    assert result.exit_code == exit_codes.INVALID, result.output
+    assert "faults: expected-under-faults: Faults that ran: producer-state." in result.output
