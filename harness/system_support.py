@@ -10,6 +10,7 @@ from clusters.db import Membership
 from clusters.systems import client_features, system_of
 from harness.test_options import TestOptions
 from nemesis.registry import fault_kind
+from nemesis.schedule import load_schedule
 from nemesis.targets import ROLE_TARGETS
 
 # targets resolved through a KRaft log dir or partition leadership
@@ -35,6 +36,14 @@ def _default_targets(targets: tuple[str, ...] | None) -> bool:
     return targets is None or tuple(targets) == tuple(DEFAULT_TARGETS)
 
 
+def struck_kinds(options: TestOptions) -> list[str]:
+    """The fault kinds the run will strike: a replayed schedule's own (the runner takes
+    them from it, whatever --nemesis says), else those asked for."""
+    if options.nemesis.schedule_file:
+        return sorted({step.fault for step in load_schedule(options.nemesis.schedule_file)})
+    return options.nemesis.active_kinds
+
+
 class Unsupported(ValueError):
     """The run asks for what the system under test cannot do; names both."""
 
@@ -42,7 +51,7 @@ class Unsupported(ValueError):
 def check_supported(db: object, options: TestOptions) -> None:
     """Unsupported naming the first fault, target or workload setting the database lacks."""
     system = " ".join(system_of(db))
-    for fault in options.nemesis.active_kinds:
+    for fault in struck_kinds(options):
         needed = fault_kind(fault).needs  # None: it acts on the nodes, not on the database
         if needed is not None and not isinstance(db, needed):
             raise Unsupported(f"--nemesis {fault} needs the {needed.__name__} capability, "

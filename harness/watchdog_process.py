@@ -34,14 +34,12 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from clusters.proc import is_stopped, start_time
+from harness.cluster_targets import Target, run_target
 from harness.watchdog import HEARTBEAT, STACKS, WATCHDOG_LOG, clear_heartbeat
 from results import store
 
-if TYPE_CHECKING:
-    from harness.commands.cluster import Target
 
 CHECK_S = 1.0
 STACKS_WAIT_S = 2.0
@@ -102,12 +100,12 @@ def heal_run_cluster(run_dir: Path) -> str:
         return f"its cluster was not healed: test.json unreadable ({e})"
     if not test.get("cluster"):
         return "it had no cluster to heal"
-    from harness.commands.cluster import heal_target, targets  # loads the clients: only when needed
+    from nemesis.heal import heal_inventory  # loads the clients: only when needed
     say(run_dir, "healing its cluster")
     try:
-        (target,) = targets(None, None, str(run_dir))
-        actions = heal_target(target)
-    except (Exception, SystemExit) as e:  # noqa: BLE001 - said, and the run's record says it too
+        target = run_target(run_dir)
+        actions = heal_inventory(target.inventory_path)
+    except Exception as e:  # noqa: BLE001 - said, and the run's record says it too
         say(run_dir, f"the heal failed: {type(e).__name__}: {e}")
         return f"the heal of its cluster FAILED ({type(e).__name__}: {e}); run `logtrial cluster heal --run`"
     for action in actions:

@@ -2,10 +2,8 @@
 machine) by --name, or real machines by --inventory."""
 from __future__ import annotations
 
-import json
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -21,10 +19,11 @@ from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existi
 from clusters.ssh import SSHError, SSHPool
 from clusters.system_kind import InstallError, SystemKind
 from clusters.systems import DEFAULT_SYSTEM, SYSTEMS, for_system, kind_of, open_database, system_kind, system_of
+from harness.cluster_targets import Target, TargetError, named_target, run_target
 from harness.kafka_options import kafka_release_options
 from harness.test_options import check_txn_version
 from nemesis.control_link import ControlLinkError
-from nemesis.heal import ClusterNotHealed, heal_control_node, heal_until_healed
+from nemesis.heal import ClusterNotHealed, heal_control_node, heal_inventory
 
 FAILURES = (LocalClusterError, SSHError, DatabaseError, ClusterNotHealed, ControlLinkError)
 
@@ -48,46 +47,18 @@ def fail(message: str, code: int = exit_codes.HARNESS_ERROR) -> None:
     sys.exit(code)
 
 
-@dataclass
-class Target:
-    """One cluster a command acts on."""
-    label: str                       # how the output names it
-    inventory_path: str
-    local: LocalCluster | None = None
-
-
-def _run_cluster(run_dir: str) -> dict:
-    test_json = Path(run_dir) / "test.json"
-    try:
-        where = json.loads(test_json.read_text()).get("cluster")
-    except (OSError, ValueError) as e:
-        fail(f"{test_json}: cannot read the run's record ({e})", exit_codes.BAD_INPUT)
-    if not where:
-        fail(f"{test_json}: the run recorded no cluster (bootstrap servers only, or a run "
-             "from before runs recorded their cluster)", exit_codes.BAD_INPUT)
-    return where
-
-
 def targets(name: str | None, inventory_path: str | None, run_dir: str | None = None) -> list[Target]:
     """The clusters a command acts on: --run's, --inventory, --name's, or else
     every local cluster that exists (and the output says which)."""
-    if run_dir:
-        where = _run_cluster(run_dir)
-        if "inventory" in where:
-            return [Target(f"inventory {where['inventory']}", where["inventory"])]
-        local = LocalCluster(where["local"], where.get("state_root"))
-        if not local.inventory_path.exists():
-            fail(f"the local cluster {local.name!r} that {run_dir} used no longer exists",
-                 exit_codes.BAD_INPUT)
-        return [Target(f"cluster {local.name}", str(local.inventory_path), local)]
+    try:
+        if run_dir:
+            return [run_target(run_dir)]
+        if name:
+            return [named_target(name)]
+    except TargetError as e:
+        fail(str(e), exit_codes.BAD_INPUT)
     if inventory_path:
         return [Target(f"inventory {inventory_path}", inventory_path)]
-    if name:
-        local = LocalCluster(name)
-        if not local.inventory_path.exists():
-            fail(f"no local cluster {name!r} (no {local.inventory_path}); "
-                 f"start one with `logtrial cluster up --name {name}`", exit_codes.BAD_INPUT)
-        return [Target(f"cluster {name}", str(local.inventory_path), local)]
     found = [c for c in existing_clusters() if c.inventory_path.exists()]
     click.echo(f"local clusters in {LocalCluster(DEFAULT_NAME).root}: "
                f"{', '.join(c.name for c in found) or 'none'}")
@@ -217,16 +188,6 @@ def _down(target: Target, keep_data: bool, insecure_host_keys: bool) -> str:
     return "removed " + ", ".join(removed) if removed else "nothing to remove"
 
 
-def heal_target(target: Target, insecure_host_keys: bool = False, bound: float = HEAL_BOUND) -> list[str]:
-    """Every fault logtrial left on the target's cluster, undone (one heal of a
-    cluster at a time on this machine: clusters/cluster_lock.py); its actions.
-    Raises FAILURES, InventoryError or KafkaVersionError."""
-    with heal_lock(target.inventory_path):
-        linked = restore_control_links(target)
-        with Cluster.open(target.inventory_path, insecure_host_keys, start=False) as c:
-            return linked + heal_until_healed(c, bound)
-
-
 def restore_control_links(target: Target) -> list[str]:
     """The control-link cuts a killed run left on this machine for the target's cluster,
     removed: needed before any SSH to its nodes, and by `down` too, since the rules live
@@ -315,7 +276,7 @@ def heal(name: str | None, inventory_path: str | None, run_dir: str | None,
     failed = False
     for target in targets(name, inventory_path, run_dir):
         try:
-            actions = heal_target(target, insecure_host_keys, bound)
+            actions = heal_inventory(target.inventory_path, insecure_host_keys, bound)
         except (InventoryError, KafkaVersionError) as e:
             fail(str(e), exit_codes.BAD_INPUT)
         except FAILURES as e:
