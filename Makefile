@@ -1,12 +1,17 @@
 # The two commands the README opens with: `make demo` and `make test`.
-# Both install whatever is missing first, and are quick the second time.
+# Each first installs what it runs that is missing (tansu's long build aside: `make
+# test` builds it beside its tests), and is quick the second time.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install system kafka tansu venv archives java-client demo test bench clean
+.PHONY: install base system kafka tansu venv archives broker-archive spark-archive java-client demo test bench clean
 
-install: system kafka tansu venv archives java-client
+# everything, tansu too
+install: base spark-archive java-client tansu
+
+# what every run on Kafka needs
+base: system kafka venv broker-archive
 
 system:
 	@bash scripts/install-system.sh
@@ -14,8 +19,10 @@ system:
 kafka:
 	@bash scripts/install-kafka.sh
 
-# tansu, the second system under test: built once by cargo (about 20 min on 2 cores),
-# then the cached binary is reused (clusters/tansu_install.py)
+# tansu, the second system under test: built once by cargo (the longest build here:
+# docs/benchmarks.md), then the cached binary is reused (clusters/tansu_install.py).
+# No other target needs it: `--db tansu` builds it on first use, `make test` in the
+# background
 tansu:
 	@bash scripts/install-tansu.sh
 
@@ -27,8 +34,12 @@ $(VENV)/.installed: pyproject.toml
 
 # class-data-sharing archives of the broker and the Spark driver: built once,
 # then every JVM starts on less CPU (clusters/jvm_archive.py)
-archives: kafka venv
+archives: broker-archive spark-archive
+
+broker-archive: kafka venv
 	@$(BIN)/python -m clusters.kafka_archive
+
+spark-archive: venv
 	@$(BIN)/python -m checkers.spark_archive_build
 
 # the Java client's server (--client java), compiled against the default Kafka's
@@ -36,18 +47,24 @@ archives: kafka venv
 java-client: kafka venv
 	@$(BIN)/python -m workloads.java_client.build
 
-demo: install
+# the demo runs Kafka and checks in-process: no tansu, Spark or Java client
+demo: base
 	@bash scripts/demo.sh
 
 # pytest-xdist workers: see tests/conftest.py for how tests are shared out. Each
 # worker that runs checker tests starts its own Spark JVM. Three on two cores: the
 # cluster tests wait on brokers and SSH, and with two workers the cores were 80 %
 # busy (490 s), with three 97 % (396 s, same session)
+# tansu is not a prerequisite: its build would hold up the first test for many
+# minutes. The session starts it in the background at collection, under nice, so it
+# uses what the tests leave of the cores, and runs the tests that need it last, in
+# one group; they wait for it if it is not done (tests/conftest.py,
+# tests/fixtures/builds.py)
 TEST_WORKERS ?= 3
-test: install
+test: base spark-archive java-client
 	@$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30 $(PYTEST_ARGS)
 
-bench: install
+bench: base spark-archive java-client
 	@$(BIN)/python -m benchmarks.run_all
 
 clean:

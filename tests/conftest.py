@@ -57,11 +57,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(group))
     yield
     # after every other plugin's reordering and deselection: the builds' tests last
+    items[:] = builds_last(items)
     after = [item for item in items if cluster_group(item) == AFTER_BUILDS_GROUP]
-    items[:] = [item for item in items if cluster_group(item) != AFTER_BUILDS_GROUP] + after
     # every xdist worker collects the same tests: the first one starts the builds
     if after and not config.option.collectonly and os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0":
         start_in_background(builds_needed(name for item in after for name in item.fixturenames))
+
+
+def builds_last(items: list) -> list:
+    """The tests in their order, those that need a build moved to the end."""
+    return sorted(items, key=lambda item: cluster_group(item) == AFTER_BUILDS_GROUP)  # a stable sort
 
 
 def pytest_report_header(config) -> list[str]:
