@@ -247,12 +247,18 @@ def rewind(consumer: Consumer, keys: KeySpace, polled: list[dict[str, list[list[
     transaction polled: each partition it read from goes back to the first
     offset it read there (returned, by key). Partitions it did not read from
     are left alone."""
+    first = first_offsets(polled)
+    for key, offset in first.items():
+        consumer.seek(keys.topic_partition(key, offset))
+    return first
+
+
+def first_offsets(polled: list[dict[str, list[list[int]]]]) -> dict[int, int]:
+    """key -> the first offset these poll results read there (where a rewind goes)."""
     first: dict[int, int] = {}
     for result in polled:
         for key, pairs in result.items():
             first[int(key)] = min([first.get(int(key), pairs[0][0]), pairs[0][0]])
-    for key, offset in first.items():
-        consumer.seek(keys.topic_partition(key, offset))
     return first
 
 
