@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Protocol
 
 from workloads.base import Client
+from workloads.kafka_python.factory import KafkaPythonClients
 
 
 class ClientFactory(Protocol):
@@ -59,6 +60,7 @@ class JavaClients:
 CLIENT_KINDS: dict[str, ClientKind] = {
     "librdkafka": ClientKind("librdkafka", lambda version: LibrdkafkaClients(), ("queue", "list-append")),
     "java": ClientKind("java", JavaClients, ("queue",)),
+    "kafka-python": ClientKind("kafka-python", KafkaPythonClients, ("queue",)),
 }
 CLIENT_NAMES: tuple[str, ...] = tuple(CLIENT_KINDS)
 
