@@ -2,6 +2,7 @@
 cluster and a Spark session are each brought up once per test session."""
 
 import os
+import random
 
 import pytest
 
@@ -48,8 +49,32 @@ def cluster_group(item: pytest.Item) -> str | None:
     return None
 
 
+def pytest_addoption(parser) -> None:
+    parser.addoption("--order-seed", type=int, default=None,
+                     help="run the tests in an order shuffled by this seed (each xdist group keeps "
+                          "its tests on one worker, in the shuffled order): a test that depends "
+                          "on what an earlier one left on the shared cluster shows up")
+
+
+def shuffled(items: list, rng: random.Random) -> list:
+    """The modules in a random order, and each module's tests too. A module's tests stay
+    together, so its module-scoped fixtures (a Spark cluster, a checked history) are still
+    made once."""
+    modules: dict[str, list] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    order = list(modules.values())
+    rng.shuffle(order)
+    for tests in order:
+        rng.shuffle(tests)
+    return [item for tests in order for item in tests]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
+    seed = config.getoption("--order-seed")
+    if seed is not None:
+        items[:] = shuffled(items, random.Random(seed))
     # the groups, before xdist's own hook reads them
     for item in items:
         group = cluster_group(item)
