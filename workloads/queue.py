@@ -13,22 +13,19 @@ Ops (values as in docs/history-format.md):
 """
 from __future__ import annotations
 
-import logging
 import random
 import threading
 import time
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+from confluent_kafka import KafkaException, TopicPartition
 
 from workloads.base import Client, Completion, KeyRotation, Op, Recorder, ValueSource
 from workloads.clients import (Indefinite, ProcessClient, Transaction, committed_starts, first_error, guarded,
                                poll_messages, produce_all, rewind)
-from workloads.errors import classify, harness_error
+from workloads.errors import classify
 from workloads.kafka_common import KafkaWorkloadBase, KeySpace
-from workloads.positions import Positions
+from workloads.queue_ops import QueueOps
 from workloads.settings import WorkloadSettings
-
-log = logging.getLogger(__name__)
 
 CRASH_P = 0.02
 
@@ -104,27 +101,16 @@ class QueueGenerator:
         return Op("assign", sorted(chosen))
 
 
-class QueueClient(ProcessClient):
-    """One producer and one consumer for one logical process."""
+class QueueClient(ProcessClient, QueueOps):
+    """One producer and one consumer for one logical process, on librdkafka
+    (the ops' control flow is workloads/queue_ops.py's)."""
 
     def __init__(self, workload: "QueueWorkload", process: int, final: bool = False):
-        super().__init__(workload, process, f"{workload.run_id}-q-p{process}", workload.group_id,
-                         "earliest" if final else None)
-        self.final = final  # final reads: assign from the beginning of each partition
-        self._rebalance_log: list = []
-        self.positions = Positions()
+        ProcessClient.__init__(self, workload, process, f"{workload.run_id}-q-p{process}", workload.group_id,
+                               "earliest" if final else None)
+        QueueOps.__init__(self, workload, process, final)
 
     # -- ops ------------------------------------------------------------------------------
-    def invoke(self, op: Op) -> Completion:
-        try:
-            return getattr(self, "_" + op.f)(op)
-        except Indefinite as e:
-            return Completion.failed(e.classified, op.value)
-
-    def _crash(self, op: Op) -> Completion:
-        self.close()
-        return Completion("info", None)
-
     def _assign(self, op: Op) -> Completion:
         for key in op.value:
             self._ensure_topic(key)
@@ -132,14 +118,6 @@ class QueueClient(ProcessClient):
         guarded(lambda: self.consumer.assign(partitions))
         self.positions.assigned(op.value, starts)
         return Completion.ok(op.value, starts=starts)
-
-    def _starts(self, keys: list[int]) -> tuple[list, dict[str, int]]:
-        """Where each of `keys` starts (workloads/positions.py); final reads
-        start every key at the beginning."""
-        if self.final:
-            return self.positions.starts(keys, self.w.keys.topic_partition, lambda new: [
-                self.w.keys.topic_partition(k, OFFSET_BEGINNING) for k in new])
-        return self.positions.starts(keys, self.w.keys.topic_partition, self._committed_starts)
 
     def _committed_starts(self, keys: list[int]) -> list:
         """Where each key's partition starts: the group's committed offset. A
@@ -163,23 +141,12 @@ class QueueClient(ProcessClient):
         assigns them itself, looking the offsets up on its own."""
         keys = sorted(self.w.keys.key_of(p.topic, p.partition) for p in partitions)
         self.pair.rebalanced()
-        try:
-            partitions, starts = self._starts(keys)
-        except Indefinite as e:
-            log.info("process %s: committed offsets of rebalanced keys %s not found (%s); librdkafka looks "
-                     "them up itself", self.process, keys, e.classified.error)
-            self.positions.forget(keys)
-            self._rebalance_log.append(["assigned", keys])
-            return
-        consumer.assign(partitions)
-        self.positions.assigned(keys, starts)
-        self._rebalance_log.append(["assigned", keys, starts])
+        self._rebalance_assigned(keys, consumer.assign)
 
     def _on_revoke(self, consumer, partitions) -> None:
         keys = sorted(self.w.keys.key_of(p.topic, p.partition) for p in partitions)
         self.pair.rebalanced()
-        self.positions.revoked(keys)
-        self._rebalance_log.append(["revoked", keys])
+        self._rebalance_revoked(keys)
 
     def _send(self, op: Op) -> Completion:
         for _, key, _ in op.value:
@@ -207,49 +174,14 @@ class QueueClient(ProcessClient):
                 errors.append(classify(e).name)
         return Completion.ok([["poll", polled]], **self._poll_extra(errors))
 
-    def _poll_extra(self, errors: list[str]) -> dict:
-        extra: dict = {}
-        if errors:
-            extra["poll_errors"] = errors
-        if self._rebalance_log:
-            extra["rebalance_log"], self._rebalance_log = self._rebalance_log, []
-        return extra
-
-    def _txn(self, op: Op) -> Completion:
-        settings = self.w.settings
-        for mop in op.value:
-            if mop[0] == "send":
-                self._ensure_topic(mop[1])
-        txn = Transaction(self.producer, settings.op_timeout)
-        consumer = self.consumer
-        polled: list[dict] = []  # what this txn's polls returned, to rewind if it aborts
+    # -- transactions (QueueOps._txn runs them) --------------------------------------------
+    def _begin_transaction(self) -> Transaction:
+        txn = Transaction(self.producer, self.w.settings.op_timeout)
         guarded(txn.begin)
-        # the abort and the rewind come after the except blocks, never inside them
-        # (workloads/clients.py, "Calls into librdkafka stay out of except blocks")
-        try:
-            results, errors = self._run_micro_ops(op.value, polled)
-        except Indefinite as e:
-            failed = e.classified.error
-        else:
-            failed = None
-        if failed is None and self.w.rng_for(self.process).random() < settings.abort_p:
-            failed = harness_error("ABORTED_ON_PURPOSE", "aborted on purpose (--abort-p)").error
-        if failed is not None:
-            return self._abort(txn, consumer, polled, failed, op)
-        try:
-            txn.commit(self._txn_positions(), self.pair.group_metadata)
-        except Indefinite as e:
-            if e.classified.outcome != "fail":
-                raise
-            aborted = e.classified.error  # the commit turned into an abort
-        else:
-            aborted = None
-        if aborted is not None:
-            return self._rewound(consumer, polled, aborted, op)
-        for mop in results:
-            if mop[0] == "send":
-                self.w.acks.acked(mop[1], mop[2][0], mop[2][1])
-        return Completion.ok(results, **self._poll_extra(errors))
+        return txn
+
+    def _commit_transaction(self, txn: Transaction) -> None:
+        txn.commit(self._txn_positions(), self.pair.group_metadata)
 
     def _txn_positions(self) -> list[TopicPartition]:
         """The offsets a transaction commits for the group: the workload's own
@@ -283,22 +215,8 @@ class QueueClient(ProcessClient):
                 results[i] = ["send", d.key, [d.offset, d.value]]
         return results, errors
 
-    def _abort(self, txn: Transaction, consumer: Consumer, polled: list[dict], error: list[str],
-               op: Op) -> Completion:
-        """Aborts; a successful abort is a definite failure, and the consumer is
-        rewound so it re-reads what the aborted txn polled."""
-        txn.abort()  # raises Indefinite (info) when the abort itself fails
-        return self._rewound(consumer, polled, error, op)
-
-    def _rewound(self, consumer: Consumer, polled: list[dict], error: list[str], op: Op) -> Completion:
-        try:
-            for key, offset in rewind(consumer, self.w.keys, polled).items():
-                self.positions.rewound(key, offset)
-        except Exception as e:
-            log.info("process %s: rewind after abort failed (%s); retiring it", self.process, e)
-            return Completion("fail", op.value, error, retire=True)
-        return Completion("fail", op.value, error)
-
+    def _rewind(self, polled: list[dict]) -> dict[int, int]:
+        return rewind(self.consumer, self.w.keys, polled)
 
 
 class QueueWorkload(KafkaWorkloadBase):
