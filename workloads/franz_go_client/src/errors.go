@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// kgo's own errors, by the name the error table knows them by
+// (workloads/franz_go_client/errors.py). Checked before Kafka's: ErrRecordTimeout
+// wraps the last broker error it saw, and the timeout is what decides.
+var kgoErrors = []struct {
+	err  error
+	name string
+}{
+	{kgo.ErrRecordTimeout, "ErrRecordTimeout"},
+	{kgo.ErrRecordRetries, "ErrRecordRetries"},
+	{kgo.ErrMaxBuffered, "ErrMaxBuffered"},
+	{kgo.ErrAborting, "ErrAborting"},
+	{kgo.ErrClientClosed, "ErrClientClosed"},
+	{context.DeadlineExceeded, "context.DeadlineExceeded"},
+	{context.Canceled, "context.Canceled"},
+	{io.EOF, "io.EOF"},
+	{io.ErrUnexpectedEOF, "io.ErrUnexpectedEOF"},
+}
+
+// errName is the name the history records: kgo's sentinel, else Kafka's error
+// code name (kerr's, e.g. NOT_LEADER_FOR_PARTITION), else the error's Go type.
+func errName(err error) string {
+	for _, known := range kgoErrors {
+		if errors.Is(err, known.err) {
+			return known.name
+		}
+	}
+	if ke, ok := errors.AsType[*kerr.Error](err); ok {
+		return ke.Message
+	}
+	if _, ok := errors.AsType[*kgo.ErrFirstReadEOF](err); ok {
+		return "ErrFirstReadEOF"
+	}
+	if _, ok := errors.AsType[*net.OpError](err); ok {
+		return "net.OpError"
+	}
+	return typeName(err)
+}
+
+// typeName: the Go type of the innermost error that has a type of its own.
+func typeName(err error) string {
+	name := strings.TrimPrefix(fmt.Sprintf("%T", err), "*")
+	switch name {
+	case "errors.errorString", "fmt.wrapError", "fmt.wrapErrors", "errors.joinError":
+		if inner := unwrapFirst(err); inner != nil {
+			return typeName(inner)
+		}
+		return "kgo.Error" // an error without a type: not in the table, so indefinite
+	}
+	return name
+}
+
+func unwrapFirst(err error) error {
+	switch e := err.(type) {
+	case interface{ Unwrap() error }:
+		return e.Unwrap()
+	case interface{ Unwrap() []error }:
+		if inner := e.Unwrap(); len(inner) > 0 {
+			return inner[0]
+		}
+	}
+	return nil
+}
