@@ -9,7 +9,8 @@ whose outcome is unknown) it says so, and the table is not asked
 (src/logtrial/OpError.java, `how`)."""
 from __future__ import annotations
 
-from workloads.errors import FAIL, HARNESS_OUTCOMES, INFO, Classified, Outcome
+from workloads.bridge.outcome import classify_reply
+from workloads.errors import FAIL, INFO, Classified, Outcome
 
 JAVA_ERROR_TABLE: dict[str, tuple[Outcome, str]] = {
     # --- broker errors: the request was refused before anything was written ---------
@@ -83,10 +84,4 @@ def classify_java(name: str, message: str, how: str) -> Classified:
     """The verdict on one error the Java server reported with `how` (OpError.java):
     "definite" and "indefinite" decide; "table" looks `name` up here, then among the
     harness's own outcomes (OP_TIMEOUT, CLIENT_CRASH); unknown names are indefinite."""
-    if how == "definite":
-        return Classified(FAIL, name, message)
-    if how == "indefinite":
-        return Classified(INFO, name, message)
-    table = {**HARNESS_OUTCOMES, **JAVA_ERROR_TABLE}
-    outcome, _why = table.get(name, (INFO, "not in the table: assume it may have happened"))
-    return Classified(outcome, name, message)
+    return classify_reply(JAVA_ERROR_TABLE, name, message, how)
