@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Protocol
 
 from workloads.base import Client
+from workloads.franz_go_client.factory import open_franz_go
 from workloads.kafka_python.factory import KafkaPythonClients
 
 
@@ -60,6 +61,7 @@ class JavaClients:
 CLIENT_KINDS: dict[str, ClientKind] = {
     "librdkafka": ClientKind("librdkafka", lambda version: LibrdkafkaClients(), ("queue", "list-append")),
     "java": ClientKind("java", JavaClients, ("queue",)),
+    "franz-go": ClientKind("franz-go", open_franz_go, ("queue",)),
     "kafka-python": ClientKind("kafka-python", KafkaPythonClients, ("queue",)),
 }
 CLIENT_NAMES: tuple[str, ...] = tuple(CLIENT_KINDS)
