@@ -5,10 +5,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install base system kafka tansu venv archives broker-archive spark-archive java-client demo test bench clean
+.PHONY: install base system kafka tansu venv archives broker-archive spark-archive java-client clients demo test bench clean
 
 # everything, tansu too
-install: base spark-archive java-client tansu
+install: base spark-archive clients tansu
 
 # what every run on Kafka needs
 base: system kafka venv broker-archive
@@ -47,6 +47,13 @@ spark-archive: venv
 java-client: kafka venv
 	@$(BIN)/python -m workloads.java_client.build
 
+# the other clients under test, pinned, each into its own corner of the cache once:
+# franz-go's Go program (go build against its go.sum) and kafka-python (pip --target);
+# a second call finds them and returns at once
+clients: java-client
+	@$(BIN)/python -m workloads.franz_go_client.build
+	@$(BIN)/python -m workloads.kafka_python.install
+
 # the demo runs Kafka and checks in-process: no tansu, Spark or Java client
 demo: base
 	@bash scripts/demo.sh
@@ -61,7 +68,7 @@ demo: base
 # one group; they wait for it if it is not done (tests/conftest.py,
 # tests/fixtures/builds.py)
 TEST_WORKERS ?= 3
-test: base spark-archive java-client
+test: base spark-archive clients
 	@$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30 $(PYTEST_ARGS)
 
 bench: base spark-archive java-client
