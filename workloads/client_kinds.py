@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from typing import Callable, Protocol
 
 from workloads.base import Client
+from workloads.franz_go_client import build as franz_go_build
+from workloads.java_client import build as java_build
+from workloads.kafka_python import install as kafka_python_install
 from workloads.franz_go_client.factory import open_franz_go
 from workloads.kafka_python.factory import KafkaPythonClients
 
@@ -24,6 +27,8 @@ class ClientKind:
     name: str
     open: Callable[[str | None], ClientFactory]  # (the cluster's Kafka version) -> the run's factory
     workloads: tuple[str, ...]                   # the workloads it has clients for
+    # (ready, detail) for `logtrial doctor`: what it builds or installs once; None: nothing
+    install_state: Callable[[], tuple[bool, str]] | None = None
 
 
 class LibrdkafkaClients:
@@ -60,9 +65,9 @@ class JavaClients:
 
 CLIENT_KINDS: dict[str, ClientKind] = {
     "librdkafka": ClientKind("librdkafka", lambda version: LibrdkafkaClients(), ("queue", "list-append")),
-    "java": ClientKind("java", JavaClients, ("queue",)),
-    "franz-go": ClientKind("franz-go", open_franz_go, ("queue",)),
-    "kafka-python": ClientKind("kafka-python", KafkaPythonClients, ("queue",)),
+    "java": ClientKind("java", JavaClients, ("queue",), java_build.install_state),
+    "franz-go": ClientKind("franz-go", open_franz_go, ("queue",), franz_go_build.install_state),
+    "kafka-python": ClientKind("kafka-python", KafkaPythonClients, ("queue",), kafka_python_install.install_state),
 }
 CLIENT_NAMES: tuple[str, ...] = tuple(CLIENT_KINDS)
 

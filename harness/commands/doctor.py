@@ -23,6 +23,7 @@ from clusters.systems import KINDS
 from harness.commands.cluster import fail, insecure_option, inventory_option
 from harness.commands.doctor_check import Check
 from harness.commands.doctor_nodes import check_nodes
+from workloads.client_kinds import CLIENT_KINDS
 
 # command -> Debian package that provides it
 SYSTEM_TOOLS = {
@@ -100,6 +101,12 @@ def check_system_builds() -> list[Check]:
             for kind in KINDS.values() if kind.install_state is not None]
 
 
+def check_client_builds() -> list[Check]:
+    """What each client under test builds or installs once (librdkafka comes with the venv)."""
+    return [Check(f"client {kind.name}", *kind.install_state(), required=False)
+            for kind in CLIENT_KINDS.values() if kind.install_state is not None]
+
+
 def check_class_archives() -> list[Check]:
     """The JVMs' class-data-sharing archives: optional, they only make start-up cheaper."""
     found = [("class archive: brokers", kafka_archive(resolve(), DEFAULT_JVM_OPTS))]
@@ -123,7 +130,7 @@ def check_root() -> Check:
 
 def run_checks() -> list[Check]:
     return [check_root(), *check_tools(), check_java(), check_faketime_jvm(),
-            check_kafka_cache(), check_other_versions(), *check_system_builds(), *check_python(), *check_class_archives()]
+            check_kafka_cache(), check_other_versions(), *check_system_builds(), *check_client_builds(), *check_python(), *check_class_archives()]
 
 
 def print_checks(checks: list[Check], indent: str = "  ") -> list[str]:

@@ -146,6 +146,9 @@ def test_doctor_reports_everything_present():
     assert result.exit_code == 0, result.output
     assert "[ok  ] JVM under libfaketime" in result.output
     assert "[ok  ] class archive: brokers" in result.output and "[ok  ] class archive: spark" in result.output
+    # `make test` builds every client under test first (its `clients` target)
+    for client in ("java", "franz-go", "kafka-python"):
+        assert f"[ok  ] client {client}" in result.output, result.output
 
 
 def test_doctor_checks_every_node_of_an_inventory(cluster):

@@ -37,6 +37,12 @@ def build_dir() -> Path:
     return cache_root() / "franz-go-client" / source_digest()
 
 
+def install_state() -> tuple[bool, str]:
+    """(built, what doctor says): the program for the current sources is in the cache."""
+    path = build_dir() / BINARY
+    return (True, str(path)) if path.exists() else (False, "not built: built on first use, or `make clients`")
+
+
 def build() -> Path:
     """The program for the current sources, built unless cached; its path."""
     dest = build_dir()

@@ -58,6 +58,14 @@ def classpath(release: KafkaRelease) -> str:
     return os.pathsep.join([str(built), str(clients_jar(release)), *map(str, libs)])
 
 
+def install_state() -> tuple[bool, str]:
+    """(built, what doctor says) for the default Kafka's kafka-clients; other versions
+    compile on first use."""
+    dest = classes_dir(resolve(None))
+    return ((True, str(dest)) if (dest / "logtrial" / "Server.class").exists()
+            else (False, "not compiled: compiled on first use, or `make clients`"))
+
+
 def build(release: KafkaRelease) -> Path:
     """Compiles the server for `release` unless its classes are cached; their directory."""
     dest = classes_dir(release)

@@ -35,6 +35,12 @@ def _installed(path: Path) -> bool:
     return (path / "kafka" / "version.py").exists()
 
 
+def install_state() -> tuple[bool, str]:
+    """(installed, what doctor says) for the pinned version."""
+    path = install_dir()
+    return (True, str(path)) if _installed(path) else (False, "not installed: installed on first use, or `make clients`")
+
+
 def ensure_installed() -> Path:
     """The pinned package's directory, installed first if it is not there. pip
     installs into a temporary directory that is renamed into place: never half
