@@ -233,21 +233,77 @@ def unseen_series(results: dict[str, Any]) -> tuple[np.ndarray, dict[str, np.nda
     return (seconds, counts) if counts else None
 
 
+# the state at the end of the history, held past its last event over this share of
+# the plot: the final reads take a fraction of a second at the very end of a run,
+# inside its last bucket or two, so a drop they make must not be a sliver at the edge
+END_TAIL = 0.04
+UNSEEN_SHOWN = 12
+
+
+def unseen_steps(seconds: np.ndarray, counts: dict[str, np.ndarray],
+                 end_s: float) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """x and each key's y for a step drawing (step="post") of the series: each count
+    (taken at the end of its time bucket) over the whole bucket, and the last count
+    over the tail after the end of the history (`end_s`, or the last bucket's end).
+    Drawn from sample to sample instead, a drop inside the last bucket (every send
+    first read by the final reads) was a slope one bucket wide at the plot's edge,
+    and the plot seemed to end where the last but one bucket did."""
+    end = max(end_s, float(seconds.max()))
+    x = np.concatenate(([0.0], seconds[:-1], [end, end + END_TAIL * max(end, 1e-3)]))
+    return x, {k: np.concatenate((c, c[-1:], c[-1:])) for k, c in counts.items()}
+
+
+def checked_unseen(results: dict[str, Any]) -> int | None:
+    """The checker's count of `unseen` anomalies (0 when it found none), or None
+    when results.json holds no anomalies."""
+    anomalies = results.get("anomalies")
+    if not isinstance(anomalies, dict):
+        return None
+    found = anomalies.get("unseen")
+    count = found.get("count") if isinstance(found, dict) else 0
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+
+def draw_unseen(axes: Axes, x: np.ndarray, ys: dict[str, np.ndarray]) -> list[Any]:
+    """unseen_steps' series stacked by key (the UNSEEN_SHOWN highest peaks, the
+    rest as one band), with the end of the history marked and its total written
+    there; returns legend handles."""
+    keys = sorted(ys, key=lambda k: -ys[k].max())
+    shown, rest = keys[:UNSEEN_SHOWN], keys[UNSEEN_SHOWN:]
+    stacks = [ys[k] for k in shown] + ([sum(ys[k] for k in rest)] if rest else [])
+    labels = [f"key {k}" for k in shown] + ([f"{len(rest)} other keys"] if rest else [])
+    handles, below = [], np.zeros(len(x))
+    for i, (y, label) in enumerate(zip(stacks, labels)):
+        handles.append(axes.fill_between(x, below, below + y, step="post", alpha=0.8, lw=0, color=f"C{i % 10}",
+                                         label=label))
+        below = below + y
+    axes.axvline(x[-2], color="#444", lw=0.8, ls=":")
+    axes.annotate(f" end: {below[-1]:g}", (x[-2], below[-1]), xytext=(0, 2), textcoords="offset points",
+                  va="bottom", ha="left", fontsize=PHASE_FONT_PT, color="#444")
+    return handles
+
+
+def unseen_caption(at_end: float, checked: int | None) -> str:
+    """What the plot shows, and its end against the checker's `unseen` count."""
+    text = ("Acknowledged messages no ok poll had returned yet, stacked by key, each count as at the end of its "
+            f"time bucket. Right of the dotted line, what was still unseen when the history ended: {at_end:g}")
+    if checked is None:
+        return text + "."
+    if checked == at_end:
+        return text + ", the checker's unseen count."
+    return text + f" on the keys shown, of the checker's {checked} unseen on every key."
+
+
 def unseen(results: dict[str, Any], timeline: Timeline) -> Plot | None:
     series = unseen_series(results)
     if series is None:
         return None
-    seconds, counts = series
+    x, ys = unseen_steps(*series, timeline.end_s)
     figure, axes = new_axes("unseen messages")
-    keys = sorted(counts, key=lambda k: -counts[k].max())
-    shown, rest = keys[:12], keys[12:]
-    stacks = [counts[k] for k in shown] + ([sum(counts[k] for k in rest)] if rest else [])
-    labels = [f"key {k}" for k in shown] + ([f"{len(rest)} other keys"] if rest else [])
-    handles = list(axes.stackplot(seconds, *stacks, labels=labels, alpha=0.8))
-    handles += shade_faults(axes, timeline)
-    end_s = max(timeline.end_s, float(seconds.max()))
-    return Plot("Unseen messages", finish(figure, axes, handles, timeline, end_s),
-                "Acknowledged messages not yet seen by any poll, stacked by key.")
+    handles = draw_unseen(axes, x, ys) + shade_faults(axes, timeline)
+    at_end = float(sum(y[-1] for y in ys.values()))
+    return Plot("Unseen messages", finish(figure, axes, handles, timeline, float(x[-1])),
+                unseen_caption(at_end, checked_unseen(results)))
 
 
 def all_plots(timeline: Timeline, results: dict[str, Any], phases: list[PhaseSpan] = ()) -> list[Plot]:

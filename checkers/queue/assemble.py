@@ -50,7 +50,7 @@ class Gathered(Protocol):
         """The buckets' "stat" rows summed and "max" rows maximised."""
 
     def series_candidates(self) -> list[tuple[int, int, list[int]]]:
-        """The TOP_KEYS (key, peak, counts) unseen series of highest peak."""
+        """The TOP_KEYS (key, peak, counts) unseen series first by queue.series.rank."""
 
     def cycles(self) -> tuple[dict[str, dict], dict]:
         """queue.cycles.search's ({type: {count, examples}}, stats)."""

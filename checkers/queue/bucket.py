@@ -16,7 +16,8 @@ A bucket returns rows of one schema (OUT_SCHEMA), told apart by `rec`:
   write, "idem_dup": (key, value) of a duplicate on a key that only
   idempotent producers wrote (for checkers/queue/producer_errors.py; both stay in
   Spark);
-- "unseen":  (key, count = peak, example = JSON counts) a series candidate;
+- "unseen":  (key, count = peak, sort = last count, example = JSON counts) a
+  series candidate;
 - "txn_send", "txn_read", "txn_range": what the partial-txn-read finder
   needs of the bucket (checkers/queue/txn_reads.BUCKET_ROWS says which
   column carries what);
@@ -238,13 +239,16 @@ def _analyze_bucket(bucket: pd.DataFrame, limit: int, end_time: int, shrink: boo
     obs = queue_versions.observations(bucket, proven)
     queue_versions.inconsistent_offsets(obs, found)
     dups = queue_versions.duplicates(obs, found)
-    lost = queue_writes.lost_and_unseen(bucket, proven, obs, found)
+    polls = queue_writes.ok_polls(bucket, queue_writes.READ_COLUMNS)
+    # one matching of sends to reads for the unseen anomaly and its series
+    sends_read = queue_writes.first_reads(bucket[proven], polls)
+    lost = queue_writes.lost_and_unseen(bucket, sends_read, polls, obs, found)
     queue_writes.aborted_reads(bucket, found)
     queue_writes.precommitted_reads(bucket, found)
     queue_order.poll_order(obs, bucket, found)
     queue_order.send_order(obs, bucket, proven, found)
     edges = queue_edges.edges(bucket, obs, shrink)
-    series = queue_series.key_series(bucket, end_time)
+    series = queue_series.key_series(sends_read, end_time)
     kinds = bucket["kind"]
     sends = bucket.loc[kinds == SEND, ["key", "otype", "ctime", "flags"]]
     stats = {"sends": len(sends), "polled_values": int((kinds == POLL).sum()), "keys": int(obs["key"].nunique())}
@@ -259,7 +263,7 @@ def _analyze_bucket(bucket: pd.DataFrame, limit: int, end_time: int, shrink: boo
                sort=lost["itime"].to_numpy(), sort2=lost["ctime"].to_numpy()),
         _frame("idem_dup", **idempotent_only(dups, sends)),
         _frame("unseen", key=[s[0] for s in series], count=[s[1] for s in series],
-               example=[json.dumps(s[2]) for s in series]),
+               sort=[s[2][-1] for s in series], example=[json.dumps(s[2]) for s in series]),
         _frame("stat", type=list(stats), count=list(stats.values())),
         _frame("max", type=["last_ack"] * (last_ack is not None), count=[last_ack] * (last_ack is not None)),
         *queue_txn_reads.bucket_rows(bucket),

@@ -22,10 +22,10 @@ import pandas as pd
 from checkers.history.queue_records import NULL, SEND, int64s, records_frame
 from checkers.queue import cycles as queue_cycles
 from checkers.queue import producer_errors
+from checkers.queue import series as queue_series
 from checkers.queue import txn_reads as queue_txn_reads
 from checkers.queue.assemble import QUEUE_OPS, results
 from checkers.queue.bucket import OUT_COLUMNS, analyze_bucket
-from checkers.queue.series import TOP_KEYS
 from checkers.verdict.taxonomy import DEFAULT_EXAMPLES
 
 
@@ -89,9 +89,8 @@ class LocalPass:
 
     def series_candidates(self) -> list[tuple[int, int, list[int]]]:
         rows = self._rec("unseen")
-        top = sorted(zip(int64s(rows["count"]), int64s(rows["key"]), rows["example"]),
-                     key=lambda r: (-r[0], r[1]))[:TOP_KEYS]
-        return [(int(k), int(n), json.loads(example)) for n, k, example in top]
+        return queue_series.top([(int(k), int(n), json.loads(example)) for k, n, example
+                                 in zip(int64s(rows["key"]), int64s(rows["count"]), rows["example"])])
 
     def cycles(self) -> tuple[dict[str, dict], dict]:
         return queue_cycles.find_cycles_local(self._rec("edge"), self.values, self.limit, self.realtime)

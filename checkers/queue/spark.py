@@ -23,10 +23,10 @@ from checkers.queue import assemble as queue
 from checkers.queue import bucket as queue_bucket
 from checkers.queue import cycles as queue_cycles
 from checkers.queue import producer_errors
+from checkers.queue import series as queue_series
 from checkers.queue import txn_reads as queue_txn_reads
 from checkers.queue.assemble import QUEUE_OPS
 from checkers.queue.local import LocalPass
-from checkers.queue.series import TOP_KEYS
 from checkers.verdict.taxonomy import DEFAULT_EXAMPLES
 
 
@@ -100,8 +100,10 @@ class SparkPass:
         return {row["type"]: row["total"] if row["rec"] == "stat" else row["top"] for row in rows}
 
     def series_candidates(self) -> list[tuple[int, int, list[int]]]:
-        top = self._rec("unseen").orderBy(F.desc("count"), "key").limit(TOP_KEYS).collect()
-        return [(row["key"], row["count"], json.loads(row["example"])) for row in top]
+        # queue.series.rank in Spark (`sort`: the last count; false sorts first)
+        first = (self._rec("unseen").orderBy(F.col("sort") == 0, F.desc("count"), "key")
+                 .limit(queue_series.TOP_KEYS).collect())
+        return queue_series.top([(row["key"], row["count"], json.loads(row["example"])) for row in first])
 
     def cycles(self) -> tuple[dict[str, dict], dict]:
         # the cycle search has single-task stages (the SCC step): the

@@ -14,6 +14,7 @@ from checkers.history.queue_records import FAIL, NULL, OK, POLL, SEND, rows_of_s
 from checkers.queue.frame import Found, at_lowest_offset, nullable, op_struct, sort_rows
 
 OP_COLUMNS = ["op", "process", "otype", "fcode", "itime", "ctime", "cindex"]
+READ_COLUMNS = ["key", "value", "offset", "ctime"]    # what first_reads and lost_and_unseen read of the ok polls
 
 
 def ok_polls(bucket: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
@@ -25,19 +26,25 @@ def ok_polls(bucket: pd.DataFrame, columns: list[str] | None = None) -> pd.DataF
     return bucket[reads] if columns is None else bucket.loc[reads, columns]
 
 
-def unread(sends: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFrame:
-    """`sends` whose value no poll in `polls` returned."""
+def first_reads(sends: pd.DataFrame, polls: pd.DataFrame) -> pd.DataFrame:
+    """`sends` with `read`: the completion time of the first poll of `polls`
+    (ok_polls, READ_COLUMNS) that returned the send's value on its key, NULL
+    when none did. The one matching of sends to reads: `unseen`,
+    `lost-write` and the unseen series (queue.series.key_series) all count
+    from it, so the plot cannot disagree with the verdict."""
     at = rows_of_same_record(sends, polls)
-    if at is not None:
-        returned = np.zeros(len(sends), dtype=bool)
-        returned[at[at >= 0]] = True
-        return sends[~returned]
-    read = polls[["key", "value"]].drop_duplicates()
-    marked = sends.merge(read, on=["key", "value"], how="left", indicator=True)
-    return marked[marked["_merge"] == "left_only"].drop(columns="_merge")
+    if at is None:      # values repeat (not a valid history): by (key, value)
+        first = polls.groupby(["key", "value"])["ctime"].min().astype("Int64")
+        read = first.reindex(pd.MultiIndex.from_frame(sends[["key", "value"]])).to_numpy("int64", na_value=NULL)
+        return sends.assign(read=read)
+    hit, never = at >= 0, np.iinfo(np.int64).max
+    read = np.full(len(sends), never, dtype=np.int64)
+    np.minimum.at(read, at[hit], polls["ctime"].to_numpy()[hit])
+    return sends.assign(read=np.where(read == never, NULL, read))
 
 
-def lost_and_unseen(bucket: pd.DataFrame, proven: pd.Series, obs: pd.DataFrame, found: Found) -> pd.DataFrame:
+def lost_and_unseen(bucket: pd.DataFrame, sends: pd.DataFrame, polls: pd.DataFrame, obs: pd.DataFrame,
+                    found: Found) -> pd.DataFrame:
     """unseen: every ok send that no ok poll returned by the end of the
     history (as Jepsen's kafka checker counts it: its final "unseen" map).
     lost-write: every send that certainly landed (ok, or info and proven:
@@ -45,8 +52,9 @@ def lost_and_unseen(bucket: pd.DataFrame, proven: pd.Series, obs: pd.DataFrame, 
     on its key, and that no ok poll returned: a reader must have passed over
     it. An unseen send above that offset (or of unknown offset) may only not
     have been read yet. An ok lost write is reported under both types.
-    Returns the lost writes (key, value, itime, ctime). `proven`:
-    queue.frame.proven_sends(bucket); `obs`: queue.versions.observations.
+    Returns the lost writes (key, value, itime, ctime). `sends`: first_reads
+    of the bucket's proven sends (queue.frame.proven_sends) and `polls`, its
+    ok_polls (READ_COLUMNS); `obs`: queue.versions.observations.
 
     Each example also places the write as Jepsen's checker does: the value's
     first offset in the log (`first_offset`: the lowest offset any send or
@@ -54,8 +62,7 @@ def lost_and_unseen(bucket: pd.DataFrame, proven: pd.Series, obs: pd.DataFrame, 
     bounds it (`max_read_op`, the first ok poll to read the key's highest
     offset, and `max_read_first_offset`, where the value it read there first
     appears)."""
-    polls = ok_polls(bucket, ["key", "value", "offset"])
-    landed = unread(bucket[proven], polls)
+    landed = sends[sends["read"] == NULL]
     top = _top_reads(bucket, polls)
     landed["max_read"] = landed["key"].map(top["offset"]).fillna(NULL).astype("int64")
     known = (landed["offset"] != NULL) & (landed["max_read"] != NULL)
