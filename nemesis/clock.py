@@ -103,14 +103,14 @@ class ClockFault(ProcessFault):
     def _bump(self, cluster, node: str, offset_ms: float) -> float:
         """Sets the offset; returns the skew a process under libfaketime now sees."""
         self.stop_strobe(cluster, node)
-        _mark_skewed(cluster, node)
+        mark_skewed(cluster, node)
         cluster.ssh[node].exec(write_offset_command(cluster.db.clock_offset_file(node), offset_ms), timeout=15)
         return observed_skew_ms(cluster, node)
 
     def _strobe(self, cluster, node: str, params: dict) -> None:
         self.stop_strobe(cluster, node)
         path = cluster.db.clock_offset_file(node)
-        _mark_skewed(cluster, node)
+        mark_skewed(cluster, node)
         cluster.ssh[node].start_daemon(
             strobe_command(path, params["delta_ms"], params["period_ms"], params["duration_s"]),
             clock_strobe_pid_file(path), f"{path}.strobe.log")
@@ -134,7 +134,7 @@ def _stop_strobe(cluster, session: NodeSession) -> bool:
     return True
 
 
-def _mark_skewed(cluster, node: str) -> None:
+def mark_skewed(cluster, node: str) -> None:
     """Before the skew: the heal must restart this broker even once the offset is +0."""
     marker = shlex.quote(skewed_marker(cluster.db.clock_offset_file(node)))
     cluster.ssh[node].exec(f"touch {marker}", timeout=15)

@@ -14,6 +14,7 @@ from clusters.kafka_admin import create_topic
 from clusters.kafka_paths import CLIENT_PORT
 from clusters.smoke import consume_all, produce, roundtrip
 from nemesis import partition
+from nemesis.clock import mark_skewed
 from nemesis.heal import ClusterNotHealed, heal, verify_healed
 
 pytestmark = pytest.mark.cluster
@@ -147,6 +148,10 @@ def test_clock_offset_file_skews_the_broker_clock_and_heal_resets_it(cluster):
     admin = AdminClient({"bootstrap.servers": cluster.db.bootstrap_servers()})
     leader = partition_leader(admin, topic)
     node = cluster.nodes[leader - 1]
+    # as the clock fault does: a JVM that saw its clock jump keeps timers computed on the
+    # wrong time, so the heal must restart it (the next test, killing another broker,
+    # once found this one's replication stalled: writes timed out with two brokers up)
+    mark_skewed(cluster, node)
     cluster.ssh[node].write_file(cluster.db.clock_offset_file(node), "+1d\n")
     try:
         time.sleep(3)  # libfaketime re-reads the file within FAKETIME_CACHE_DURATION (1 s)
@@ -165,6 +170,7 @@ def test_clock_offset_file_skews_the_broker_clock_and_heal_resets_it(cluster):
     finally:
         actions = heal(cluster)
     assert f"{node}: reset clock offset" in actions
+    assert f"{node}: stopped broker that ran with a skewed clock, to restart it" in actions
     verify_healed(cluster)
 
 

@@ -20,7 +20,7 @@ from confluent_kafka.admin import AdminClient
 from checkers.history.stream import raw_events
 from clusters.kafka_admin import (TRANSACTION_VERSION, elect_preferred, finalized_feature, partition_states,
                                   reassign, wait_replicated)
-from harness.probes.coordinator import coordinator_id, java_string_hash
+from harness.probes.coordinator import coordinator_id, java_string_hash, transaction_state
 from harness.probes.late_batch_setup import set_up
 from harness.runner import TestOptions, run_test
 from nemesis import client_delay
@@ -206,8 +206,13 @@ def test_the_probe_names_the_coordinator_the_cluster_names(cluster):
 
 def lead_every_transaction_state_partition(cluster, broker_id: int) -> dict[str, list[int]]:
     """Makes `broker_id` the preferred and actual leader of every __transaction_state
-    partition (replicas reordered, none moved); returns the assignment it replaced."""
+    partition (replicas reordered, none moved); returns the assignment it replaced. On a
+    cluster no transactional producer has used yet the topic is first made (a random
+    order of the suite met it missing)."""
+    bootstrap = cluster.db.bootstrap_servers()
+    transaction_state(AdminClient({"bootstrap.servers": bootstrap}), bootstrap)
     states = partition_states(cluster, ["__transaction_state"])
+    assert states, "no __transaction_state partitions"
     before = {key: list(state.replicas) for key, state in states.items()}
     skewed = {key: [broker_id, *(r for r in replicas if r != broker_id)] for key, replicas in before.items()}
     reassign(cluster, "n1", skewed)
