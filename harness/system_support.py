@@ -1,7 +1,7 @@
 """What a run asks of the system under test, checked once its cluster is open and
 before any workload or fault starts: a fault needs a capability of the database
 (clusters/db.py), a workload setting a feature of the Kafka API that some
-Kafka-compatible systems lack (TansuDB.client_features). A run that asks for what
+Kafka-compatible systems lack (their SystemKind's client_features). A run that asks for what
 the system cannot do is refused with a message naming both, never left to crash
 halfway through."""
 from __future__ import annotations
