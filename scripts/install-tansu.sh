@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds tansu (the pinned version, PostgreSQL storage) with `cargo install --locked`
-# into ~/.cache/logtrial/tansu-<version>-build/ and derives its PostgreSQL schema, once:
-# a cached build is reused. The first build took about 20 min on 2 cores (docs/cluster.md).
+# into ~/.cache/logtrial/tansu-<version>-<key>/ and derives its PostgreSQL schema, once:
+# a cached build is reused. `make tansu` runs this; `--db tansu` builds on first use
+# the same way (clusters/tansu_install.py; how long it takes: docs/cluster.md).
 #   scripts/install-tansu.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
