@@ -20,7 +20,7 @@ kafka:
 	@bash scripts/install-kafka.sh
 
 # tansu, the second system under test: built once by cargo (the longest build here:
-# docs/benchmarks.md), then the cached binary is reused (clusters/tansu_install.py).
+# docs/benchmarks.md), then the cached binary is reused (clusters/tansu/install.py).
 # No other target needs it: `--db tansu` builds it on first use, `make test` in the
 # background
 tansu:
@@ -33,11 +33,11 @@ $(VENV)/.installed: pyproject.toml
 	@touch $@
 
 # class-data-sharing archives of the broker and the Spark driver: built once,
-# then every JVM starts on less CPU (clusters/jvm_archive.py)
+# then every JVM starts on less CPU (common/jvm_archive.py)
 archives: broker-archive spark-archive
 
 broker-archive: kafka venv
-	@$(BIN)/python -m clusters.kafka_archive
+	@$(BIN)/python -m clusters.kafka.archive
 
 spark-archive: venv
 	@$(BIN)/python -m checkers.spark_archive_build

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from clusters.cluster import Cluster
-from clusters.local import LocalCluster
+from clusters.nodes.local import LocalCluster
 
 
 def add_cluster_options(parser: argparse.ArgumentParser, default_name: str) -> None:

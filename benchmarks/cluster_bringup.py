@@ -6,7 +6,7 @@ Prints one JSON object: seconds for the namespaces+sshd part and for Kafka, the
 CPU seconds the brokers used to get there, the resident memory (RSS) of each
 broker after start and after a 1000-message acks=all round trip, and the whole
 machine's CPU pressure during the run for context; then the same bring-up
-without the brokers' class archive (clusters/kafka_archive.py), as the
+without the brokers' class archive (clusters/kafka/archive.py), as the
 reference measured in the same run."""
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ import os
 import time
 from pathlib import Path
 
-from clusters import jvm_archive
+from common import jvm_archive
 from clusters.cluster import Cluster
-from clusters.kafka_admin import create_topic
-from clusters.local import LocalCluster
+from clusters.kafka.admin import create_topic
+from clusters.nodes.local import LocalCluster
 from clusters.smoke import roundtrip
 
 

@@ -17,8 +17,7 @@ from checkers.api import check_history
 from checkers.history.writer import HistoryWriter
 from checkers.options import CheckOptions
 from checkers.spark.archive import archive_file
-from clusters import jvm_archive
-
+from common import jvm_archive
 BUILD_TIMEOUT_S = 900
 EXIT_TIMEOUT_S = 300
 

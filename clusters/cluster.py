@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Callable
 
 from clusters.db import Database, DatabaseError, Ensemble, LogFiles, Process, Versions, require
-from clusters.inventory import Inventory, load_inventory
-from clusters.kafka_paths import CLIENT_PORT
+from clusters.nodes.inventory import Inventory, load_inventory
+from clusters.kafka.paths import CLIENT_PORT
 from clusters.restarts import NodesNotRevived, start_within
-from clusters.ssh import NodeSession, SSHError, SSHPool
+from clusters.nodes.ssh import NodeSession, SSHError, SSHPool
 from clusters.systems import open_database
 
 log = logging.getLogger(__name__)

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only: the protocols must not depend on a Kafka module
-    from clusters.inventory import Inventory
-    from clusters.kafka_versions import KafkaRelease
+    from clusters.nodes.inventory import Inventory
+    from clusters.kafka.versions import KafkaRelease
 
 
 class DatabaseError(RuntimeError):
@@ -104,7 +104,7 @@ class Ensemble(Protocol):
 @runtime_checkable
 class Membership(Protocol):
     """Which nodes hold what can change: Kafka's admin tools on a node, its log dir,
-    its controller quorum (nemesis/membership.py, clusters/kafka_admin.py)."""
+    its controller quorum (nemesis/membership.py, clusters/kafka/admin.py)."""
     dynamic_quorum: bool
 
     def kafka_dir(self, node: str) -> str: ...

@@ -1,6 +1,6 @@
 """Starting brokers again during a heal, until they serve or a bound is reached: the
 ones that did not start are retried alone, with backoff; a voter refused because the
-controller quorum still names it leader of an older epoch (clusters/kafka_quorum.py)
+controller quorum still names it leader of an older epoch (clusters/kafka/quorum.py)
 is retried once the other voters have moved on to a later epoch. Never gives up
 silently: at the bound, NodesNotRevived says per node what is left and why."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import time
 from typing import Protocol
 
 from clusters.db import DatabaseError
-from clusters.kafka_quorum import newest_epoch, quorum_state, stale_leader_epoch
-from clusters.ssh import SSHError, SSHPool
+from clusters.kafka.quorum import newest_epoch, quorum_state, stale_leader_epoch
+from clusters.nodes.ssh import SSHError, SSHPool
 
 BACKOFF_FIRST_S, BACKOFF_MAX_S = 2.0, 30.0
 QUORUM_POLL_S = 2.0

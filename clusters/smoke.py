@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
-from clusters.client_logging import QUIET_CLIENT_LOGGER
+from common.client_logging import QUIET_CLIENT_LOGGER
 
 
 @dataclass

@@ -4,7 +4,7 @@ inventory, the node it runs beside its brokers, what of Kafka's client API it ha
 what doctor looks for on its nodes, and what must be built before a cluster of it
 comes up. Code that differs by system asks the kind, never the system's name.
 
-Standard library only at run time: clusters/tansu_install.py (which runs before the
+Standard library only at run time: clusters/tansu/install.py (which runs before the
 venv exists) raises this module's InstallError."""
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 if TYPE_CHECKING:  # for the annotations only
     from clusters.db import Database
-    from clusters.inventory import Inventory
-    from clusters.ssh import SSHPool
+    from clusters.nodes.inventory import Inventory
+    from clusters.nodes.ssh import SSHPool
 
 Say = Callable[[str], None]
 # a command on a node -> (what needs it, whether every run needs it): doctor's table

@@ -8,11 +8,11 @@ from __future__ import annotations
 import dataclasses
 
 from clusters.db import Database, Versions
-from clusters.inventory import DEFAULT_DB, Inventory, InventoryError
-from clusters.kafka_system import KAFKA
-from clusters.ssh import SSHPool
+from clusters.nodes.inventory import DEFAULT_DB, Inventory, InventoryError
+from clusters.kafka.system import KAFKA
+from clusters.nodes.ssh import SSHPool
 from clusters.system_kind import SystemKind
-from clusters.tansu_system import TANSU
+from clusters.tansu.system import TANSU
 
 KINDS: dict[str, SystemKind] = {kind.name: kind for kind in (KAFKA, TANSU)}
 SYSTEMS: tuple[str, ...] = tuple(KINDS)  # --db's choices

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Iterator, TextIO
 
 from checkers import progress as passes
-from clusters import exit_codes
+from common import exit_codes
 from harness.progress import Progress
 
 # seconds before the first line: a history checked sooner shows nothing but its summary

@@ -11,8 +11,7 @@ import sys
 
 import click
 
-from clusters import exit_codes
-
+from common import exit_codes
 # subcommand name -> "module:attribute" of its click command
 COMMANDS: dict[str, str] = {
     "doctor": "harness.commands.doctor:doctor",

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusters.local import LocalCluster
+from clusters.nodes.local import LocalCluster
 
 
 class TargetError(ValueError):

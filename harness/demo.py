@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 from clusters.cluster import Cluster
-from clusters.kafka_admin import create_topic
-from clusters.local import LocalCluster
+from clusters.kafka.admin import create_topic
+from clusters.nodes.local import LocalCluster
 from clusters.smoke import roundtrip
 
 

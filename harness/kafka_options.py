@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from clusters.kafka_versions import DEFAULT_VERSION, MODES
+from clusters.kafka.versions import DEFAULT_VERSION, MODES
 
 VERSION_HELP = (f"Apache Kafka version (default {DEFAULT_VERSION}): any release of "
                 "org.apache.kafka:kafka_2.13 on Maven Central from 3.0.0 on, fetched on first use.")

@@ -22,7 +22,7 @@ from typing import Callable
 import click
 from click.core import ParameterSource
 
-from clusters.kafka_config import parse_settings
+from clusters.kafka.config import parse_settings
 from nemesis.producer_state import BROKER_SETTINGS as PRODUCER_STATE_BROKER_SETTINGS
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Callable
 
 from clusters.db import Versions
-from clusters.inventory import load_inventory, write_inventory
-from clusters.kafka_config import MODE_KEY, QUORUM_KEY, VERSION_KEY
-from clusters.kafka_versions import resolve
-from clusters.local import DEFAULT_NAME, LocalCluster
-from clusters.pinning import ClientPins, local_cluster_of
+from clusters.nodes.inventory import load_inventory, write_inventory
+from clusters.kafka.config import MODE_KEY, QUORUM_KEY, VERSION_KEY
+from clusters.kafka.versions import resolve
+from clusters.nodes.local import DEFAULT_NAME, LocalCluster
+from clusters.nodes.pinning import ClientPins, local_cluster_of
 from clusters.reconfigure import restart_if_reconfigured
 from clusters.systems import DEFAULT_SYSTEM, for_system, kind_of, system_kind, system_of
 from harness.test_options import ClusterSpec
@@ -31,7 +31,7 @@ class ClusterSession:
         self.record = record
         self._say = say
         self.cluster = None          # clusters.cluster.Cluster, when reached over SSH
-        self.local_cluster = None    # clusters.local.LocalCluster, with --local
+        self.local_cluster = None    # clusters.nodes.local.LocalCluster, with --local
 
     def open(self) -> str:
         """Opens (or brings up) the cluster, starting Kafka where needed; its bootstrap servers."""
@@ -80,7 +80,7 @@ class ClusterSession:
     def _set_txn_version(self, level: int) -> None:
         """Finalizes transaction.version before any client connects (producers read the
         finalized features when they connect) and records what the cluster then reports."""
-        from clusters.kafka_admin import set_transaction_version  # loads confluent_kafka: only when needed
+        from clusters.kafka.admin import set_transaction_version  # loads confluent_kafka: only when needed
         node = self.cluster.inventory.nodes[0].name
         self.record["transaction_version"] = set_transaction_version(self.cluster, node, level)
         log.info("transaction.version finalized at %s", self.record["transaction_version"])

@@ -22,10 +22,10 @@ from typing import Any
 
 from checkers.api import check_history
 from checkers.history.writer import HistoryWriter
-from clusters import exit_codes
+from common import exit_codes
 from clusters.cluster import HEAL_BOUND
-from clusters.cluster_lock import RunLock
-from clusters.pinning import ClientPins
+from clusters.nodes.lock import RunLock
+from clusters.nodes.pinning import ClientPins
 from harness.progress import Progress
 from harness.run_cluster import ClusterSession
 from harness.system_support import check_supported, fault_targets

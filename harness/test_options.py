@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checkers.options import CheckOptions
-from clusters.kafka_config import check_dynamic_quorum, release_settings
-from clusters.kafka_versions import resolve
-from clusters.pinning import local_cluster_of
+from clusters.kafka.config import check_dynamic_quorum, release_settings
+from clusters.kafka.versions import resolve
+from clusters.nodes.pinning import local_cluster_of
 from clusters.systems import DEFAULT_SYSTEM, SYSTEMS, system_kind
 from harness.flat import flat, flat_names, from_flat, replace_flat, to_flat
 from results import store
@@ -51,7 +51,7 @@ class ClusterSpec:
     insecure_host_keys: bool = False
     # the system under test (clusters/systems.py); None: the inventory's, else kafka
     db: str | None = None
-    # which Kafka (clusters/kafka_versions.py); None: the inventory's, else the default
+    # which Kafka (clusters/kafka/versions.py); None: the inventory's, else the default
     kafka_version: str | None = None
     kafka_mode: str | None = None
     dynamic_quorum: bool = False  # a KIP-853 controller quorum (--dynamic-quorum)

@@ -10,7 +10,7 @@ leave no chance to either.
 
 The control process keeps a heartbeat file fresh from a thread of its own (one
 touch a second, which needs the GIL). The watchdog inherits the run's cluster
-lock (clusters/cluster_lock.py), so no new run starts on the cluster until it
+lock (clusters/nodes/lock.py), so no new run starts on the cluster until it
 is done. When the heartbeat is older than the hang timeout, it:
 1. sends SIGUSR1, on which the control process's faulthandler, in C and without
    the GIL, writes every thread's Python stack to `hang-stacks.txt`;
@@ -35,7 +35,7 @@ import sys
 import time
 from pathlib import Path
 
-from clusters.proc import is_stopped, start_time
+from clusters.nodes.proc import is_stopped, start_time
 from harness.cluster_targets import Target, run_target
 from harness.watchdog import HEARTBEAT, STACKS, WATCHDOG_LOG, clear_heartbeat
 from results import store

@@ -12,7 +12,7 @@ import time
 import traceback
 
 from checkers.history.writer import HistoryWriter
-from clusters.pinning import ClientPins
+from clusters.nodes.pinning import ClientPins
 from workloads.base import Client, Completion, Generator, Op, Workload
 from workloads.producer_knobs import invoke_extra
 

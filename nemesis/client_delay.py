@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from typing import Callable, Sequence
 
-from clusters.ssh import NodeSession
+from clusters.nodes.ssh import NodeSession
 from nemesis import iptables_chain as chains
 from nemesis import packet_detect
 from nemesis.fault import NodeTraces, ProcessFault

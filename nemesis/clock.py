@@ -22,8 +22,8 @@ import shlex
 from typing import Sequence
 
 from clusters.db import Clock, Process, require
-from clusters.faketime import faketime_env, skewed_marker
-from clusters.ssh import NodeSession
+from clusters.nodes.faketime import faketime_env, skewed_marker
+from clusters.nodes.ssh import NodeSession
 from nemesis.fault import NodeTraces, ProcessFault
 from nemesis.kind import START, STOP, FaultKind
 

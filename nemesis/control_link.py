@@ -5,7 +5,7 @@ and the log collection take.
 The rules live on the control node (this machine), not on the nodes: they are what
 cannot be reached. One chain per cluster, jumped to from the top of OUTPUT, drops TCP to
 each cut node's SSH port. DROP, not REJECT: a lost link is silence, so every SSH call
-to the node must end on its own timeout (clusters/ssh.py bounds each one), and the
+to the node must end on its own timeout (clusters/nodes/ssh.py bounds each one), and the
 operations that needed it are recorded `info` with the error, never hang. A heal
 removes the chain before anything else, since everything after it needs SSH."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 import subprocess
 
 from clusters.cluster import Cluster
-from clusters.inventory import Inventory
+from clusters.nodes.inventory import Inventory
 from nemesis import iptables_chain as chains
 from nemesis.fault import ClusterTraces, ProcessFault
 from nemesis.kind import START, STOP, FaultKind

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from clusters.cluster import Cluster
-from clusters.ssh import NodeSession
+from clusters.nodes.ssh import NodeSession
 
 from nemesis import targets as targeting
 

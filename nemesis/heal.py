@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 
 from clusters.cluster import HEAL_BOUND, Cluster
-from clusters.cluster_lock import heal_lock
+from clusters.nodes.lock import heal_lock
 from clusters.db import DatabaseError
-from clusters.inventory import Inventory, load_inventory
+from clusters.nodes.inventory import Inventory, load_inventory
 from clusters.restarts import NodesNotRevived
-from clusters.ssh import SSHError
+from clusters.nodes.ssh import SSHError
 from nemesis import control_link
 from nemesis.fault import ClusterTraces, NodeTraces
 from nemesis.registry import KINDS

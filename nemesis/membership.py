@@ -35,7 +35,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
-from clusters import kafka_admin as kadmin
+from clusters.kafka import admin as kadmin
 from clusters.db import Ensemble, Membership, require
 from nemesis import membership_undo as undo
 from nemesis.fault import Fault, with_errors

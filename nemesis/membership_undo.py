@@ -22,9 +22,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable
 
-from clusters import kafka_admin as kadmin
+from clusters.kafka import admin as kadmin
 from clusters.db import DatabaseError
-from clusters.ssh import SSHError
+from clusters.nodes.ssh import SSHError
 from nemesis.fault import ClusterTraces
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 path its egress takes (nemesis/packet_mechanisms.py)."""
 from __future__ import annotations
 
-from clusters.ssh import NodeSession
+from clusters.nodes.ssh import NodeSession
 from nemesis.packet_mechanisms import HANDLE, TC
 
 

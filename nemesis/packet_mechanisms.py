@@ -23,7 +23,7 @@ import shlex
 from pathlib import Path
 from typing import Sequence
 
-from clusters.ssh import NodeSession
+from clusters.nodes.ssh import NodeSession
 from nemesis import iptables_chain as chains
 from nemesis import packet_behaviour as behaviours
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from clusters.ssh import NodeSession
+from clusters.nodes.ssh import NodeSession
 from nemesis import iptables_chain as chains
 from nemesis.fault import NodeTraces
 from nemesis.packet_mechanisms import HANDLE, IN_CHAIN, OUT_CHAIN, TC, holder_paths

@@ -33,7 +33,7 @@ from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, 
                                    ConfigSource, OffsetSpec)
 
 from clusters.db import ProducerState, require
-from clusters.kafka_config import PRODUCER_STATE_SETTINGS
+from clusters.kafka.config import PRODUCER_STATE_SETTINGS
 from nemesis.fault import Fault, with_errors
 from nemesis.kind import START, STOP, FaultKind
 from nemesis.topics import fault_topics, topic_prefixes

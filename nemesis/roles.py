@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from confluent_kafka.admin import AdminClient
 
-from clusters.client_logging import LIBRDKAFKA_LOG
+from common.client_logging import LIBRDKAFKA_LOG
 from clusters.db import Membership, require
-from clusters.kafka_quorum import quorum_state
+from clusters.kafka.quorum import quorum_state
 
 ADMIN_TIMEOUT_S = 10
 

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusters import exit_codes
+from common import exit_codes
 from results.runs import RunSummary
 
 

@@ -25,7 +25,7 @@ made_cluster=""
 if [ -z "${NODES_FILE:-}" ]; then
   NODES_FILE=$("$PY" - "$CLUSTER" <<'PYEOF'
 import sys
-from clusters.local import LocalCluster
+from clusters.nodes.local import LocalCluster
 local = LocalCluster(sys.argv[1])
 if not local.exists():
     local.up(3)
@@ -36,7 +36,7 @@ PYEOF
 fi
 cleanup() {
   if [ -n "$made_cluster" ]; then
-    "$PY" -c "import sys; from clusters.local import LocalCluster; LocalCluster(sys.argv[1]).down()" "$made_cluster"
+    "$PY" -c "import sys; from clusters.nodes.local import LocalCluster; LocalCluster(sys.argv[1]).down()" "$made_cluster"
   fi
 }
 trap cleanup EXIT

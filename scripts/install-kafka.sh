@@ -5,4 +5,4 @@
 #   scripts/install-kafka.sh [VERSION]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec "${PYTHON:-python3}" -m clusters.kafka_install "$@"
+exec "${PYTHON:-python3}" -m clusters.kafka.install "$@"

@@ -22,7 +22,7 @@ missing=()
 for cmd in "${!need[@]}"; do
   PATH="$PATH:/usr/sbin:/sbin" command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
 done
-# tansu's storage node runs Debian's PostgreSQL 15 binaries (clusters/postgres_node.py);
+# tansu's storage node runs Debian's PostgreSQL 15 binaries (clusters/tansu/postgres.py);
 # tansu itself is built by cargo (scripts/install-tansu.sh), which comes from rustup or Debian
 ls /usr/lib/postgresql/15/bin/postgres >/dev/null 2>&1 || missing+=(postgresql-15)
 PATH="$PATH:$HOME/.cargo/bin" command -v cargo >/dev/null 2>&1 || missing+=(cargo)

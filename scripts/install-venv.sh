@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 python="${1:-python3}"
 venv="${2:-.venv}"
 # the cache Kafka and its archive live in (LOGTRIAL_CACHE, else ~/.cache/logtrial)
-cache=$("$python" -c 'from clusters.kafka_versions import cache_root; print(cache_root())')
+cache=$("$python" -c 'from clusters.kafka.versions import cache_root; print(cache_root())')
 tools="$cache/tools/uv"
 wheels="$cache/wheels"
 

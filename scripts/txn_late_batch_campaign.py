@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 from clusters.cluster import Cluster
-from clusters.local import LocalCluster
-from clusters.log_dump import Record, first_segment_records
+from clusters.nodes.local import LocalCluster
+from clusters.kafka.log_dump import Record, first_segment_records
 from workloads.kafka_common import KeySpace
 
 COUNTED = ("lost-write", "G1a", "partial-txn-read", "duplicate", "inconsistent-offsets")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clusters.tansu_system import TANSU
+from clusters.tansu.system import TANSU
 from tests import conftest
 from tests.conftest import AFTER_BUILDS_GROUP, SHARED_CLUSTER_GROUP, builds_last, cluster_group
 from tests.fixtures import builds

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, OFFSET_INVALID, Consumer, KafkaError, KafkaException,
                              Producer, TopicPartition)
 
-from clusters.client_logging import LIBRDKAFKA_LOG
+from common.client_logging import LIBRDKAFKA_LOG
 from workloads.consumer_config import shared_consumer_config
 from workloads.errors import Classified, classify, harness_error
 from workloads import producer_knobs

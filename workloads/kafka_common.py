@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from clusters.client_logging import LIBRDKAFKA_LOG
+from common.client_logging import LIBRDKAFKA_LOG
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Where the class-data-sharing archive of the local Spark driver lives
-(clusters/jvm_archive.py). checkers/spark/session.py starts every local driver
+(common/jvm_archive.py). checkers/spark/session.py starts every local driver
 JVM with it; checkers/spark_archive_build.py builds it."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import functools
 import sys
 from pathlib import Path
 
-from clusters import jvm_archive
-from clusters.kafka_versions import cache_root
+from common import jvm_archive
+from clusters.kafka.versions import cache_root
 
 
 @functools.lru_cache(maxsize=None)

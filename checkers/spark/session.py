@@ -16,7 +16,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from checkers.spark.archive import archive_file
-from clusters.jvm_archive import use_options
+from common.jvm_archive import use_options
 
 APP_NAME = "logtrial-check"
 

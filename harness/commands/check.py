@@ -12,7 +12,7 @@ from checkers.history.companion import is_companion
 from checkers.history.errors import HistoryError
 from checkers.options import CheckOptionError, CheckOptions
 from checkers.registry import WORKLOAD_NAMES
-from clusters import exit_codes
+from common import exit_codes
 from harness import check_progress
 from harness.check_cli import check_options, given_on_command_line
 

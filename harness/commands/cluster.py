@@ -8,15 +8,15 @@ from pathlib import Path
 
 import click
 
-from clusters import exit_codes
+from common import exit_codes
 from clusters.cluster import HEAL_BOUND, Cluster, adopt_recorded_release
-from clusters.cluster_lock import heal_lock
+from clusters.nodes.lock import heal_lock
 from clusters.db import DatabaseError, Versions
-from clusters.inventory import InventoryError, load_inventory, write_inventory
-from clusters.kafka_config import check_dynamic_quorum, parse_settings, release_settings
-from clusters.kafka_versions import KafkaVersionError, resolve
-from clusters.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
-from clusters.ssh import SSHError, SSHPool
+from clusters.nodes.inventory import InventoryError, load_inventory, write_inventory
+from clusters.kafka.config import check_dynamic_quorum, parse_settings, release_settings
+from clusters.kafka.versions import KafkaVersionError, resolve
+from clusters.nodes.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
+from clusters.nodes.ssh import SSHError, SSHPool
 from clusters.system_kind import InstallError, SystemKind
 from clusters.systems import DEFAULT_SYSTEM, SYSTEMS, for_system, kind_of, open_database, system_kind, system_of
 from harness.cluster_targets import Target, TargetError, named_target, run_target
@@ -117,7 +117,7 @@ def up(name: str, inventory_path: str | None, system: str, nodes: int, subnet: s
                           db_settings=overrides) as opened:
             label = label or " ".join(system_of(opened.db))
             if txn_version is not None:
-                from clusters.kafka_admin import set_transaction_version
+                from clusters.kafka.admin import set_transaction_version
                 finalized = set_transaction_version(opened, opened.inventory.nodes[0].name, txn_version)
                 label += f", transaction.version {finalized}"
     except (InventoryError, KafkaVersionError) as e:

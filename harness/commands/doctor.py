@@ -11,14 +11,14 @@ import tempfile
 import click
 
 from checkers.spark.archive import archive_file as spark_archive
-from clusters import exit_codes
-from clusters.faketime import LIBRARY as FAKETIME_LIB
-from clusters.faketime import faketime_env
-from clusters.kafka_archive import archive_file as kafka_archive
-from clusters.kafka_config import DEFAULT_JVM_OPTS, KAFKA_VERSION, kafka_cache_dir
-from clusters.kafka_install import is_installed
-from clusters.kafka_versions import KRAFT, RELEASE_PATTERN, KafkaRelease, cache_root, resolve, version_tuple
-from clusters.inventory import InventoryError
+from common import exit_codes
+from clusters.nodes.faketime import LIBRARY as FAKETIME_LIB
+from clusters.nodes.faketime import faketime_env
+from clusters.kafka.archive import archive_file as kafka_archive
+from clusters.kafka.config import DEFAULT_JVM_OPTS, KAFKA_VERSION, kafka_cache_dir
+from clusters.kafka.install import is_installed
+from clusters.kafka.versions import KRAFT, RELEASE_PATTERN, KafkaRelease, cache_root, resolve, version_tuple
+from clusters.nodes.inventory import InventoryError
 from clusters.systems import KINDS
 from harness.commands.cluster import fail, insecure_option, inventory_option
 from harness.commands.doctor_check import Check

@@ -6,9 +6,9 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from clusters.faketime import LIBRARY as FAKETIME_LIB
-from clusters.inventory import load_inventory
-from clusters.ssh import NodeSession, SSHError, SSHPool
+from clusters.nodes.faketime import LIBRARY as FAKETIME_LIB
+from clusters.nodes.inventory import load_inventory
+from clusters.nodes.ssh import NodeSession, SSHError, SSHPool
 from clusters.system_kind import SystemKind, Tools
 from clusters.systems import kind_of
 from harness.commands.doctor_check import Check

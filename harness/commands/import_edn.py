@@ -10,9 +10,7 @@ import click
 
 from checkers.history.edn_convert import import_edn as convert
 from checkers.history.edn_read import EdnImportError
-from clusters import exit_codes
-
-
+from common import exit_codes
 def default_out(src: Path) -> Path:
     """history.edn -> history.jsonl beside it."""
     return src.with_suffix(".jsonl") if src.suffix == ".edn" else src.with_name(src.name + ".jsonl")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, NoReturn
 
 import click
 
-from clusters.local import LocalCluster, LocalClusterError
+from clusters.nodes.local import LocalCluster, LocalClusterError
 from harness.probes.late_batch_timing import LIBRDKAFKA_LIFT_S
 
 if TYPE_CHECKING:

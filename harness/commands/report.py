@@ -5,9 +5,7 @@ from pathlib import Path
 
 import click
 
-from clusters import exit_codes
-
-
+from common import exit_codes
 @click.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 def report(run_dir: Path) -> None:

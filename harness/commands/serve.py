@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from clusters import exit_codes
+from common import exit_codes
 from results.index import write_static_index
 from results.server import make_server
 

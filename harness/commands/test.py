@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from clusters import exit_codes
+from common import exit_codes
 from clusters.systems import SYSTEMS
 from harness.check_cli import check_options
 from harness.kafka_options import kafka_release_options

@@ -13,7 +13,7 @@ from typing import Callable, TypeVar
 import click
 from click.core import ParameterSource
 
-from clusters import exit_codes
+from common import exit_codes
 from clusters.system_kind import InstallError
 from clusters.systems import DEFAULT_SYSTEM, SYSTEMS, system_kind
 from harness.check_cli import check_options
@@ -299,9 +299,9 @@ def heal_left_faults(base) -> None:
     `cluster heal` heals (a control-link cut first: every SSH connection fails on it);
     a cluster that cannot be is a harness error (exit 4), said with what is left."""
     from clusters.db import DatabaseError  # loads confluent_kafka: only when needed
-    from clusters.inventory import InventoryError
-    from clusters.local import LocalCluster
-    from clusters.ssh import SSHError
+    from clusters.nodes.inventory import InventoryError
+    from clusters.nodes.local import LocalCluster
+    from clusters.nodes.ssh import SSHError
     from harness.run_cluster import LOCAL_CLUSTER
     from nemesis.heal import ClusterNotHealed, heal_inventory
     spec = base.cluster

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from checkers.history.errors import HistoryError
-from clusters import exit_codes
+from common import exit_codes
 from harness import check_progress
 from harness.commands.check import resolve_history
 

@@ -48,7 +48,7 @@ from contextlib import nullcontext
 from confluent_kafka import Consumer, TopicPartition
 
 from clusters.cluster import Cluster
-from clusters.log_dump import Record, first_segment_records
+from clusters.kafka.log_dump import Record, first_segment_records
 from harness.probes.late_batch_java import java_steps
 from harness.probes.late_batch_librdkafka import librdkafka_steps
 from harness.probes.late_batch_setup import set_up

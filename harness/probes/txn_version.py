@@ -24,8 +24,8 @@ from typing import Callable
 from confluent_kafka import Producer
 
 from clusters.cluster import Cluster
-from clusters.kafka_admin import TRANSACTION_VERSION, create_topic, run_tool, set_transaction_version
-from clusters.log_dump import Batch, first_segment_batches
+from clusters.kafka.admin import TRANSACTION_VERSION, create_topic, run_tool, set_transaction_version
+from clusters.kafka.log_dump import Batch, first_segment_batches
 from harness.probes.java_session import open_session
 from workloads import clients
 from workloads.java_client.pool import JvmPool

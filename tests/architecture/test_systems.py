@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters.inventory import Inventory, Node, parse_inventory
+from clusters.nodes.inventory import Inventory, Node, parse_inventory
 from clusters.system_kind import ExtraNode, SystemKind
 from clusters.systems import DEFAULT_SYSTEM, KINDS, SYSTEMS, for_system, kind_of
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from clusters import exit_codes
+from common import exit_codes
 from harness.cli import main
 from harness.commands.check import check
 from tests.checkers.histories import Builder

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters import exit_codes
-
+from common import exit_codes
 ROOT = Path(__file__).resolve().parents[2]
 PROGRESS = re.compile(r"history\.jsonl: (?:([\d.]+) of )?[\d.]+ MB(?: read)? \| ([a-zA-Z ]+) \| \d+ s")
 

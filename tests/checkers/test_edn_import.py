@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from clusters import exit_codes
+from common import exit_codes
 from harness.cli import main
 from checkers.history.edn_convert import error_pair
 from checkers.history.edn_read import EdnImportError, EMap, ESet, Keyword, Symbol, Tagged, Vector, read_forms

@@ -14,7 +14,7 @@ from checkers.api import check_history
 from checkers.history.fault_events import declared_starts
 from checkers.verdict import faults
 from checkers.verdict.taxonomy import TYPES
-from clusters import exit_codes
+from common import exit_codes
 from harness.commands.check import check as check_command
 from tests.checkers.histories import Builder
 

@@ -1,4 +1,4 @@
-"""Class-data-sharing archives (clusters/jvm_archive.py): the shared cluster's
+"""Class-data-sharing archives (common/jvm_archive.py): the shared cluster's
 brokers and the Spark session's driver map the archives `make install` built,
 and a JVM given a missing, corrupt or switched-off archive runs without one."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from clusters import jvm_archive
-from clusters.kafka_archive import archive_file
-from clusters.kafka_config import DEFAULT_JVM_OPTS
+from common import jvm_archive
+from clusters.kafka.archive import archive_file
+from clusters.kafka.config import DEFAULT_JVM_OPTS
 
 
 def mapped_files(pid: int | str) -> set[str]:
@@ -79,9 +79,9 @@ def test_building_an_archive_runs_a_broker_and_leaves_one_the_jvm_can_map(tmp_pa
     """ensure_archive in a cache of its own (the real jars linked in): the
     archive it publishes maps with sharing forced on, a stale one is gone and
     no partial dump is left."""
-    from clusters.kafka_archive import ensure_archive
-    from clusters.kafka_install import MARKER
-    from clusters.kafka_versions import resolve
+    from clusters.kafka.archive import ensure_archive
+    from clusters.kafka.install import MARKER
+    from clusters.kafka.versions import resolve
     real_libs, real_marker = resolve().libs_dir, resolve().cache_dir / MARKER   # (paths follow the env)
     monkeypatch.setenv("LOGTRIAL_CACHE", str(tmp_path))
     release = resolve()

@@ -9,9 +9,9 @@ import uuid
 
 import pytest
 
-from clusters.faketime import leftover_files
-from clusters.kafka_admin import create_topic
-from clusters.kafka_paths import CLIENT_PORT
+from clusters.nodes.faketime import leftover_files
+from clusters.kafka.admin import create_topic
+from clusters.kafka.paths import CLIENT_PORT
 from clusters.smoke import consume_all, produce, roundtrip
 from nemesis import partition
 from nemesis.clock import mark_skewed
@@ -189,10 +189,10 @@ def test_remote_install_uploads_only_jars_whose_checksum_differs(cluster, tmp_pa
     import dataclasses
     import shutil
 
-    from clusters.inventory import Inventory
-    from clusters.kafka import KafkaDB
-    from clusters.kafka_config import kafka_cache_dir
-    from clusters.ssh import SSHPool
+    from clusters.nodes.inventory import Inventory
+    from clusters.kafka.database import KafkaDB
+    from clusters.kafka.config import kafka_cache_dir
+    from clusters.nodes.ssh import SSHPool
 
     small = sorted((kafka_cache_dir() / "libs").glob("*.jar"), key=lambda p: p.stat().st_size)
     stand_in = tmp_path / kafka_cache_dir().name / "libs"

@@ -1,4 +1,4 @@
-"""clusters/cluster_lock.py with real processes: a run waits for the run (or the
+"""clusters/nodes/lock.py with real processes: a run waits for the run (or the
 watchdog) that holds its cluster and says for whom; a watchdog's inherited copy
 keeps the lock after the control process let go; heals take turns."""
 from __future__ import annotations
@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from clusters.cluster_lock import ClusterBusy, RunLock, heal_lock
+from clusters.nodes.lock import ClusterBusy, RunLock, heal_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # holds the run lock, hands a copy to a child that outlives it, and exits
 HOLDS = textwrap.dedent("""
     import subprocess, sys, time
-    from clusters.cluster_lock import RunLock
+    from clusters.nodes.lock import RunLock
     lock = RunLock(sys.argv[1]).acquire("the run in /store/x (pid 1)", 0, print)
     if sys.argv[2] == "hand-over":
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"], pass_fds=(lock.fd,))

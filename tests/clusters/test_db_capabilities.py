@@ -6,8 +6,8 @@ import pytest
 
 from clusters import db as capabilities
 from clusters.db import MissingCapability, require
-from clusters.inventory import Inventory, Node
-from clusters.kafka import KafkaDB
+from clusters.nodes.inventory import Inventory, Node
+from clusters.kafka.database import KafkaDB
 from nemesis.clock import ClockFault
 from nemesis.membership import MembershipFault
 from nemesis.pause import PauseFault

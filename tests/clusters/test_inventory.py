@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from clusters.inventory import Inventory, InventoryError, Node, load_inventory, write_inventory
+from clusters.nodes.inventory import Inventory, InventoryError, Node, load_inventory, write_inventory
 
 FP = "SHA256:" + "A" * 43
 

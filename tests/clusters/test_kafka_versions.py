@@ -11,16 +11,16 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from clusters import kafka_versions
-from clusters import exit_codes
+from clusters.kafka import versions as kafka_versions
+from common import exit_codes
 from clusters.cluster import Cluster
 from clusters.db import DatabaseError
-from clusters.inventory import Inventory, Node, write_inventory
-from clusters.kafka import KafkaDB
-from clusters.kafka_config import release_settings
-from clusters.kafka_install import render_pom
-from clusters.kafka_jars import java_major
-from clusters.kafka_versions import KafkaRelease, KafkaVersionError, parse_metadata, resolve
+from clusters.nodes.inventory import Inventory, Node, write_inventory
+from clusters.kafka.database import KafkaDB
+from clusters.kafka.config import release_settings
+from clusters.kafka.install import render_pom
+from clusters.kafka.jars import java_major
+from clusters.kafka.versions import KafkaRelease, KafkaVersionError, parse_metadata, resolve
 from harness.cli import main as cli
 from harness.commands.test_all import matrix
 from harness.runner import TestOptions, run_test

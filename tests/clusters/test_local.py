@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from clusters.cluster import Cluster
-from clusters.faketime import leftover_files
-from clusters.kafka_admin import create_topic
-from clusters.local import LocalCluster, LocalClusterError, link_exists, list_netns
+from clusters.nodes.faketime import leftover_files
+from clusters.kafka.admin import create_topic
+from clusters.nodes.local import LocalCluster, LocalClusterError, link_exists, list_netns
 from nemesis.heal import verify_healed
 
 pytestmark = pytest.mark.cluster

@@ -14,9 +14,9 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 
-from clusters import pinning
-from clusters.kafka_admin import create_topic
-from clusters.local import LocalCluster
+from clusters.nodes import pinning
+from clusters.kafka.admin import create_topic
+from clusters.nodes.local import LocalCluster
 from harness.runner import TestOptions
 from nemesis.partition import CHAIN, apply_script
 from workloads.kafka_common import KeySpace

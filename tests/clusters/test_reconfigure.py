@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from clusters.cluster import Cluster
-from clusters.kafka import KafkaDB
+from clusters.kafka.database import KafkaDB
 from clusters.reconfigure import parse_properties, stale_nodes
 
 pytestmark = pytest.mark.cluster

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from clusters.inventory import Inventory
-from clusters.ssh import HostKeyError, NodeSession, SSHError, SSHPool
+from clusters.nodes.inventory import Inventory
+from clusters.nodes.ssh import HostKeyError, NodeSession, SSHError, SSHPool
 
 pytestmark = pytest.mark.cluster
 

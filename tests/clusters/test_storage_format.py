@@ -5,9 +5,9 @@ import itertools
 import shlex
 import subprocess
 
-from clusters.kafka_config import kafka_cache_dir
-from clusters.kafka_paths import cluster_id
-from clusters.kafka_storage import format_storage_args
+from clusters.kafka.config import kafka_cache_dir
+from clusters.kafka.paths import cluster_id
+from clusters.kafka.storage import format_storage_args
 
 
 def _name_whose_id_starts_with_dash() -> str:

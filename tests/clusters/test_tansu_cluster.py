@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from clusters.cluster import Cluster
-from clusters.inventory import InventoryError, parse_inventory, write_inventory
-from clusters.local import LocalCluster, list_netns
+from clusters.nodes.inventory import InventoryError, parse_inventory, write_inventory
+from clusters.nodes.local import LocalCluster, list_netns
 from clusters.systems import for_system, kind_of
-from clusters.tansu import TansuDB
-from clusters.tansu_install import cargo_home
-from clusters.tansu_system import TANSU
-from clusters.tansu_schema import postgres_schema, storage_crate_dir
+from clusters.tansu.database import TansuDB
+from clusters.tansu.install import cargo_home
+from clusters.tansu.system import TANSU
+from clusters.tansu.schema import postgres_schema, storage_crate_dir
 from harness.commands.test_all import cell_label, matrix, options_for
 from harness.runner import TestOptions, run_test
 from harness.system_support import Unsupported, check_supported

@@ -9,8 +9,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from clusters import exit_codes
-from clusters.local import LocalCluster, link_exists, list_netns
+from common import exit_codes
+from clusters.nodes.local import LocalCluster, link_exists, list_netns
 from clusters.systems import system_kind
 from harness.cli import main
 from harness.commands.doctor_nodes import checks_from, node_tools
@@ -50,10 +50,10 @@ def test_heal_on_a_healthy_cluster_does_nothing(cluster, local_cluster):
 def state_root(tmp_path, monkeypatch):
     """An isolated state root, so "every local cluster" means only the ones a
     test puts there (other clusters on this machine are never touched)."""
-    import clusters.local
+    import clusters.nodes.local
     root = tmp_path / "clusters"
     root.mkdir()
-    monkeypatch.setattr(clusters.local, "STATE_ROOT", root)
+    monkeypatch.setattr(clusters.nodes.local, "STATE_ROOT", root)
     return root
 
 
@@ -115,7 +115,7 @@ def test_txn_version_is_checked_before_anything_is_made():
 
 def test_cluster_up_finalizes_the_txn_version(local_cluster):
     from clusters.cluster import Cluster
-    from clusters.kafka_admin import TRANSACTION_VERSION, finalized_feature
+    from clusters.kafka.admin import TRANSACTION_VERSION, finalized_feature
     name = f"{local_cluster.name}-tv"
     LocalCluster(name).down()
     try:

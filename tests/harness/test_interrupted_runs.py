@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from clusters.cluster import Cluster
-from clusters.local import LocalCluster, link_exists, list_netns, owned_pid
+from clusters.nodes.local import LocalCluster, link_exists, list_netns, owned_pid
 from nemesis import partition
 from results.runs import read_run
 from tests.fixtures.cluster import shared_cluster_name

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from checkers.history.stream import raw_events
-from clusters import exit_codes
+from common import exit_codes
 from harness.matrix_journal import JOURNAL
 from nemesis.control_link import cut_nodes, restore
 from results.runs import list_runs

@@ -8,8 +8,8 @@ import importlib
 import pytest
 from click.testing import CliRunner
 
-import clusters.local
-from clusters import exit_codes
+import clusters.nodes.local
+from common import exit_codes
 from harness.cli import main
 from harness.commands.probe import CRASHED, exit_with
 
@@ -39,7 +39,7 @@ def test_each_probe_has_help_and_its_module_loads(command):
 @pytest.fixture
 def no_clusters(tmp_path, monkeypatch):
     """A state root with no cluster in it, whatever this machine runs."""
-    monkeypatch.setattr(clusters.local, "STATE_ROOT", tmp_path)
+    monkeypatch.setattr(clusters.nodes.local, "STATE_ROOT", tmp_path)
     return tmp_path
 
 

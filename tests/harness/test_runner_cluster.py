@@ -15,7 +15,7 @@ import pytest
 
 from checkers.history.stream import raw_events
 from checkers.history.wellformed import wellformedness_problems
-from clusters import exit_codes
+from common import exit_codes
 from harness.runner import TestOptions, run_test
 from nemesis.heal import verify_healed
 

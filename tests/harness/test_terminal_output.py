@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters import exit_codes
-
+from common import exit_codes
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +40,7 @@ def test_a_killed_broker_prints_nothing_but_progress(healed_cluster, tmp_path):
 def test_librdkafka_lines_outside_a_run_reach_no_terminal():
     # no handler attached (a check after the run, test-all between cells): logging's
     # last resort must not print them either
-    script = ("from clusters.client_logging import LIBRDKAFKA_LOG\n"
+    script = ("from common.client_logging import LIBRDKAFKA_LOG\n"
               "LIBRDKAFKA_LOG.error('FAIL [lt-p0#producer-1] Connection refused')\n")
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from checkers.options import CheckOptions
 from checkers.registry import WORKLOAD_NAMES as CHECKED_WORKLOADS
-from clusters import exit_codes
+from common import exit_codes
 from harness.cli import main
 from harness.commands.check import recorded_check
 from harness.commands import test as test_module, test_all as test_all_module

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters.local import LocalCluster
+from clusters.nodes.local import LocalCluster
 from harness.watchdog import STACKS, WATCHDOG_LOG, Heartbeat
 from harness.watchdog_process import DIED, ENDED, HUNG, recover, watch
 from results import store

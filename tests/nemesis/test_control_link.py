@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from checkers.history.stream import raw_events
-from clusters.ssh import SSHError
+from clusters.nodes.ssh import SSHError
 from harness.cli import main
 from harness.runner import TestOptions, run_test
-from clusters.inventory import load_inventory
+from clusters.nodes.inventory import load_inventory
 from nemesis.control_link import ControlLinkFault, chain_for, cut, cut_nodes, restore
 from nemesis.heal import heal, verify_healed
 from nemesis.pause import PauseFault

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from clusters import exit_codes
+from common import exit_codes
 from clusters.cluster import HEAL_BOUND, Cluster
-from clusters.inventory import load_inventory, write_inventory
-from clusters.kafka_quorum import newest_epoch, quorum_state
+from clusters.nodes.inventory import load_inventory, write_inventory
+from clusters.kafka.quorum import newest_epoch, quorum_state
 from checkers.history.stream import raw_events
 from checkers.history.writer import HistoryWriter
 from nemesis.heal import heal, verify_healed

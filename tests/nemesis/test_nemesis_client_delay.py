@@ -18,7 +18,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
 from checkers.history.stream import raw_events
-from clusters.kafka_admin import (TRANSACTION_VERSION, elect_preferred, finalized_feature, partition_states,
+from clusters.kafka.admin import (TRANSACTION_VERSION, elect_preferred, finalized_feature, partition_states,
                                   reassign, wait_replicated)
 from harness.probes.coordinator import coordinator_id, java_string_hash, transaction_state
 from harness.probes.late_batch_setup import set_up

@@ -9,7 +9,7 @@ from datetime import datetime
 
 import pytest
 
-from clusters.kafka_admin import create_topic
+from clusters.kafka.admin import create_topic
 from nemesis import partition as partitioning
 from nemesis.clock import clock_strobe_pid_file
 from nemesis.clock import ClockFault, observed_skew_ms

@@ -12,12 +12,12 @@ import pytest
 from confluent_kafka import TopicCollection
 from confluent_kafka.admin import AdminClient
 
-from clusters import kafka_admin
+from clusters.kafka import admin as kafka_admin
 from clusters.cluster import Cluster
-from clusters.kafka import KafkaDB
-from clusters.kafka_config import release_settings
-from clusters.kafka_paths import directory_id
-from clusters.kafka_versions import KafkaVersionError
+from clusters.kafka.database import KafkaDB
+from clusters.kafka.config import release_settings
+from clusters.kafka.paths import directory_id
+from clusters.kafka.versions import KafkaVersionError
 from nemesis import membership_undo
 from nemesis.heal import ClusterNotHealed, heal, verify_healed
 from nemesis.membership import IDLE_STOP_F, START_F, STOP_F, MembershipFault, new_replicas
@@ -212,7 +212,7 @@ def test_quorum_change_is_skipped_on_a_static_quorum(healed_cluster):
 
 # -- a dynamic controller quorum (its own cluster) ---------------------------------------------
 def test_a_dynamic_quorum_needs_kraft_on_3_9_and_is_formatted_with_every_voter(tmp_path):
-    from clusters.inventory import Inventory, Node
+    from clusters.nodes.inventory import Inventory, Node
     nodes = tuple(Node(name=f"n{i}", host=f"10.0.0.{i}", port=22, user="root", key_file="k", host_key=None,
                        home=f"/h/n{i}") for i in (1, 2, 3))
     inventory = Inventory(name="dq", nodes=nodes, path=tmp_path / "inventory.yaml")

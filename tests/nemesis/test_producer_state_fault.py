@@ -12,8 +12,8 @@ import pytest
 from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, OffsetSpec
 
-from clusters.kafka_admin import create_topic
-from clusters.kafka_config import kafka_cache_dir
+from clusters.kafka.admin import create_topic
+from clusters.kafka.config import kafka_cache_dir
 from nemesis.heal import heal
 from nemesis.producer_state import EXPIRATION_KEY, ProducerStateFault, broker_ids
 

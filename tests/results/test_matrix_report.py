@@ -8,7 +8,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from clusters import exit_codes
+from common import exit_codes
 from harness import runner
 from harness.commands.test_all import Cell, matrix, options_for
 from results.matrix_report import MatrixRun, exit_code, junit_xml, summary_table

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters import exit_codes
+from common import exit_codes
 from results.runs import list_runs
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]

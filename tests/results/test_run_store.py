@@ -6,7 +6,7 @@ import os
 from benchmarks.runner_overhead import NoopRun
 from checkers.history.stream import raw_events
 from checkers.history.wellformed import wellformedness_problems
-from clusters import exit_codes
+from common import exit_codes
 from harness import runner
 from harness.runner import TestOptions
 from results import store

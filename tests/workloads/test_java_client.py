@@ -10,8 +10,8 @@ import pytest
 
 from checkers.history.stream import raw_events
 from checkers.history.wellformed import wellformedness_problems
-from clusters.kafka_admin import TRANSACTION_VERSION, finalized_feature, set_transaction_version
-from clusters.kafka_versions import resolve
+from clusters.kafka.admin import TRANSACTION_VERSION, finalized_feature, set_transaction_version
+from clusters.kafka.versions import resolve
 from harness.probes.txn_version import epochs_bumped_per_transaction, probe
 from harness.runner import run_test
 from harness.test_options import TestOptions

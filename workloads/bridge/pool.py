@@ -1,6 +1,6 @@
 """A run's child processes of one client: one per network namespace a client is made
 in. With --pin-clients a worker thread enters its node's client namespace before
-making its clients (clusters/pinning.py); a child started from that thread lives in
+making its clients (clusters/nodes/pinning.py); a child started from that thread lives in
 that namespace, so its clients reach that node only, as librdkafka's do."""
 from __future__ import annotations
 

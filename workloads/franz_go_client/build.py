@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from clusters.kafka_versions import cache_root
+from clusters.kafka.versions import cache_root
 
 SOURCES = Path(__file__).resolve().parent / "src"
 BINARY = "franz-go-client"

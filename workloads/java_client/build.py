@@ -1,6 +1,6 @@
 """The Java client's classes: compiled once per (source, Kafka version) into the jar
 cache, against that release's kafka-clients jar (the broker distribution holds it:
-clusters/kafka_install.py fetches it with the broker's jars). `make install` builds
+clusters/kafka/install.py fetches it with the broker's jars). `make install` builds
 the default version's (`python -m workloads.java_client.build`); any other is built
 on first use. A second call finds the classes and returns at once."""
 from __future__ import annotations
@@ -13,8 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from clusters.kafka_install import ensure_installed
-from clusters.kafka_versions import KafkaRelease, cache_root, resolve
+from clusters.kafka.install import ensure_installed
+from clusters.kafka.versions import KafkaRelease, cache_root, resolve
 
 SOURCES = Path(__file__).resolve().parent / "src"
 MAIN_CLASS = "logtrial.Server"

@@ -1,7 +1,7 @@
 """The run's JVMs: one per network namespace a client is made in (workloads/bridge/pool.py)."""
 from __future__ import annotations
 
-from clusters.kafka_versions import resolve
+from clusters.kafka.versions import resolve
 from workloads.bridge.pool import ProcessPool
 from workloads.java_client.build import MAIN_CLASS, classpath
 from workloads.java_client.jvm import Jvm

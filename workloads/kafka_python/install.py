@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from types import ModuleType
 
-from clusters.kafka_versions import cache_root
+from clusters.kafka.versions import cache_root
 
 PACKAGE = "kafka-python"
 VERSION = "3.0.12"  # the newest 3.0.x on PyPI when it was pinned

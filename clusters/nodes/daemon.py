@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from clusters.db import DatabaseError
-from clusters.ssh import NodeSession, SSHError, SSHPool
+from clusters.nodes.ssh import NodeSession, SSHError, SSHPool
 
 log = logging.getLogger(__name__)
 

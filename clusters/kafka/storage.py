@@ -6,11 +6,11 @@ from __future__ import annotations
 import shlex
 
 from clusters.db import DatabaseError
-from clusters.kafka_config import DYNAMIC, KafkaConfig
-from clusters.kafka_paths import KafkaPaths, cluster_id
-from clusters.kafka_process import KafkaProcess
-from clusters.kafka_versions import MODES, RELEASE_PATTERN, KafkaRelease
-from clusters.ssh import NodeSession, SSHPool
+from clusters.kafka.config import DYNAMIC, KafkaConfig
+from clusters.kafka.paths import KafkaPaths, cluster_id
+from clusters.kafka.process import KafkaProcess
+from clusters.kafka.versions import MODES, RELEASE_PATTERN, KafkaRelease
+from clusters.nodes.ssh import NodeSession, SSHPool
 
 FORMATTED, CONFIGURED = "formatted", "configured"
 
@@ -41,7 +41,7 @@ class KafkaStorage:
         session.exec(f"mkdir -p {shlex.quote(self.paths.logs_dir(node))} "
                      f"{shlex.quote(self.paths.data_dir(node))}", timeout=30)
         text = "".join(f"{k}={v}\n" for k, v in properties.items())
-        session.write_file(self.paths.config_file(node), "# written by logtrial (clusters/kafka_storage.py)\n"
+        session.write_file(self.paths.config_file(node), "# written by logtrial (clusters/kafka/storage.py)\n"
                            + text)
 
     def format(self, node: str, replacement: bool = False) -> None:

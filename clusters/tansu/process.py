@@ -11,11 +11,11 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from clusters.inventory import Inventory
-from clusters.local import port_open
-from clusters.node_process import NodeProcess
-from clusters.ssh import SSHPool
-from clusters.tansu_install import TANSU_VERSION, binary, build_dir
+from clusters.nodes.inventory import Inventory
+from clusters.nodes.local import port_open
+from clusters.nodes.daemon import NodeProcess
+from clusters.nodes.ssh import SSHPool
+from clusters.tansu.install import TANSU_VERSION, binary, build_dir
 
 CLIENT_PORT = 9092
 NODE_ID = 111  # tansu_broker::NODE_ID: every broker's id
@@ -120,7 +120,7 @@ def _broker_hosts(host: str) -> set[str]:
     """Hosts of the brokers in the metadata served at host (empty if none answers)."""
     from confluent_kafka.admin import AdminClient  # loads librdkafka: only when needed
 
-    from clusters.client_logging import QUIET_CLIENT_LOGGER
+    from common.client_logging import QUIET_CLIENT_LOGGER
     admin = AdminClient({"bootstrap.servers": f"{host}:{CLIENT_PORT}", "logger": QUIET_CLIENT_LOGGER,
                          "socket.connection.setup.timeout.ms": 3000})
     try:

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import yaml
 
-from clusters.faketime import leftover_files
-from clusters.inventory import Inventory, Node, write_inventory
-from clusters.proc import is_zombie, stat_fields
+from clusters.nodes.faketime import leftover_files
+from clusters.nodes.inventory import Inventory, Node, write_inventory
+from clusters.nodes.proc import is_zombie, stat_fields
 
 STATE_ROOT = Path(os.environ.get("LOGTRIAL_STATE_DIR", "/var/lib/logtrial/clusters"))
 # the one default name: `test --local` and every `cluster` subcommand use it;
@@ -88,7 +88,7 @@ class LocalCluster:
         return f"lt{self.tag}-{node}"
 
     def client_netns(self, node: str) -> str:
-        """The namespace of clients pinned to `node` (clusters/pinning.py)."""
+        """The namespace of clients pinned to `node` (clusters/nodes/pinning.py)."""
         return f"lt-{self.name}.pin-{node}"  # "." is in no cluster name: no clash
 
     def client_veth(self, node: str) -> str:
@@ -278,7 +278,7 @@ class LocalCluster:
         return [ns for ns in list_netns() if ns.startswith(prefix)]
 
     def delete_client_namespaces(self) -> list[str]:
-        """Deletes the namespaces of pinned clients (clusters/pinning.py) and their veths."""
+        """Deletes the namespaces of pinned clients (clusters/nodes/pinning.py) and their veths."""
         prefix = self.client_netns("")
         removed = []
         for ns in self.client_namespaces():
@@ -343,7 +343,7 @@ class LocalCluster:
 
 
 SSHD_CONFIG = """\
-# sshd of one logtrial node (its own network namespace); written by clusters/local.py
+# sshd of one logtrial node (its own network namespace); written by clusters/nodes/local.py
 ListenAddress {ip}
 Port 22
 HostKey {host_key}
@@ -407,7 +407,7 @@ def read_pid(pid_file: Path) -> int | None:
 
 def owned_pid(pid_file: Path) -> int | None:
     """The pid in pid_file, unless that pid now belongs to a later process (its start
-    time differs from the one clusters.ssh.start_daemon recorded beside the pid file)."""
+    time differs from the one clusters.nodes.ssh.start_daemon recorded beside the pid file)."""
     pid = read_pid(pid_file)
     recorded = Path(f"{pid_file}.start")
     if pid is None or not recorded.exists():

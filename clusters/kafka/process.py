@@ -9,15 +9,15 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from clusters.client_logging import QUIET_CLIENT_LOGGER
-from clusters.faketime import faketime_env, leftover_files, skewed_marker
-from clusters.jvm_archive import use_options_shell
-from clusters.kafka_archive import archive_file
-from clusters.kafka_config import DEFAULT_JVM_OPTS, KafkaConfig
-from clusters.kafka_paths import CLIENT_PORT, KafkaPaths
-from clusters.kafka_versions import KafkaRelease
-from clusters.node_process import NodeProcess
-from clusters.ssh import SSHPool
+from common.client_logging import QUIET_CLIENT_LOGGER
+from clusters.nodes.faketime import faketime_env, leftover_files, skewed_marker
+from common.jvm_archive import use_options_shell
+from clusters.kafka.archive import archive_file
+from clusters.kafka.config import DEFAULT_JVM_OPTS, KafkaConfig
+from clusters.kafka.paths import CLIENT_PORT, KafkaPaths
+from clusters.kafka.versions import KafkaRelease
+from clusters.nodes.daemon import NodeProcess
+from clusters.nodes.ssh import SSHPool
 
 START_TIMEOUT = 240  # generous: the box is shared and a starved JVM starts slowly
 
@@ -52,7 +52,7 @@ class KafkaProcess(NodeProcess):
                 f"-cp {classpath} {main_and_args}")
 
     def _archive_options(self, node: str) -> str:
-        """Maps the release's class archive (clusters/kafka_archive.py) where the node
+        """Maps the release's class archive (clusters/kafka/archive.py) where the node
         shares the cache it lives in and the archive is there; tools use it too."""
         if not self.paths.node(node).local:
             return ""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from clusters.local import FIRST_NODE_HOST, LocalCluster, LocalClusterError, run
+from clusters.nodes.local import FIRST_NODE_HOST, LocalCluster, LocalClusterError, run
 
 CLONE_NEWNET = 0x40000000
 # clients of node i get .21+i beside the nodes' .11+i (a cluster has at most 9 nodes)
@@ -124,7 +124,7 @@ class ClientPins:
 
 def local_cluster_of(inventory_path: str) -> LocalCluster:
     """The local cluster whose inventory this is: pinning needs its bridge."""
-    from clusters.inventory import load_inventory
+    from clusters.nodes.inventory import load_inventory
     name = load_inventory(inventory_path).name
     try:
         local = LocalCluster(name)

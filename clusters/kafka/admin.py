@@ -22,7 +22,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from confluent_kafka._model import ElectionType
 
 from clusters.db import DatabaseError
-from clusters.client_logging import QUIET_CLIENT_LOGGER
+from common.client_logging import QUIET_CLIENT_LOGGER
 
 ADMIN_TIMEOUT_S = 10
 TOOL_TIMEOUT_S = 120

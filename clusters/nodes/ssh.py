@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 import paramiko
 
-from clusters.inventory import Inventory, Node
+from clusters.nodes.inventory import Inventory, Node
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

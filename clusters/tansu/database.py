@@ -2,8 +2,8 @@
 are stateless and keep everything in a storage engine, here PostgreSQL.
 
 TansuDB is the Database (clusters/db.py) of an inventory with `db: tansu`: every
-node without a role runs a broker (clusters/tansu_process.py), the one node with
-`role: storage` runs PostgreSQL (clusters/postgres_node.py). Each call names a node
+node without a role runs a broker (clusters/tansu/process.py), the one node with
+`role: storage` runs PostgreSQL (clusters/tansu/postgres.py). Each call names a node
 and goes to what runs there, so the faults that strike nodes (pause, kill,
 partition) strike the storage node as they strike a broker, and heal and
 verification bring back either.
@@ -13,7 +13,7 @@ Clock (libfaketime preloaded into `setpriv` is set up as root and cannot be used
 the PostgreSQL server it becomes, so the storage node's clock cannot be skewed the
 way the brokers' could; a clock fault that skewed only some nodes would be recorded
 as skewing all of them), Versions (one pinned release), Membership (no KRaft, no
-reassignment), Ensemble, ProducerState. Its SystemKind (clusters/tansu_system.py) says what
+reassignment), Ensemble, ProducerState. Its SystemKind (clusters/tansu/system.py) says what
 tansu does of Kafka's producer API (docs/findings.md, tansu)."""
 from __future__ import annotations
 
@@ -21,12 +21,12 @@ import shlex
 from pathlib import Path
 
 from clusters.db import DatabaseError
-from clusters.inventory import Inventory
-from clusters.node_process import NodeProcess, failure_of
-from clusters.postgres_node import PostgresNode
-from clusters.ssh import SSHPool
-from clusters.tansu_install import TANSU_VERSION, TansuInstallError, ensure_installed
-from clusters.tansu_process import NODE_ID, TansuBroker, TansuConfig
+from clusters.nodes.inventory import Inventory
+from clusters.nodes.daemon import NodeProcess, failure_of
+from clusters.tansu.postgres import PostgresNode
+from clusters.nodes.ssh import SSHPool
+from clusters.tansu.install import TANSU_VERSION, TansuInstallError, ensure_installed
+from clusters.tansu.process import NODE_ID, TansuBroker, TansuConfig
 
 STORAGE_ROLE = "storage"
 
@@ -48,7 +48,7 @@ class TansuDB:
 
     # -- Database -----------------------------------------------------------------------
     def install(self, node: str) -> None:
-        """tansu built into the cache (once: clusters/tansu_install.py) with its schema, then
+        """tansu built into the cache (once: clusters/tansu/install.py) with its schema, then
         what the node needs of it."""
         try:
             ensure_installed()

@@ -11,9 +11,9 @@ import shlex
 from pathlib import Path
 
 from clusters.db import DatabaseError
-from clusters.kafka_install import ensure_installed
-from clusters.kafka_paths import KafkaPaths
-from clusters.ssh import NodeSession, SSHPool
+from clusters.kafka.install import ensure_installed
+from clusters.kafka.paths import KafkaPaths
+from clusters.nodes.ssh import NodeSession, SSHPool
 
 log = logging.getLogger(__name__)
 

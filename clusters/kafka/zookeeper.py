@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Callable
 
 from clusters.db import DatabaseError
-from clusters.inventory import Inventory
-from clusters.kafka_versions import KafkaRelease
-from clusters.node_process import NodeProcess
-from clusters.ssh import SSHPool
+from clusters.nodes.inventory import Inventory
+from clusters.kafka.versions import KafkaRelease
+from clusters.nodes.daemon import NodeProcess
+from clusters.nodes.ssh import SSHPool
 
 CLIENT_PORT = 2181
 PEER_PORT = 2888
@@ -81,7 +81,7 @@ class ZooKeeper(NodeProcess):
         session.exec(f"mkdir -p {shlex.quote(self.data_dir(node))} {shlex.quote(self.logs_dir(node))}",
                      timeout=30)
         text = "".join(f"{k}={v}\n" for k, v in self.properties(node).items())
-        session.write_file(self.config_file(node), "# written by logtrial (clusters/zookeeper.py)\n" + text)
+        session.write_file(self.config_file(node), "# written by logtrial (clusters/kafka/zookeeper.py)\n" + text)
         session.write_file(f"{self.data_dir(node)}/myid", f"{self.node_id(node)}\n")
         session.upload(self.release.log_config, f"{self.home(node)}/{self.release.log_config.name}")
 

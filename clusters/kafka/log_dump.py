@@ -8,7 +8,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from clusters.kafka_admin import run_tool
+from clusters.kafka.admin import run_tool
 
 DUMP_LOG_CLASS = "kafka.tools.DumpLogSegments"
 BATCH_LINE = re.compile(r"baseOffset: (\d+) .*?producerId: (-?\d+) producerEpoch: (-?\d+) .*?"

@@ -4,7 +4,7 @@ Not the system's service: logtrial runs Debian's PostgreSQL 15 binaries with a d
 dir, config, socket dir and pid file under <home>/postgres/, as the `postgres` user
 (PostgreSQL refuses to run as root), so `cluster down` removes it all with the node.
 The database `tansu` gets the schema derived from the installed crate
-(clusters/tansu_schema.py) on every start: it is `create table if not exists`.
+(clusters/tansu/schema.py) on every start: it is `create table if not exists`.
 
 PostgreSQL forks a backend per connection, so pause and kill signal the postmaster's
 whole process group (start_daemon makes it a group leader), and stop is its "fast"
@@ -16,10 +16,10 @@ import shlex
 from pathlib import Path
 
 from clusters.db import DatabaseError
-from clusters.inventory import Inventory
-from clusters.node_process import KILL_TIMEOUT, STOP_TIMEOUT, NodeProcess
-from clusters.ssh import SSHError, SSHPool
-from clusters.tansu_install import POSTGRES_BIN, schema_path
+from clusters.nodes.inventory import Inventory
+from clusters.nodes.daemon import KILL_TIMEOUT, STOP_TIMEOUT, NodeProcess
+from clusters.nodes.ssh import SSHError, SSHPool
+from clusters.tansu.install import POSTGRES_BIN, schema_path
 
 PORT = 5432
 DATABASE = "tansu"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clusters.kafka_paths import CLIENT_PORT, CONTROLLER_PORT, KafkaPaths
-from clusters.kafka_versions import DEFAULT_VERSION, KRAFT, KafkaRelease, KafkaVersionError, resolve
+from clusters.kafka.paths import CLIENT_PORT, CONTROLLER_PORT, KafkaPaths
+from clusters.kafka.versions import DEFAULT_VERSION, KRAFT, KafkaRelease, KafkaVersionError, resolve
 
 KAFKA_VERSION = DEFAULT_VERSION  # the version run when none is asked for
 

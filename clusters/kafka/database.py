@@ -1,6 +1,6 @@
-"""Apache Kafka brokers driven over SSH, any version clusters/kafka_versions.py knows:
+"""Apache Kafka brokers driven over SSH, any version clusters/kafka/versions.py knows:
 KRaft combined mode (every node is broker and controller) or, for 3.x, ZooKeeper mode
-with a ZooKeeper server on every node (clusters/zookeeper.py). Brokers run under
+with a ZooKeeper server on every node (clusters/kafka/zookeeper.py). Brokers run under
 libfaketime so the clock nemesis can skew a node's clock by rewriting one file.
 
 KafkaDB is the Database (clusters/db.py) composed of its pieces: the settings
@@ -14,16 +14,16 @@ import shlex
 from pathlib import Path
 
 from clusters.db import DatabaseError
-from clusters.inventory import Inventory
-from clusters.kafka_config import PRODUCER_STATE_SETTINGS, KafkaConfig
-from clusters.kafka_jars import KafkaJars
-from clusters.kafka_paths import KafkaPaths
-from clusters.kafka_process import START_TIMEOUT, KafkaProcess
-from clusters.kafka_storage import FORMATTED, KafkaStorage
-from clusters.kafka_versions import ZK, KafkaRelease
-from clusters.node_process import failure_of
-from clusters.ssh import SSHPool
-from clusters.zookeeper import ZooKeeper
+from clusters.nodes.inventory import Inventory
+from clusters.kafka.config import PRODUCER_STATE_SETTINGS, KafkaConfig
+from clusters.kafka.jars import KafkaJars
+from clusters.kafka.paths import KafkaPaths
+from clusters.kafka.process import START_TIMEOUT, KafkaProcess
+from clusters.kafka.storage import FORMATTED, KafkaStorage
+from clusters.kafka.versions import ZK, KafkaRelease
+from clusters.nodes.daemon import failure_of
+from clusters.nodes.ssh import SSHPool
+from clusters.kafka.zookeeper import ZooKeeper
 
 
 class KafkaDB(KafkaProcess):

@@ -1,14 +1,14 @@
 """tansu as a system under test (clusters/systems.py lists it): stateless brokers
-on one PostgreSQL node (clusters/tansu.py), the part of Kafka's client API they
-serve, and a cargo build of tansu on first use (clusters/tansu_install.py)."""
+on one PostgreSQL node (clusters/tansu/database.py), the part of Kafka's client API they
+serve, and a cargo build of tansu on first use (clusters/tansu/install.py)."""
 from __future__ import annotations
 
-from clusters import tansu_install
+from clusters.tansu import install as tansu_install
 from clusters.db import Database
-from clusters.inventory import Inventory
-from clusters.ssh import SSHPool
+from clusters.nodes.inventory import Inventory
+from clusters.nodes.ssh import SSHPool
 from clusters.system_kind import ExtraNode, Say, SystemKind
-from clusters.tansu import STORAGE_ROLE, TansuDB
+from clusters.tansu.database import STORAGE_ROLE, TansuDB
 
 
 def _open(inventory: Inventory, ssh: SSHPool, settings: dict | None) -> Database:

@@ -4,19 +4,19 @@ API, and releases chosen with --kafka-version and --kafka-mode."""
 from __future__ import annotations
 
 from clusters.db import Database
-from clusters.inventory import Inventory
-from clusters.ssh import SSHPool
+from clusters.nodes.inventory import Inventory
+from clusters.nodes.ssh import SSHPool
 from clusters.system_kind import Say, SystemKind
 
 
 def _open(inventory: Inventory, ssh: SSHPool, settings: dict | None) -> Database:
-    from clusters.kafka import KafkaDB  # loads confluent_kafka: only when a cluster is opened
+    from clusters.kafka.database import KafkaDB  # loads confluent_kafka: only when a cluster is opened
     return KafkaDB(inventory, ssh, settings)
 
 
 def _nothing_beforehand(say: Say) -> None:
     """Nothing: each release's jars are fetched by the Database's install on first use
-    (clusters/kafka_jars.py; in about a minute), the default one by `make kafka`."""
+    (clusters/kafka/jars.py; in about a minute), the default one by `make kafka`."""
 
 
 KAFKA = SystemKind(

@@ -12,9 +12,9 @@ cached binary is reused. Concurrent callers take a file lock, and a build writes
 its log to <cache>/build-logs/<build dir>.log and its exit code beside it (.rc).
 
 The PostgreSQL schema is derived from the DDL the built crate ships
-(clusters/tansu_schema.py) into <build dir>/postgres-schema.sql.
+(clusters/tansu/schema.py) into <build dir>/postgres-schema.sql.
 
-Usage: python3 -m clusters.tansu_install   (Makefile: `make tansu`)
+Usage: python3 -m clusters.tansu.install   (Makefile: `make tansu`)
 Standard library only: it runs before the venv exists.
 """
 from __future__ import annotations
@@ -28,9 +28,9 @@ import sys
 import time
 from pathlib import Path
 
-from clusters.kafka_versions import cache_root
+from clusters.kafka.versions import cache_root
 from clusters.system_kind import InstallError
-from clusters.tansu_schema import SchemaError, postgres_schema, storage_crate_dir
+from clusters.tansu.schema import SchemaError, postgres_schema, storage_crate_dir
 
 TANSU_VERSION = "0.6.0"
 FEATURES = "postgres"

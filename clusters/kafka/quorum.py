@@ -13,7 +13,7 @@ import logging
 import re
 import shlex
 
-from clusters.ssh import NodeSession
+from clusters.nodes.ssh import NodeSession
 
 log = logging.getLogger(__name__)
 

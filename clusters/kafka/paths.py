@@ -5,8 +5,8 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from clusters.inventory import Inventory, Node
-from clusters.kafka_versions import KafkaRelease
+from clusters.nodes.inventory import Inventory, Node
+from clusters.kafka.versions import KafkaRelease
 
 CLIENT_PORT = 9092
 CONTROLLER_PORT = 9093

@@ -32,7 +32,7 @@ ZOOKEEPER_REMOVED = (4, 0, 0)
 METADATA_URL = "https://repo1.maven.org/maven2/org/apache/kafka/kafka_2.13/maven-metadata.xml"
 LIST_MAX_AGE_S = 24 * 3600
 RELEASE_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
-POMS = Path(__file__).parent / "kafka"
+POMS = Path(__file__).parent  # pom and log4j templates sit beside this module
 
 
 class KafkaVersionError(ValueError):

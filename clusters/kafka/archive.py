@@ -1,11 +1,11 @@
-"""The class-data-sharing archive of a Kafka release's broker (clusters/jvm_archive.py).
+"""The class-data-sharing archive of a Kafka release's broker (common/jvm_archive.py).
 
 Built once per release, Java and broker JVM options, by running a one-node
 broker on loopback until it serves clients and stopping it cleanly; it lives
 in the release's cache, so only nodes that share that cache (local ones) map
 it. Brokers and Kafka's tools (same class path) then start on half the CPU.
 
-Usage: python -m clusters.kafka_archive [VERSION]   (make install)
+Usage: python -m clusters.kafka.archive [VERSION]   (make install)
 """
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from clusters import jvm_archive
-from clusters.kafka_config import DEFAULT_JVM_OPTS
-from clusters.kafka_install import MARKER
-from clusters.kafka_versions import DEFAULT_VERSION, ZK, KafkaRelease, KafkaVersionError, resolve
-from clusters.local import port_open
+from common import jvm_archive
+from clusters.kafka.config import DEFAULT_JVM_OPTS
+from clusters.kafka.install import MARKER
+from clusters.kafka.versions import DEFAULT_VERSION, ZK, KafkaRelease, KafkaVersionError, resolve
+from clusters.nodes.local import port_open
 
 READY_TIMEOUT_S = 180
 CLUSTER_ID = "bG9ndHJpYWwtYXJjaGl2ZQ"   # any valid KRaft cluster id

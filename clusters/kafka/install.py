@@ -6,7 +6,7 @@ rendered for the version and `mvn dependency:copy-dependencies` fills
 used only if it was assembled from exactly that pom, and editing a template
 re-assembles it. Concurrent callers (test workers, several nodes) take a file lock.
 
-Usage: python3 -m clusters.kafka_install [VERSION]   (scripts/install-kafka.sh)
+Usage: python3 -m clusters.kafka.install [VERSION]   (scripts/install-kafka.sh)
 Standard library only: it runs before the venv exists.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from clusters.kafka_versions import DEFAULT_VERSION, KafkaRelease, KafkaVersionError, resolve
+from clusters.kafka.versions import DEFAULT_VERSION, KafkaRelease, KafkaVersionError, resolve
 
 MARKER = ".complete"
 VERSION_PROPERTY = re.compile(r"<kafka\.version>[^<]*</kafka\.version>")
