@@ -17,6 +17,7 @@ declare -A need=(
   [mvn]=maven
   [chromium]=chromium
   [chromedriver]=chromium-driver
+  [fusermount3]=fuse3              # the power fault's layer (clusters/nodes/powerfs.py)
 )
 missing=()
 for cmd in "${!need[@]}"; do
