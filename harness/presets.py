@@ -33,12 +33,20 @@ class Preset:
     options: dict[str, object] = field(default_factory=dict)  # `logtrial test` options (TestOptions names)
 
 
+SAFE_DB = {"unclean.leader.election.enable": "false", "min.insync.replicas": "2"}
+SAFE_OPTIONS = {"acks": "all", "idempotence": True, "min_insync_replicas": 2, "replication_factor": 3,
+                "isolation_level": "read_committed"}
+
 PRESETS: dict[str, Preset] = {
-    "safe": Preset(
-        "acks=all, idempotent producers, min ISR 2, no unclean leader election",
-        db={"unclean.leader.election.enable": "false", "min.insync.replicas": "2"},
-        options={"acks": "all", "idempotence": True, "min_insync_replicas": 2, "replication_factor": 3,
-                 "isolation_level": "read_committed"}),
+    "safe": Preset("acks=all, idempotent producers, min ISR 2, no unclean leader election",
+                   db=SAFE_DB, options=SAFE_OPTIONS),
+    # docs/findings.md's late-batch campaign: a Produce request held past its transaction's
+    # abort, on the partition's leader, in short runs
+    "late-batch": Preset(
+        "safe, with faults on the partition leader every 6 s, 3 s op timeout, 20 s runs, 3 s recovery "
+        "(use with --txn --nemesis client-delay)",
+        db=SAFE_DB, options={**SAFE_OPTIONS, "db_targets": ("leader",), "nemesis_interval": 6.0, "op_timeout": 3.0,
+                             "time_limit": 20.0, "recovery_time": 3.0}),
     "unsafe": Preset(
         "acks=1, no idempotence but retries, 5 requests in flight, min ISR 1, unclean leader election",
         db={"unclean.leader.election.enable": "true", "min.insync.replicas": "1"},

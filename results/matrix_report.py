@@ -26,14 +26,18 @@ class MatrixRun:
     quorum: str | None = None         # its quorum axis ("static"/"dynamic"), when given
     client: str | None = None         # its client axis ("librdkafka"/"java"), when given
     db: str | None = None             # its system axis ("kafka"/"tansu"), when given
+    txn_version: int | None = None    # its transaction.version axis, when given
+    seed: int | None = None           # its seeds axis, when given
 
     @property
     def label(self) -> str:
         axes = f"db={self.db} " if self.db else ""
         axes += f"kafka={self.kafka_version} " if self.kafka_version else ""
         axes += f"quorum={self.quorum} " if self.quorum else ""
+        axes += f"tv={self.txn_version} " if self.txn_version is not None else ""
         axes += f"client={self.client} " if self.client else ""
-        return f"{axes}{self.workload} nemesis={self.nemesis} txn={'on' if self.txn else 'off'} #{self.attempt}"
+        seed = f" seed={self.seed}" if self.seed is not None else ""
+        return f"{axes}{self.workload} nemesis={self.nemesis} txn={'on' if self.txn else 'off'} #{self.attempt}{seed}"
 
     @property
     def verdict(self) -> str:
@@ -63,12 +67,12 @@ def summary_table(runs: list[MatrixRun]) -> str:
              f"{r.summary.duration_s:.0f}s" if r.summary and r.summary.duration_s is not None else "-",
              r.summary.rel if r.summary else "-"] for i, r in enumerate(runs, 1)]
     # a client, quorum or version axis: compare them side by side
-    for header, value in (("client", lambda r: r.client), ("quorum", lambda r: r.quorum),
-                          ("kafka", lambda r: r.kafka_version), ("db", lambda r: r.db)):
-        if any(value(r) for r in runs):
+    for header, value in (("seed", lambda r: r.seed), ("client", lambda r: r.client), ("tv", lambda r: r.txn_version),
+                          ("quorum", lambda r: r.quorum), ("kafka", lambda r: r.kafka_version), ("db", lambda r: r.db)):
+        if any(value(r) is not None for r in runs):
             headers.insert(1, header)
             for row, run in zip(rows, runs):
-                row.insert(1, value(run) or "-")
+                row.insert(1, "-" if value(run) is None else str(value(run)))
     widths = [max(len(str(row[c])) for row in [headers] + rows) for c in range(len(headers))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [headers] + rows]
     counts = {v: sum(r.verdict == v for r in runs) for v in ("valid", "invalid", "unknown", "incomplete", "error")}

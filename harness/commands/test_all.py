@@ -1,6 +1,15 @@
-"""`logtrial test-all`: a matrix of systems x Kafka versions x controller quorums x workloads x
-nemeses x txn on/off x --test-count, each run through the runner's Python API; prints a summary table, writes JUnit
-XML, writes the static index, and exits non-zero if any run is not valid."""
+"""`logtrial test-all`: a matrix of systems x Kafka versions x controller quorums x transaction
+versions x clients x workloads x nemeses x txn on/off x --test-count (or --seeds), each run through the
+runner's Python API; prints a summary table, writes JUnit XML, writes the static index, and exits non-zero
+if any run is not valid.
+
+A campaign is a matrix with a seeds axis: each cell runs once per seed, `--forensics` reads each lost
+write's offset back from the partition's log into the run directory (harness/forensics.py), and the
+anomaly counts are summed per cell (results/campaign.py):
+
+    logtrial test-all --local 3 --workloads queue --txn on --nemeses client-delay --preset late-batch \
+        --clients librdkafka,java --txn-versions 1,2 --seeds 1-20 --forensics
+"""
 from __future__ import annotations
 
 import dataclasses
@@ -17,9 +26,11 @@ from common import exit_codes
 from clusters.system_kind import InstallError
 from clusters.systems import DEFAULT_SYSTEM, SYSTEMS, system_kind
 from harness.check_cli import check_options
+from harness.presets import PRESETS, preset_options
 from harness.kafka_options import kafka_versions_option
 from harness.matrix_journal import JOURNAL, Finished, Journal, mark_abandoned
 from results.index import write_static_index
+from results.campaign import campaign_table
 from results.matrix_report import MatrixRun, exit_code, summary_table, write_junit
 from results.runs import read_run
 from workloads.client_kinds import client_kind
@@ -44,26 +55,47 @@ class Cell:
     dynamic_quorum: bool | None = None  # None: as --dynamic-quorum says (static by default)
     client: str | None = None  # None: librdkafka, without the client axis
     db: str | None = None  # the system under test; None: the cluster's (kafka), without the system axis
+    txn_version: int | None = None  # transaction.version finalized; None: the cluster's, without the axis
+    seed: int | None = None  # the run's seed, with the seeds axis; None: --seed's (or random)
 
 
 def matrix(workloads: list[str], nemeses: list[str], txn: str, test_count: int,
            kafka_versions: list[str | None] | None = None, quorums: list[bool | None] | None = None,
-           clients: list[str | None] | None = None, dbs: list[str | None] | None = None) -> list[Cell]:
+           clients: list[str | None] | None = None, dbs: list[str | None] | None = None, *,
+           txn_versions: list[int] | None = None, seeds: list[int] | None = None) -> list[Cell]:
     """Every combination, in a stable order, one system (then Kafka version, then
     quorum) after the other (so a cluster serves all its runs). txn is an axis only
     of the workloads that have one (WorkloadKind.txn_axis) and of the systems that
     have transactions (the others get txn off); the others get one txn setting. A
     client runs only the workloads it has clients for (ClientKind.workloads).
-    UnknownWorkload (a ValueError) names the known workloads."""
+    UnknownWorkload (a ValueError) names the known workloads. With seeds, each
+    combination runs once per seed (attempt n has the n-th seed) instead of
+    test_count times."""
+    attempts = list(enumerate(seeds, 1)) if seeds else [(n, None) for n in range(1, test_count + 1)]
     cells = []
-    for db, version, quorum, client, workload, nemesis, attempt in itertools.product(
-            dbs or [None], kafka_versions or [None], quorums or [None], clients or [None], workloads, nemeses,
-            range(1, test_count + 1)):
+    for db, version, quorum, txn_version, client, workload, nemesis, (attempt, seed) in itertools.product(
+            dbs or [None], kafka_versions or [None], quorums or [None], txn_versions or [None], clients or [None],
+            workloads, nemeses, attempts):
         if client is not None and workload not in client_kind(client).workloads:
             continue
         for with_txn in workload_kind(workload).txn_settings(txn_choices(txn, db)):
-            cells.append(Cell(workload, nemesis, with_txn, attempt, version, quorum, client, db))
+            cells.append(Cell(workload, nemesis, with_txn, attempt, version, quorum, client, db, txn_version, seed))
     return cells
+
+
+def parse_seeds(text: str) -> list[int]:
+    """--seeds: "1-20", "3,7,11" or both ("1-5,9"); ValueError naming a bad part."""
+    seeds = []
+    for part in split_list(text):
+        first, _, last = part.partition("-")
+        try:
+            low, high = int(first), int(last or first)
+        except ValueError:
+            raise ValueError(f"--seeds {text}: {part!r} is not a seed nor a range like 1-20") from None
+        if high < low:
+            raise ValueError(f"--seeds {text}: the range {part} runs backwards")
+        seeds.extend(range(low, high + 1))
+    return seeds
 
 
 def txn_choices(txn: str, db: str | None) -> tuple[bool, ...]:
@@ -78,6 +110,8 @@ def options_for(base, cell: Cell):
     kinds = tuple(k for k in cell.nemesis.split("+") if k and k != "none")
     quorum = base.cluster.dynamic_quorum if cell.dynamic_quorum is None else cell.dynamic_quorum
     extra = {"db": cell.db} if cell.db else {}
+    extra.update({name: value for name, value in (("txn_version", cell.txn_version), ("seed", cell.seed))
+                  if value is not None})
     return base.replace(workload=cell.workload, nemesis=kinds, txn=cell.txn, **extra,
                         kafka_version=cell.kafka_version or base.cluster.kafka_version, dynamic_quorum=quorum,
                         client=cell.client or base.workload.settings.client)
@@ -88,8 +122,10 @@ def cell_label(cell: Cell) -> str:
     axes = [f"db={cell.db}"] if cell.db else []
     axes += [f"kafka={cell.kafka_version}"] if cell.kafka_version else []
     axes += [f"quorum={quorum_label(cell)}"] if cell.dynamic_quorum is not None else []
+    axes += [f"tv={cell.txn_version}"] if cell.txn_version is not None else []
     axes += [f"client={cell.client}"] if cell.client else []
-    return " ".join(axes + [cell.workload, f"nemesis={cell.nemesis}", f"txn={'on' if cell.txn else 'off'}"])
+    seed = [f"seed={cell.seed}"] if cell.seed is not None else []
+    return " ".join(axes + [cell.workload, f"nemesis={cell.nemesis}", f"txn={'on' if cell.txn else 'off'}"] + seed)
 
 
 def quorum_label(cell: Cell) -> str | None:
@@ -97,12 +133,16 @@ def quorum_label(cell: Cell) -> str | None:
     return None if cell.dynamic_quorum is None else next(k for k, v in QUORUMS.items() if v == cell.dynamic_quorum)
 
 
-def run_cell(base, cell: Cell, store: Path):
-    """Run one cell; a crash of the harness becomes an error row, not the end of the matrix."""
+def run_cell(base, cell: Cell, store: Path, forensics: bool = False):
+    """Run one cell (then trace its lost writes, with forensics); a crash of the
+    harness becomes an error row, not the end of the matrix."""
     from harness.runner import run_test  # loads confluent_kafka: only when needed
 
     try:
-        result = run_test(options_for(base, cell))
+        options = options_for(base, cell)
+        result = run_test(options)
+        if forensics and result.valid is not None:
+            trace_lost_writes(options, Path(result.run_dir))
     except KeyboardInterrupt:
         raise
     except Exception as e:
@@ -111,10 +151,21 @@ def run_cell(base, cell: Cell, store: Path):
     return matrix_run(cell, read_run(Path(result.run_dir), store), result.exit_code, result.error)
 
 
+def trace_lost_writes(options, run_dir: Path) -> None:
+    """The run's lost writes traced in its cluster's logs (harness/forensics.py), said in one line."""
+    from clusters.cluster import Cluster  # loads paramiko: only when needed
+    from harness.forensics import write_forensics
+    with Cluster.open(cluster_inventory(options.cluster), insecure_host_keys=options.cluster.insecure_host_keys) \
+            as cluster:
+        traces = write_forensics(cluster, run_dir)
+    if traces:
+        click.echo(f"  forensics: {len(traces)} lost writes traced in {run_dir / 'forensics.txt'}", err=True)
+
+
 def matrix_run(cell: Cell, summary, code: int, error: str | None):
     """The summary row of one cell."""
     return MatrixRun(cell.workload, cell.nemesis, cell.txn, cell.attempt, summary, code, error,
-                     cell.kafka_version, quorum_label(cell), cell.client, cell.db)
+                     cell.kafka_version, quorum_label(cell), cell.client, cell.db, cell.txn_version, cell.seed)
 
 
 @click.command(name="test-all")
@@ -155,6 +206,17 @@ def matrix_run(cell: Cell, summary, code: int, error: str | None):
 @click.option("--dbs", metavar="kafka,tansu", default="",
               help="Comma-separated systems under test each combination runs on (docs/cluster.md); "
                    "more than one needs --local. Default: the cluster's (kafka).")
+@click.option("--txn-versions", metavar="1,2", default="",
+              help="Comma-separated transaction.version levels each combination runs on (finalized before the "
+                   "run, as --txn-version; Kafka 4.x). Default: the cluster's.")
+@click.option("--seeds", metavar="1-20", default="",
+              help="A seeds axis: each combination runs once per seed (ranges and lists: 1-20, 3,7,11), "
+                   "in place of --test-count; the anomaly counts are then summed per combination.")
+@click.option("--forensics", is_flag=True,
+              help="After each run with lost writes, read what the partition's log holds at each lost "
+                   "write's offset (DumpLogSegments; Kafka only) into the run's forensics.txt. A --local "
+                   "cluster stays up between runs for it.")
+@preset_options
 @check_options
 @kafka_versions_option
 def test_all(resume: Path | None, **options) -> None:
@@ -162,8 +224,10 @@ def test_all(resume: Path | None, **options) -> None:
     journal = None
     if resume is not None:
         journal = resumed_journal(resume)
-        # an option the journal lacks (an older logtrial wrote it) takes its default
-        options = {**options, **journal_options(journal, set(options)), "store": resume}
+        # an option the journal lacks (an older logtrial wrote it) takes its default; a
+        # preset's options were applied when it was started, and are recorded as such
+        known = set(options) | {name for preset in PRESETS.values() for name in preset.options}
+        options = {**options, **journal_options(journal, known), "store": resume}
     run_matrix(journal, **options)
 
 
@@ -195,9 +259,12 @@ def journal_options(journal: Journal, known: set[str]) -> dict:
 
 def run_matrix(journal: Journal | None, workloads: str, nemeses: str, txn: str, test_count: int, store: Path,
                junit: Path | None, kafka_versions: str | None, quorums: str, clients: str, dbs: str = "",
-               **settings) -> None:
+               txn_versions: str = "", seeds: str = "", forensics: bool = False, **settings) -> None:
     from harness.test_options import TestOptions  # loads confluent_kafka: only when needed
 
+    leave_running = settings.get("leave_db_running", False)
+    if forensics and settings.get("local"):
+        settings = {**settings, "leave_db_running": True}  # the traces read the nodes after each run
     base = bad_input_exits(lambda: TestOptions.from_flat(store=str(store), **settings))
     versions = split_list(kafka_versions or "")
     quorum_names = split_list(quorums)
@@ -212,15 +279,23 @@ def run_matrix(journal: Journal | None, workloads: str, nemeses: str, txn: str, 
     client_names = split_list(clients)
     for name in client_names:
         bad_input_exits(lambda: client_kind(name))
+    if seeds and settings.get("seed") is not None:
+        click.echo("logtrial test-all: --seeds and --seed: give one", err=True)
+        sys.exit(exit_codes.BAD_INPUT)
+    seed_list = bad_input_exits(lambda: parse_seeds(seeds))
+    levels = bad_input_exits(lambda: [int(level) for level in split_list(txn_versions)])
     cells = bad_input_exits(lambda: matrix(split_list(workloads), split_list(nemeses) or ["none"], txn, test_count,
-                                           versions, [QUORUMS[q] for q in quorum_names], client_names, systems))
+                                           versions, [QUORUMS[q] for q in quorum_names], client_names, systems,
+                                           txn_versions=levels, seeds=seed_list))
     validate_all(base, cells)
     install_systems(systems)
     recorded = [journal_cell(cell) for cell in cells]
     if journal is None:
         journal = Journal.start(store, {"workloads": workloads, "nemeses": nemeses, "txn": txn,
                                         "test_count": test_count, "junit": junit, "kafka_versions": kafka_versions,
-                                        "quorums": quorums, "clients": clients, "dbs": dbs, **settings}, recorded)
+                                        "quorums": quorums, "clients": clients, "dbs": dbs,
+                                        "txn_versions": txn_versions, "seeds": seeds, "forensics": forensics,
+                                        **settings, "leave_db_running": leave_running}, recorded)
     elif journal.cells != recorded:
         click.echo(f"logtrial test-all: {journal.path}: its cells are not the matrix its options make "
                    "(written by another logtrial version?)", err=True)
@@ -232,11 +307,16 @@ def run_matrix(journal: Journal | None, workloads: str, nemeses: str, txn: str, 
     runs = []
     try:
         for index, cell in enumerate(cells):
-            runs.append(cell_row(base, cell, index, journal, store))
+            runs.append(cell_row(base, cell, index, journal, store, forensics))
     except KeyboardInterrupt:
         click.echo("interrupted: summarising the runs so far", err=True)
         runs.append(interrupted_row(cells[len(runs)]))
+    finally:
+        if base.cluster.leave_db_running and not leave_running:
+            take_down_local(base)
     click.echo(summary_table(runs))
+    if seed_list:
+        click.echo(campaign_table(runs, store))
     click.echo(f"junit: {write_junit(runs, junit or store / 'junit.xml')}")
     if store.is_dir():
         click.echo(f"index: {write_static_index(store)}")
@@ -267,15 +347,16 @@ def known_only(option: str, names: list[str], known) -> None:
 
 
 def journal_cell(cell: Cell) -> dict:
-    """The cell as matrix.json records it; without a system axis as before there was
-    one, so a matrix started by an older logtrial resumes."""
+    """The cell as matrix.json records it; the axes added later (system, transaction
+    version, seed) only when given, so a matrix started by an older logtrial resumes."""
     recorded = dataclasses.asdict(cell)
-    if recorded["db"] is None:
-        del recorded["db"]
+    for later_axis in ("db", "txn_version", "seed"):
+        if recorded[later_axis] is None:
+            del recorded[later_axis]
     return recorded
 
 
-def cell_row(base, cell: Cell, index: int, journal: Journal, store: Path):
+def cell_row(base, cell: Cell, index: int, journal: Journal, store: Path, forensics: bool = False):
     """The cell's summary row: kept from the journal if it finished before, else run
     (the journal says it is under way, then what it gave)."""
     count = f"[{index + 1}/{len(journal.cells)}] {cell_label(cell)}"
@@ -288,7 +369,7 @@ def cell_row(base, cell: Cell, index: int, journal: Journal, store: Path):
     again = " (run again: it was under way when the matrix stopped)" if journal.running == index else ""
     click.echo(count + again, err=True)
     journal.begin(index)
-    row = run_cell(base, cell, store)
+    row = run_cell(base, cell, store, forensics)
     journal.finish(index, Finished(row.summary.rel if row.summary else None, row.exit_code, row.error))
     return row
 
@@ -300,14 +381,11 @@ def heal_left_faults(base) -> None:
     a cluster that cannot be is a harness error (exit 4), said with what is left."""
     from clusters.db import DatabaseError  # loads confluent_kafka: only when needed
     from clusters.nodes.inventory import InventoryError
-    from clusters.nodes.local import LocalCluster
     from clusters.nodes.ssh import SSHError
-    from harness.run_cluster import LOCAL_CLUSTER
     from nemesis.heal import ClusterNotHealed, heal_inventory
     spec = base.cluster
-    local = LocalCluster(LOCAL_CLUSTER) if spec.local else None
-    inventory = spec.nodes_file or (local.inventory_path if local and local.inventory_path.exists() else None)
-    if inventory is None:
+    inventory = cluster_inventory(spec)
+    if inventory is None or not Path(inventory).exists():
         return
     try:
         for action in heal_inventory(inventory, insecure_host_keys=spec.insecure_host_keys):
@@ -316,6 +394,22 @@ def heal_left_faults(base) -> None:
         click.echo(f"logtrial test-all: the cluster of the interrupted run ({inventory}) could not be "
                    f"healed: {e}", err=True)
         sys.exit(exit_codes.HARNESS_ERROR)
+
+
+def cluster_inventory(spec) -> Path | str | None:
+    """The inventory of the cluster the matrix runs on: --nodes-file's, or the local
+    cluster's (which may not be up); None with --bootstrap-servers."""
+    from clusters.nodes.local import LocalCluster
+    from harness.run_cluster import LOCAL_CLUSTER
+    return spec.nodes_file or (LocalCluster(LOCAL_CLUSTER).inventory_path if spec.local else None)
+
+
+def take_down_local(base) -> None:
+    """The local cluster --forensics kept up between runs, down at the matrix's end."""
+    from clusters.nodes.local import LocalCluster
+    from harness.run_cluster import LOCAL_CLUSTER
+    if base.cluster.local and LocalCluster(LOCAL_CLUSTER).exists():
+        LocalCluster(LOCAL_CLUSTER).down()
 
 
 def validate_all(base, cells: list[Cell]) -> None:

@@ -41,7 +41,7 @@ def test_every_spec_field_has_a_test_option_and_every_option_a_field():
 
 def test_every_test_all_option_sets_a_spec_field():
     matrix_axes = {"workloads", "nemeses", "txn", "test_count", "junit", "kafka_versions", "quorums", "clients", "dbs",
-                   "resume"}
+                   "txn_versions", "seeds", "forensics", "resume"}
     assert option_names(test_all_module.test_all) - matrix_axes <= flat_names(TestOptions)
 
 

@@ -97,7 +97,7 @@ def test_cluster_heal_undoes_it_after_the_striking_process_is_sigkilled(healed_c
 
 @pytest.mark.slow
 def test_the_targeted_scenario_records_its_holds_and_replays(cluster, tmp_path):
-    """The campaign's run (scripts/txn_late_batch_campaign.py), shortened."""
+    """The campaign's run (the late-batch preset, docs/findings.md), shortened."""
     options = TestOptions.from_flat(
         nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
         leave_db_running=True, txn=True, nemesis=("client-delay",), db_targets=("leader",),

@@ -1,0 +1,93 @@
+"""A campaign's table: the runs of a matrix with a seeds axis, summed per cell (a
+combination of the other axes), as docs/findings.md reports the late-batch and
+producer-state campaigns. Read from each run's results.json and forensics.json, so
+the table of a finished store can be made again (`campaign_table(read_store(...))`
+is the same data); written beside the matrix as campaign.json and campaign.md."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from results.matrix_report import MatrixRun
+
+# the anomaly types a campaign counts (docs/findings.md's columns)
+COUNTED = ("lost-write", "G1a", "partial-txn-read", "duplicate", "inconsistent-offsets")
+CAMPAIGN_JSON = "campaign.json"
+CAMPAIGN_MD = "campaign.md"
+
+
+@dataclass
+class CellTotals:
+    cell: str
+    runs: int = 0
+    checked: int = 0            # runs with a verdict
+    hit: int = 0                # runs with a lost write or an aborted read
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTED, 0))
+    committed_txns: int = 0
+    lost_at_committed: int = 0  # lost writes whose offset holds a record of a committed batch
+    lost_at_aborted: int = 0    # ... of an aborted batch
+    seeds_hit: list[int] = field(default_factory=list)
+
+
+def cell_key(run: MatrixRun) -> str:
+    """The run's label without its attempt and seed: the cell it sums into."""
+    return run.label.split(" #")[0]
+
+
+def add_run(totals: CellTotals, run: MatrixRun, run_dir: Path | None) -> None:
+    totals.runs += 1
+    results = _read_json(run_dir / "results.json") if run_dir else None
+    if not results or results.get("valid") in (None, "unknown"):
+        return
+    totals.checked += 1
+    anomalies = results.get("anomalies", {})
+    counts = {name: anomalies.get(name, {}).get("count", 0) for name in COUNTED}
+    for name, n in counts.items():
+        totals.counts[name] += n
+    if counts["lost-write"] or counts["G1a"]:
+        totals.hit += 1
+        if run.seed is not None:
+            totals.seeds_hit.append(run.seed)
+    totals.committed_txns += results.get("stats", {}).get("by_f", {}).get("txn", {}).get("ok", 0)
+    fates = [(t.get("at_offset") or {}).get("fate") for t in (_read_json(run_dir / "forensics.json") or [])]
+    totals.lost_at_committed += fates.count("COMMIT")
+    totals.lost_at_aborted += fates.count("ABORT")
+
+
+def totals_by_cell(runs: list[MatrixRun], store: Path) -> list[CellTotals]:
+    cells: dict[str, CellTotals] = {}
+    for run in runs:
+        key = cell_key(run)
+        totals = cells.setdefault(key, CellTotals(key))
+        add_run(totals, run, store / run.summary.rel if run.summary else None)
+    return list(cells.values())
+
+
+def markdown(cells: list[CellTotals]) -> str:
+    lines = ["| cell | runs checked | runs with a lost write or aborted read | "
+             + " | ".join(f"`{name}`" for name in COUNTED)
+             + " | lost writes whose offset holds a committed / aborted record | committed txns |",
+             "|---" * (len(COUNTED) + 5) + "|"]
+    for c in cells:
+        lines.append(f"| {c.cell} | {c.checked} (of {c.runs}) | {c.hit} | "
+                     + " | ".join(str(c.counts[name]) for name in COUNTED)
+                     + f" | {c.lost_at_committed} / {c.lost_at_aborted} | {c.committed_txns} |")
+    return "\n".join(lines)
+
+
+def campaign_table(runs: list[MatrixRun], store: Path) -> str:
+    """The per-cell table, also written to the store as campaign.md and campaign.json."""
+    cells = totals_by_cell(runs, store)
+    table = markdown(cells)
+    store.mkdir(parents=True, exist_ok=True)
+    (store / CAMPAIGN_MD).write_text(table + "\n")
+    (store / CAMPAIGN_JSON).write_text(json.dumps([asdict(c) for c in cells], indent=2) + "\n")
+    return table
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
