@@ -1,0 +1,152 @@
+// One logical process's clients, made on first use, as the Java server's Session: a
+// producer (idempotent, or transactional) and a consumer of assigned partitions.
+'use strict'
+
+const { producer } = require('./clients')
+const { AssignedConsumer, keyOf } = require('./assigned_consumer')
+const { errName, tableError } = require('./errors')
+const { HOW, OpError, within } = require('./protocol')
+const { runTxn } = require('./transaction')
+
+const ACKS = { all: -1, '-1': -1, 1: 1, 0: 0 }
+
+class Session {
+  constructor(req) {
+    this.producerConfig = req.producer
+    this.consumerConfig = req.consumer
+    this.transactional = Boolean(req.producer.transactional_id)
+    this.opTimeoutMs = req.op_timeout_ms
+    this.producer = null
+    this.consumer = null
+    this.asyncErrors = []
+  }
+
+  run(req) {
+    switch (req.cmd) {
+      case 'assign': return this.assign(req.partitions, req.from_beginning)
+      case 'subscribe': // refused before a run starts (ClientKind.refuses); here for a caller that did not ask
+        throw new OpError('UnsupportedOperation', 'kafkajs has no consumer that polls as a group member', HOW.definite)
+      case 'send': return this.send(req.records)
+      case 'poll': return this.poll(req.timeout_ms)
+      case 'txn': return runTxn(this, req.mops, req.abort)
+      case 'close': return this.close()
+    }
+    throw new OpError('UnknownCommand', String(req.cmd), HOW.table)
+  }
+
+  // connected: the producer, connected (and its producer id fetched, when idempotent);
+  // a failure here sent no record: definite
+  async connectedProducer() {
+    if (!this.producer) {
+      const p = producer(this.producerConfig)
+      try {
+        await within(this.opTimeoutMs, p.connect(), 'OP_TIMEOUT', 'the producer did not connect in time')
+      } catch (e) {
+        p.disconnect().catch(() => {})
+        const err = tableError(e)
+        throw new OpError(err.name, err.message, HOW.definite)
+      }
+      this.producer = p
+    }
+    return this.producer
+  }
+
+  consumerOf() {
+    if (!this.consumer) {
+      this.consumer = new AssignedConsumer(this.consumerConfig, {
+        groupId: this.consumerConfig.group_id,
+        resetToEnd: this.consumerConfig.auto_offset_reset === 'latest',
+        opTimeoutMs: this.opTimeoutMs,
+        noteError: e => this.asyncErrors.push(errName(e)),
+      })
+    }
+    return this.consumer
+  }
+
+  // assign: nothing was assigned when it fails: definite
+  async assign(partitions, fromBeginning) {
+    const tps = partitions.map(([topic, partition]) => ({ topic, partition }))
+    try {
+      return await this.consumerOf().assign(tps, fromBeginning, this.opTimeoutMs)
+    } catch (e) {
+      const err = tableError(e)
+      throw new OpError(err.name, err.message, HOW.definite)
+    }
+  }
+
+  // produce: each record's offset, in order. kafkajs answers a send with each
+  // partition's base offset, and writes one batch per partition in the records' order
+  async produce(sender, records) {
+    const messagesByTopic = new Map()
+    for (const [topic, partition, key, value] of records) {
+      if (!messagesByTopic.has(topic)) messagesByTopic.set(topic, [])
+      messagesByTopic.get(topic).push({ partition, key, value })
+    }
+    const acks = ACKS[this.producerConfig.acks]
+    const timeout = this.producerConfig.request_timeout_ms
+    const results = await sender.sendBatch({ acks, timeout,
+      topicMessages: [...messagesByTopic].map(([topic, messages]) => ({ topic, messages })) })
+    const base = new Map(results.map(r => [keyOf(r.topicName, r.partition), Number(r.baseOffset)]))
+    const seen = new Map()
+    return records.map(([topic, partition]) => {
+      const key = keyOf(topic, partition)
+      const index = seen.get(key) || 0
+      seen.set(key, index + 1)
+      if (!base.has(key) || Number.isNaN(base.get(key))) {
+        throw new OpError('NoOffset', `kafkajs acknowledged no offset for ${topic}/${partition}`, HOW.table)
+      }
+      return base.get(key) + index
+    })
+  }
+
+  // send: acknowledged in time, or OP_TIMEOUT (the records may still be written)
+  async send(records) {
+    const p = await this.connectedProducer()
+    try {
+      return await within(this.opTimeoutMs, this.produce(p, records), 'OP_TIMEOUT', 'no acknowledgement in time')
+    } catch (e) {
+      throw tableError(e)
+    }
+  }
+
+  // poll: a poll that fails returned nothing, so consumed nothing: definite. Without
+  // a transaction, what it read is committed in the background (enable.auto.commit
+  // off, as the other clients' assigned consumers)
+  async poll(timeoutMs) {
+    const records = await this.pollOnce(timeoutMs)
+    if (records.length > 0 && !this.transactional) this.consumer.commitPositions()
+    return records
+  }
+
+  async pollOnce(timeoutMs) {
+    if (!this.consumer || this.consumer.assigned.size === 0) {
+      throw new OpError('ErrNotAssigned', 'poll before assign', HOW.definite)
+    }
+    try {
+      return await this.consumer.poll(timeoutMs, this.opTimeoutMs)
+    } catch (e) {
+      const err = tableError(e)
+      throw new OpError(err.name, err.message, HOW.definite)
+    }
+  }
+
+  // drainExtra adds what the polls since the last reply saw beside their records
+  drainExtra(reply) {
+    if (this.asyncErrors.length > 0) {
+      reply.poll_errors = this.asyncErrors
+      this.asyncErrors = []
+    }
+  }
+
+  // close: the producer and the consumer's connections at once
+  async close() {
+    const producer = this.producer
+    this.producer = null
+    if (producer) await producer.disconnect().catch(() => {})
+    if (this.consumer) await this.consumer.close()
+    this.consumer = null
+    return null
+  }
+}
+
+module.exports = { Session }
