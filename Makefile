@@ -49,10 +49,12 @@ java-client: kafka venv
 
 # the other clients under test, pinned, each into its own corner of the cache once:
 # franz-go's Go program (go build against its go.sum) and kafka-python (pip --target);
+# kafkajs's Node program's modules (npm ci against its package-lock.json);
 # a second call finds them and returns at once
 clients: java-client
 	@$(BIN)/python -m workloads.franz_go_client.build
 	@$(BIN)/python -m workloads.kafka_python.install
+	@$(BIN)/python -m workloads.kafkajs_client.install
 
 # the demo runs Kafka and checks in-process: no tansu, Spark or Java client
 demo: base
