@@ -107,6 +107,24 @@ def check_client_builds() -> list[Check]:
             for kind in CLIENT_KINDS.values() if kind.install_state is not None]
 
 
+# the kafkajs client's toolchain: Node runs its program, npm installs its modules
+NODE_TOOLS = {"node": "nodejs", "npm": "npm"}
+
+
+def check_node() -> list[Check]:
+    """Node and npm with their versions: only --client kafkajs needs them."""
+    checks = []
+    for tool, package in NODE_TOOLS.items():
+        path = find_tool(tool)
+        if path is None:
+            checks.append(Check(f"{tool} (kafkajs)", False, f"missing (apt install {package})", required=False))
+            continue
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
+        checks.append(Check(f"{tool} (kafkajs)", out.returncode == 0, f"{out.stdout.strip()} ({path})",
+                            required=False))
+    return checks
+
+
 def check_class_archives() -> list[Check]:
     """The JVMs' class-data-sharing archives: optional, they only make start-up cheaper."""
     found = [("class archive: brokers", kafka_archive(resolve(), DEFAULT_JVM_OPTS))]
@@ -130,7 +148,7 @@ def check_root() -> Check:
 
 def run_checks() -> list[Check]:
     return [check_root(), *check_tools(), check_java(), check_faketime_jvm(),
-            check_kafka_cache(), check_other_versions(), *check_system_builds(), *check_client_builds(), *check_python(), *check_class_archives()]
+            check_kafka_cache(), check_other_versions(), *check_system_builds(), *check_client_builds(), *check_node(), *check_python(), *check_class_archives()]
 
 
 def print_checks(checks: list[Check], indent: str = "  ") -> list[str]:
