@@ -122,6 +122,18 @@ class ProducerState(Protocol):
     producer_state_settings: Mapping[str, str]
 
 
+@runtime_checkable
+class PowerLoss(Protocol):
+    """A node's data can sit on powerfs (clusters/nodes/powerfs.py), which forgets on a
+    cut whatever was never made durable: the power fault (nemesis/power.py)."""
+    powerfs: bool  # the processes run on the layer (logtrial.powerfs=true)
+
+    def power_dirs(self, node: str) -> list[str]: ...  # the directories put on the layer
+    def power_cut(self, node: str, mode: str) -> dict: ...  # the layer forgets; what it dropped
+    def power_off(self, node: str) -> None: ...  # SIGKILL every process, the layer taken off
+    def power_on(self, node: str) -> None: ...  # back on the layer, started; no wait
+
+
 C = TypeVar("C")
 
 

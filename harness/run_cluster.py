@@ -26,8 +26,11 @@ LOCAL_CLUSTER = DEFAULT_NAME
 
 
 class ClusterSession:
-    def __init__(self, spec: ClusterSpec, record: TestRecord, say: Callable[[str], None]):
+    def __init__(self, spec: ClusterSpec, record: TestRecord, say: Callable[[str], None],
+                 fault_settings: dict[str, str] | None = None):
         self.spec = spec
+        # what the run's faults need the database to run with (nemesis.registry.db_settings)
+        self.fault_settings = dict(fault_settings or {})
         self.record = record
         self._say = say
         self.cluster = None          # clusters.cluster.Cluster, when reached over SSH
@@ -44,7 +47,8 @@ class ClusterSession:
         if not spec.local:
             self._record_where({"inventory": str(Path(inventory_path).resolve())})
         self.cluster = Cluster.open(inventory_path, insecure_host_keys=spec.insecure_host_keys,
-                                    db_settings={**spec.db_settings, **spec.release_settings})
+                                    db_settings={**self.fault_settings, **spec.db_settings,
+                                                 **spec.release_settings})
         self._record_system()
         for line in restart_if_reconfigured(self.cluster):
             self._say(line)

@@ -68,7 +68,9 @@ class Run:
         self.history = HistoryWriter(self.run_dir / store.HISTORY)
         self.record = TestRecord(self.run_dir, self.history,
                                  start_record(self.name, options, self.seed, self.run_id, self.history))
-        self.session = ClusterSession(options.cluster, self.record, self._say)
+        from nemesis.registry import db_settings  # loads confluent_kafka: only when needed
+        self.session = ClusterSession(options.cluster, self.record, self._say,
+                                      db_settings(options.nemesis.active_kinds))
         self.stop = threading.Event()
         self.nemesis = None
         self.faults: ActiveFaults | None = None

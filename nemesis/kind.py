@@ -58,6 +58,8 @@ class FaultKind:
     node_traces: NodeTraces | None = None     # what it leaves on a node, found and undone by a heal
     cluster_traces: ClusterTraces | None = None  # ... on the cluster, undone once every broker serves
     control_traces: ClusterTraces | None = None  # ... on the control node, undone before any SSH
+    # database settings a run with this fault starts its cluster with (power: its data on powerfs)
+    db_settings: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         wrong = {f: action for f, action in self.history_f.items() if action not in (START, STOP)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from nemesis import (client_delay, clock, control_link, kill, membership, packet, partition, pause,
-                     producer_state)
+                     power, producer_state)
 from nemesis.fault import Fault
 from nemesis.kind import FaultContext, FaultKind
 
@@ -20,6 +20,7 @@ KINDS: tuple[FaultKind, ...] = (
     packet.KIND,
     client_delay.KIND,
     control_link.KIND,
+    power.KIND,
 )
 BY_NAME: dict[str, FaultKind] = {kind.name: kind for kind in KINDS}
 FAULT_NAMES: tuple[str, ...] = tuple(BY_NAME)
@@ -51,6 +52,11 @@ def parse_kinds(text: str) -> list[str]:
         raise ValueError(f"unknown fault {', '.join(map(repr, unknown))} "
                          f"(valid: {', '.join(FAULT_NAMES)}, all, none)")
     return list(dict.fromkeys(names))
+
+
+def db_settings(kinds: Sequence[str]) -> dict[str, str]:
+    """The database settings the faults `kinds` need the cluster to run with."""
+    return {key: value for name in kinds for key, value in (fault_kind(name).db_settings or {}).items()}
 
 
 def make_faults(kinds: Sequence[str], context: FaultContext) -> dict[str, Fault]:

@@ -27,7 +27,7 @@ from nemesis.registry import BY_NAME, F_NAMES, make_faults
 # declaration, which a replay writes afresh)
 RESULT_KEYS = frozenset({"at", "errors", "observed_ms", "clients_cut_from",
                          "original", "skipped", "lagging", "broker_id", "kraft_version",
-                         "node", "leader", "voters", "mechanisms", "hold_ms",
+                         "node", "leader", "voters", "mechanisms", "hold_ms", "dropped",
                          FAULT_KEY, MAY_LOSE_DATA_KEY})
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from clusters.kafka.paths import CLIENT_PORT, CONTROLLER_PORT, KafkaPaths
+from clusters.nodes.powerfs import POWERFS_KEY  # the broker's data on powerfs, for the power fault
 from clusters.kafka.versions import DEFAULT_VERSION, KRAFT, KafkaRelease, KafkaVersionError, resolve
 
 KAFKA_VERSION = DEFAULT_VERSION  # the version run when none is asked for
@@ -135,6 +136,7 @@ class KafkaConfig:
             base.pop(MODE_KEY, None)  # a version asked for alone runs in its own default mode
         overrides = {**base, **self.given}
         self.faketime = overrides.pop(FAKETIME_KEY, "true").lower() not in ("false", "0", "no")
+        self.powerfs = overrides.pop(POWERFS_KEY, "false").lower() in ("true", "1", "yes")
         self.jvm_opts = overrides.pop(JVM_OPTS_KEY, DEFAULT_JVM_OPTS)
         # whether the inventory or the caller named a release (else: the default)
         self.release_chosen = VERSION_KEY in overrides or MODE_KEY in overrides

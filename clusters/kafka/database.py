@@ -18,6 +18,7 @@ from clusters.nodes.inventory import Inventory
 from clusters.kafka.config import PRODUCER_STATE_SETTINGS, KafkaConfig
 from clusters.kafka.jars import KafkaJars
 from clusters.kafka.paths import KafkaPaths
+from clusters.kafka.power import KafkaPower
 from clusters.kafka.process import START_TIMEOUT, KafkaProcess
 from clusters.kafka.storage import FORMATTED, KafkaStorage
 from clusters.kafka.versions import ZK, KafkaRelease
@@ -41,6 +42,7 @@ class KafkaDB(KafkaProcess):
         self.inventory = inventory
         self.jars = KafkaJars(ssh, self.paths)
         self.storage = KafkaStorage(ssh, self.paths, config, self)
+        self.power = KafkaPower(ssh, self.paths, config)
         self.zookeeper = (ZooKeeper(inventory, ssh, self.release, self.paths.libs_dir)
                           if self.release.mode == ZK else None)
 
@@ -56,6 +58,10 @@ class KafkaDB(KafkaProcess):
     @property
     def faketime(self) -> bool:
         return self.config.faketime
+
+    @property
+    def powerfs(self) -> bool:
+        return self.config.powerfs
 
     def node_id(self, node: str) -> int:
         return self.paths.node_id(node)
@@ -153,6 +159,36 @@ class KafkaDB(KafkaProcess):
         waited = self.ssh.run_on(nodes, lambda s: failure_of(self.wait_ready, s.node.name))
         return {node: e for node, e in waited.items() if e is not None}
 
+    def launch(self, node: str) -> int:
+        """Starts the broker without waiting, its data first put on powerfs or taken off
+        it as the settings say (a broker already running is left where it is)."""
+        if not self.is_running(node):
+            self.power.place(node)
+        return super().launch(node)
+
+    # -- power loss (nemesis/power.py) -------------------------------------------------
+    def power_dirs(self, node: str) -> list[str]:
+        return self.power.dirs(node)
+
+    def power_cut(self, node: str, mode: str) -> dict:
+        return self.power.cut(node, mode)
+
+    def power_off(self, node: str) -> None:
+        """Every process of the node SIGKILLed (the broker, and ZooKeeper in ZooKeeper
+        mode), then the layer taken off: the data stays as the cut left it."""
+        self.kill(node)
+        if self.zookeeper:
+            self.zookeeper.kill(node)
+        self.power.take_off(node)
+
+    def power_on(self, node: str) -> None:
+        """ZooKeeper first where it runs, then the broker, on the layer again."""
+        if self.zookeeper and not self.zookeeper.is_running(node):
+            self.zookeeper.launch(node)
+            self.zookeeper.wait_ready(node)
+        if not self.is_running(node):
+            self.launch(node)
+
     def shutdown(self, node: str) -> None:
         """Stops the broker and, in ZooKeeper mode, the node's ZooKeeper server."""
         self.stop(node)
@@ -161,6 +197,7 @@ class KafkaDB(KafkaProcess):
 
     def wipe(self, node: str) -> None:
         self.kill(node)
+        self.power.take_off(node)  # the data moved back first, so that all of it goes
         self._session(node).exec("rm -rf " + " ".join(shlex.quote(p) for p in (
             self.paths.data_dir(node), self.paths.logs_dir(node), self.pid_file(node))), timeout=60)
         if self.zookeeper:

@@ -26,9 +26,12 @@ from clusters.nodes.ssh import NodeSession
 
 DAEMON_SOURCE = Path(__file__).with_name("powerfs_daemon.py")
 FSTYPE = "fuse.powerfs"
+# a database setting: "true" puts the node's data on the layer at each start (KafkaConfig)
+POWERFS_KEY = "logtrial.powerfs"
 CLEAN, TORN = "clean", "torn"
 MOUNT_TIMEOUT_S = 20.0
 EXIT_TIMEOUT_S = 10.0
+HISTORY_LIMIT = 20  # files and name changes a history entry lists one by one, per node
 
 
 def mfusepy_source() -> Path:
@@ -95,6 +98,15 @@ def is_on_layer(session: NodeSession, directory: str) -> bool:
     return layer_paths(session, directory).directory in mounted(session)
 
 
+def present(session: NodeSession, directory: str) -> bool:
+    """Whether anything of a layer is there for `directory` (a mount or data moved
+    aside), in one command: a launch without the layer asks it every time."""
+    paths = layer_paths(session, directory)
+    check = (f"grep -q {shlex.quote(' ' + paths.directory + ' ')} /proc/self/mountinfo || "
+             f"[ -d {shlex.quote(paths.backing)} ]")
+    return session.exec(check, check=False, timeout=15).exit_code == 0
+
+
 def mount(session: NodeSession, directory: str) -> None:
     """Puts `directory` on the layer (a no-op if it is, with a live daemon). DatabaseError
     with the daemon's log if the mount does not appear in time."""
@@ -147,6 +159,19 @@ def cut(session: NodeSession, directory: str, mode: str = CLEAN) -> dict:
     return reply
 
 
+def summarize(reports: dict[str, dict]) -> dict:
+    """One node's cut reports ({directory: report}) as its history entry: the totals,
+    and the files and name changes it dropped (a few, by path; the totals count all)."""
+    totals = {key: sum(report[key] for report in reports.values()) for key in ("files", "bytes", "kept", "names")}
+    files = [{**entry, "path": f"{directory}{entry['path']}"} for directory, report in reports.items()
+             for entry in report["file_list"] if entry["written"] or entry["size_before"] != entry["size_after"]]
+    files.sort(key=lambda entry: -entry["written"])  # the records lost first, preallocated indexes after
+    names = [{**entry, **{key: f"{directory}{entry[key]}" for key in ("path", "new") if key in entry}}
+             for directory, report in reports.items() for entry in report["name_list"]]
+    return {**totals, "mode": next(iter(reports.values()))["mode"] if reports else CLEAN,
+            "file_list": files[:HISTORY_LIMIT], "name_list": names[:HISTORY_LIMIT]}
+
+
 def unmount(session: NodeSession, directory: str) -> list[str]:
     """Takes `directory` off the layer, whatever state it is in (a dead daemon, a cut
     layer, a half-made mount): unmounts (lazily if busy), ends the daemon by its pid
@@ -172,6 +197,21 @@ def unmount(session: NodeSession, directory: str) -> list[str]:
         done.append(f"{node}: moved {paths.directory}'s data back from the powerfs backing directory")
     session.exec(f"rm -rf {shlex.quote(paths.grave)} {shlex.quote(paths.socket)}", timeout=60)
     return done
+
+
+def broken(session: NodeSession, directory: str) -> str | None:
+    """Why the layer on `directory` cannot serve a process (its daemon is dead, its power
+    was cut, its data is moved aside with nothing mounted), or None: absent or healthy."""
+    paths = layer_paths(session, directory)
+    if paths.directory not in mounted(session):
+        return f"data moved aside to {paths.backing}, nothing mounted" if present(session, directory) else None
+    if not session.pid_alive(paths.pid_file):
+        return f"powerfs on {paths.directory} has lost its daemon"
+    status = session.exec(f"python3 {shlex.quote(bin_dir(session))}/powerfs_daemon.py status "
+                          f"{shlex.quote(paths.socket)}", check=False, timeout=30).stdout.strip()
+    if '"frozen": false' not in status:
+        return f"powerfs on {paths.directory} was cut or does not answer ({status or 'no reply'})"
+    return None
 
 
 def leftovers(session: NodeSession, directory: str) -> list[str]:

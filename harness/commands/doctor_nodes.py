@@ -21,6 +21,7 @@ NODE_TOOLS = {
     "iptables": ("partition, control-link, client-delay faults", True),
     "python3": ("packet delay and client-delay (the NFQUEUE holder)", False),
     "tc": ("packet rate limits and netem (iproute2)", False),
+    "fusermount3": ("the power fault's layer, powerfs (apt install fuse3)", False),
 }
 PRESENT = "present"
 
@@ -37,6 +38,7 @@ def tools_script(tools: Tools) -> str:
                f"echo {t} ${{p:-none}}" for t in tools]
     lookups.append(f"[ -e {shlex.quote(FAKETIME_LIB)} ] && echo libfaketime {PRESENT} "
                    f"|| echo libfaketime none")
+    lookups.append(f"[ -c /dev/fuse ] && echo /dev/fuse {PRESENT} || echo /dev/fuse none")
     return "; ".join(lookups)
 
 
@@ -62,6 +64,9 @@ def checks_from(found: dict[str, str], paths: dict,
     has_faketime = found.get("libfaketime") == PRESENT
     checks.append(Check("libfaketime", has_faketime, FAKETIME_LIB if has_faketime
                         else "missing: needed by clock faults (apt install libfaketime)", False))
+    has_fuse = found.get("/dev/fuse") == PRESENT and found.get("fusermount3", "none") != "none"
+    checks.append(Check("FUSE", has_fuse, "/dev/fuse and fusermount3" if has_fuse
+                        else "missing /dev/fuse or fusermount3: needed by the power fault", False))
     checks.append(Check("packet faults", paths["netem"] or (paths["htb"] and paths["nfqueue"]),
                         f"path {paths['path']} (netem {paths['netem']}, htb {paths['htb']}, "
                         f"nfqueue {paths['nfqueue']})", False))

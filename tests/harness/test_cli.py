@@ -199,3 +199,13 @@ def test_a_tansu_storage_node_needs_postgresql_and_its_brokers_no_java():
     assert "java" not in storage and "java" not in broker
     postgres = next(t for t in storage if t.endswith("/postgres"))
     assert postgres not in broker and storage[postgres][1]
+
+
+def test_a_node_has_fuse_only_with_both_the_device_and_fusermount3():
+    tools = node_tools(system_kind("kafka"), None)
+    paths = {"path": "netem", "netem": True, "htb": True, "nfqueue": False}
+    fuse = lambda found: next(c for c in checks_from(found, paths, tools) if c.what == "FUSE")  # noqa: E731
+    assert fuse({"/dev/fuse": "present", "fusermount3": "/usr/bin/fusermount3"}).ok
+    missing = fuse({"/dev/fuse": "present", "fusermount3": "none"})
+    assert not missing.ok and not missing.required and "power fault" in missing.detail
+    assert not fuse({"/dev/fuse": "none", "fusermount3": "/usr/bin/fusermount3"}).ok

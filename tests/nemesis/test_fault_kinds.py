@@ -50,7 +50,8 @@ def test_no_history_name_is_claimed_by_two_kinds() -> None:
 
 def test_all_is_every_kind_not_kept_for_asking_by_name_and_each_exception_says_why() -> None:
     assert registry.parse_kinds("all") == [k.name for k in registry.KINDS if k.by_name_only is None]
-    assert registry.BY_NAME_ONLY == ("producer-state", "membership", "packet", "client-delay", "control-link")
+    assert registry.BY_NAME_ONLY == ("producer-state", "membership", "packet", "client-delay", "control-link",
+                                     "power")
     assert all(len(registry.BY_NAME[name].by_name_only) > 20 for name in registry.BY_NAME_ONLY)
 
 
@@ -71,8 +72,8 @@ def test_a_kind_with_a_history_name_that_is_neither_start_nor_stop_is_refused() 
 # what docs/nemesis.md and docs/producer-state.md say each start does, at --safe settings
 MUST_LOSE_NOTHING = {"pause", "kill", "start-partition", "bump-clock", "strobe-clock", "start-packet",
                      "start-client-delay", "cut-control-link", "expire-producer-ids", "reassign",
-                     "remove-controller"}
-MAY_LOSE_DATA = {"truncate-log", "shrink-retention", "remove-node"}
+                     "remove-controller", "power-off"}
+MAY_LOSE_DATA = {"truncate-log", "shrink-retention", "remove-node", "power-off-majority"}
 
 
 def test_loses_data_has_no_default_and_every_kind_passes_it_by_name_in_its_own_module() -> None:
@@ -92,11 +93,11 @@ def test_each_kind_says_for_each_start_whether_it_may_lose_data_and_why(kind: Fa
         assert why is None or (isinstance(why, str) and len(why) > 40), (f, why)
 
 
-def test_only_deleting_records_or_wiping_a_node_may_lose_data() -> None:
+def test_only_deleting_records_wiping_a_node_or_a_majority_losing_power_may_lose_data() -> None:
     declared = {f: why for kind in registry.KINDS for f, why in kind.loses_data.items()}
     assert {f for f, why in declared.items() if why is None} == MUST_LOSE_NOTHING
     assert {f for f, why in declared.items() if why is not None} == MAY_LOSE_DATA
-    assert {k.name for k in registry.KINDS if any(k.loses_data.values())} == {"producer-state", "membership"}
+    assert {k.name for k in registry.KINDS if any(k.loses_data.values())} == {"producer-state", "membership", "power"}
 
 
 def test_a_kind_that_leaves_a_start_undeclared_is_refused() -> None:

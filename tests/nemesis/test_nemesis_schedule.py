@@ -151,7 +151,7 @@ def test_options_parse_and_reject_unknown_names():
     bad_fault = CliRunner().invoke(show, ["--nemesis", "pause,explode"])
     assert bad_fault.exit_code == 2
     assert "unknown fault 'explode'" in bad_fault.output
-    assert "valid: pause, kill, partition, clock, producer-state, membership, packet, client-delay, control-link, all, none" in bad_fault.output
+    assert "valid: pause, kill, partition, clock, producer-state, membership, packet, client-delay, control-link, power, all, none" in bad_fault.output
     bad_target = CliRunner().invoke(show, ["--db-targets", "one,primary"])
     assert bad_target.exit_code == 2
     assert "unknown target 'primary'" in bad_target.output

@@ -1,0 +1,107 @@
+"""The power fault on a real broker, on a one-node cluster of the test's own (its data on
+powerfs from its first start): what Kafka never fsynced is gone after the loss, what it
+fsynced (flush.messages=1) is there, and a heal after a loss its control process never
+finished (the layer cut, the broker never killed) leaves no FUSE mount on the node."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterator
+
+import pytest
+
+from clusters.cluster import Cluster
+from clusters.kafka.admin import create_topic
+from clusters.nodes import powerfs
+from clusters.nodes.inventory import load_inventory, write_inventory
+from clusters.nodes.local import LocalCluster
+from clusters.smoke import consume_all, produce
+from nemesis.heal import heal_inventory
+from nemesis.kind import FaultContext
+from nemesis.power import KIND, OFF_MINORITY
+from tests.fixtures.cluster import shared_cluster_name
+
+pytestmark = [pytest.mark.own_cluster, pytest.mark.slow]
+RECORDS = 40
+
+
+@pytest.fixture(scope="module")
+def power_cluster() -> Iterator[LocalCluster]:
+    """One node whose inventory asks for powerfs, so that every start (a heal's too) puts
+    the broker's data on the layer."""
+    local = LocalCluster(f"{shared_cluster_name()}-pw")
+    local.down()
+    try:
+        local.up(nodes=1)
+        ask_for_powerfs(local, True)
+        yield local
+    finally:
+        local.down()
+
+
+def ask_for_powerfs(local: LocalCluster, wanted: bool) -> None:
+    """The cluster option: the inventory's settings ask for the layer, or not."""
+    settings = {powerfs.POWERFS_KEY: "true"} if wanted else {}
+    write_inventory(dataclasses.replace(load_inventory(local.inventory_path), settings=settings),
+                    local.inventory_path)
+
+
+def fuse_mounts(cluster: Cluster) -> list[str]:
+    return powerfs.mounted(cluster.ssh["n1"])
+
+
+def test_a_power_loss_forgets_what_kafka_never_fsynced(power_cluster: LocalCluster) -> None:
+    with Cluster.open(power_cluster.inventory_path) as cluster:
+        data_dir = cluster.db.data_dir("n1")
+        assert fuse_mounts(cluster) == [data_dir]
+        create_topic(cluster, "unflushed", replication_factor=1, min_insync_replicas=1)
+        create_topic(cluster, "flushed", replication_factor=1, min_insync_replicas=1,
+                     config={"flush.messages": "1"})
+        values = [f"v{i}" for i in range(RECORDS)]
+        assert produce(cluster.db.bootstrap_servers(), "unflushed", values) == values
+        assert produce(cluster.db.bootstrap_servers(), "flushed", values) == values
+
+        fault = KIND.make(FaultContext())
+        params = {"target": "one", "nodes": ["n1"], "majority": False, "mode": "clean"}
+        assert fault.start_f(params) == OFF_MINORITY
+        struck = fault.start(cluster, params)
+        assert "errors" not in struck, struck
+        dropped = struck["dropped"]["n1"]
+        assert dropped["bytes"] > 0 and dropped["files"] > 0
+        assert any("unflushed-0/" in f["path"] for f in dropped["file_list"]), dropped
+        assert fuse_mounts(cluster) == [] and not cluster.db.is_running("n1")
+
+        assert "errors" not in fault.stop(cluster)
+        assert fuse_mounts(cluster) == [data_dir]
+        bootstrap = cluster.db.bootstrap_servers()
+        assert consume_all(bootstrap, "flushed", RECORDS, timeout=60) == values
+        assert len(consume_all(bootstrap, "unflushed", RECORDS, timeout=10)) < RECORDS
+
+
+def test_cluster_heal_after_a_loss_cut_short_leaves_no_fuse_mount(power_cluster: LocalCluster) -> None:
+    with Cluster.open(power_cluster.inventory_path) as cluster:
+        data_dir = cluster.db.data_dir("n1")
+        assert fuse_mounts(cluster) == [data_dir]
+        cluster.db.power_cut("n1", "clean")  # the control process died right after the cut
+        assert cluster.db.is_running("n1") and fuse_mounts(cluster) == [data_dir]
+    # what `logtrial cluster heal` and the watchdog run; its cluster does not ask for the layer
+    ask_for_powerfs(power_cluster, False)
+    actions = heal_inventory(power_cluster.inventory_path)
+    assert f"n1: unmounted powerfs from {data_dir}" in actions
+    with Cluster.open(power_cluster.inventory_path, start=False) as cluster:
+        assert fuse_mounts(cluster) == []
+        assert cluster.db.serves_metadata("n1")
+        assert cluster.ssh["n1"].exec(f"test -f {data_dir}/meta.properties", check=False).exit_code == 0
+
+
+def test_a_killed_layer_daemon_is_healed_and_the_broker_restarted_on_a_new_layer(
+        power_cluster: LocalCluster) -> None:
+    ask_for_powerfs(power_cluster, True)
+    with Cluster.open(power_cluster.inventory_path) as cluster:
+        session = cluster.ssh["n1"]
+        data_dir = cluster.db.data_dir("n1")
+        assert fuse_mounts(cluster) == [data_dir]
+        assert session.signal(powerfs.layer_paths(session, data_dir).pid_file, "KILL")
+        actions = heal_inventory(power_cluster.inventory_path)
+        assert f"n1: unmounted powerfs from {data_dir}" in actions
+        assert fuse_mounts(cluster) == [data_dir]  # the inventory asks for it: a fresh layer
+        assert powerfs.broken(session, data_dir) is None and cluster.db.serves_metadata("n1")
