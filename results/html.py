@@ -29,7 +29,7 @@ pre{background:#fff;border:1px solid #ddd;padding:.5em;overflow-x:auto;white-spa
 .verdict{font-size:1.6em;padding:.25em .9em}
 .tag{display:inline-block;background:#eee;border-radius:.3em;padding:0 .35em;margin:0 .15em .15em 0;font-size:.85em}
 .tag.bad{background:#f8d0ce;color:#8a1410}
-.muted{color:#777} .example{background:#fff;border:1px solid #e2e2e2;border-radius:.4em;padding:.5em .8em;margin:.6em 0}
+.muted{color:#777} .expected{color:#6a4c93;font-size:.85em} .example{background:#fff;border:1px solid #e2e2e2;border-radius:.4em;padding:.5em .8em;margin:.6em 0}
 .plot img{max-width:100%;border:1px solid #e2e2e2;background:#fff}
 .history .line{white-space:pre;display:block;padding:0 .3em}
 .history .line:target{background:#fff3a8;outline:1px solid #e0c200}

@@ -171,11 +171,19 @@ def run_row(run: RunSummary, links: Links) -> list[str]:
     return [f"<a class=run href='{href(links.run(run))}'>{esc(run.name)}</a>"
             f"<br><span class=muted>{esc(run.timestamp)}</span>{zip_link}",
             esc((run.started or run.timestamp).replace("T", " ")[:19]),
-            badge(run.verdict) + problems,
+            badge(run.verdict) + expected_note(run) + problems,
             tags(run.anomaly_types, run.bad_anomaly_types),
             esc(run.workload or "?") + (f"<br><span class=muted>{esc(system_label(run.kafka))}</span>" if run.kafka else ""),
             esc(", ".join(run.nemesis) or "none"),
             fmt_seconds(run.duration_s), esc(run.ops if run.ops is not None else "?")]
+
+
+def expected_note(run: RunSummary) -> str:
+    """Beside an invalid badge: the faults that explain it, when they do."""
+    if not run.expected_under:
+        return ""
+    return (f"<br><span class=expected title='only acknowledged data missing from reads, which these faults "
+            f"may delete'>expected under {esc(', '.join(run.expected_under))}</span>")
 
 
 def row_attrs(run: RunSummary) -> str:

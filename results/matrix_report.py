@@ -60,9 +60,16 @@ def verdict_code(run: MatrixRun) -> int:
             "incomplete": exit_codes.UNKNOWN}.get(run.verdict, exit_codes.HARNESS_ERROR)
 
 
+def verdict_words(run: MatrixRun) -> str:
+    """The verdict, with the faults that explain an invalid run when they do."""
+    if run.summary and run.summary.expected_under:
+        return f"{run.verdict} (expected under {'+'.join(run.summary.expected_under)})"
+    return run.verdict
+
+
 def summary_table(runs: list[MatrixRun]) -> str:
     headers = ["#", "workload", "nemesis", "txn", "verdict", "bad anomalies", "duration", "run dir"]
-    rows = [[str(i), r.workload, r.nemesis, "on" if r.txn else "off", r.verdict,
+    rows = [[str(i), r.workload, r.nemesis, "on" if r.txn else "off", verdict_words(r),
              ", ".join(r.summary.bad_anomaly_types) if r.summary else (r.error or "")[:60],
              f"{r.summary.duration_s:.0f}s" if r.summary and r.summary.duration_s is not None else "-",
              r.summary.rel if r.summary else "-"] for i, r in enumerate(runs, 1)]
@@ -99,6 +106,8 @@ def add_outcome(case: ET.Element, run: MatrixRun) -> None:
     summary = run.summary
     if run.verdict == "invalid":
         bad = ", ".join(summary.bad_anomaly_types) or "invalid"
+        if summary.expected_under:
+            bad += f" (expected under {', '.join(summary.expected_under)})"
         ET.SubElement(case, "failure", message=bad, type="invalid").text = (
             f"anomalies: {', '.join(summary.anomaly_types)}\nbad: {bad}\nreport: {summary.rel}/report.html")
     elif run.verdict in ("unknown", "incomplete"):

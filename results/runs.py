@@ -17,6 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from checkers.verdict.faults import EXPECTED
+
 RUN_FILES = ("test.json", "results.json", "history.jsonl")
 VERDICTS = ("valid", "invalid", "unknown", "incomplete")
 TIMESTAMP_FORMAT = "%Y%m%dT%H%M%S"
@@ -44,6 +46,8 @@ class RunSummary:
     problems: list[str] = field(default_factory=list)
     note: str | None = None       # why a verdict is unknown, when results.json says
     kafka: str | None = None      # "3.0.0 zk": the release the run tested (test.json "kafka")
+    # an invalid run the faults that ran explain (results.json "faults"): those that may lose data
+    expected_under: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -204,7 +208,17 @@ def read_run(run_dir: Path, store: Path | None = None) -> RunSummary:
         problems=problems,
         note=unknown_reason(results),
         kafka=release_of(test),
+        expected_under=expected_under(results),
     )
+
+
+def expected_under(results: dict[str, Any]) -> list[str]:
+    """The faults that may lose data, when they explain why the run is invalid
+    (checkers/verdict/faults.py); [] otherwise, and for runs checked before."""
+    faults = results.get("faults") if isinstance(results, dict) else None
+    if not isinstance(faults, dict) or faults.get("verdict") != EXPECTED:
+        return []
+    return as_list(faults.get("may_lose_data"))
 
 
 def release_of(test: dict) -> str | None:

@@ -82,3 +82,23 @@ def test_a_hostile_or_malformed_faults_section_is_escaped_and_never_raises(tmp_p
     results["faults"] = ["not", "a", "section"]
     (run_dir / "results.json").write_text(json.dumps(results))
     assert "<div id=faults>" not in write_report(run_dir).read_text()
+
+
+def test_the_index_and_the_matrix_say_which_faults_explain_an_invalid_run(tmp_path):
+    from results.index import write_static_index
+    from results.matrix_report import MatrixRun, junit_xml, summary_table
+    from results.runs import read_run
+    store = tmp_path / "store"
+    explained, unexplained = store / "queue-a" / "20261128T000001", store / "queue-b" / "20261128T000002"
+    for run, starts in ((explained, [start("truncate-log", "producer-state", TRUNCATE_WHY)]),
+                        (unexplained, [start("start-partition", "partition", None)])):
+        run.mkdir(parents=True)
+        checked_run(run, *starts)
+    summaries = [read_run(explained, store), read_run(unexplained, store)]
+    assert [(s.verdict, s.expected_under) for s in summaries] == [("invalid", ["producer-state"]), ("invalid", [])]
+    html = write_static_index(store).read_text()
+    assert html.count("expected under producer-state") == 1
+    rows = [MatrixRun("queue", n, False, 1, s, 1) for n, s in zip(("producer-state", "partition"), summaries)]
+    table = summary_table(rows).splitlines()
+    assert "invalid (expected under producer-state)" in table[1] and "expected" not in table[2]
+    assert b"lost-write, unseen (expected under producer-state)" in junit_xml(rows)
