@@ -127,6 +127,10 @@ class WorkloadSpec:
         if self.name not in client_kind(s.client).workloads:
             raise ValueError(f"--client {s.client} has no client for --workload {self.name} "
                              f"(it has: {', '.join(client_kind(s.client).workloads)})")
+        gaps = client_kind(s.client).gaps
+        gap = gaps(s) if gaps is not None else None
+        if gap:
+            raise ValueError(f"--client {s.client}: {gap}")
         if s.op_timeout <= 0:
             raise ValueError("--op-timeout must be positive")
         if s.idempotence and s.acks != "all":  # librdkafka refuses the combination

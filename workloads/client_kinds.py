@@ -7,12 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
+from workloads.aiokafka_client import config as aiokafka_config
+from workloads.aiokafka_client.factory import open_aiokafka
+from workloads.aiokafka_client.install import PINNED as AIOKAFKA
 from workloads.base import Client
-from workloads.franz_go_client import build as franz_go_build
+from workloads.go_clients import build as go_build
 from workloads.java_client import build as java_build
 from workloads.kafka_python import install as kafka_python_install
-from workloads.franz_go_client.factory import open_franz_go
+from workloads.go_clients.factory import open_franz_go
 from workloads.kafka_python.factory import KafkaPythonClients
+from workloads.settings import WorkloadSettings
 
 
 class ClientFactory(Protocol):
@@ -29,6 +33,9 @@ class ClientKind:
     workloads: tuple[str, ...]                   # the workloads it has clients for
     # (ready, detail) for `logtrial doctor`: what it builds or installs once; None: nothing
     install_state: Callable[[], tuple[bool, str]] | None = None
+    # what it cannot do of what the settings ask, naming the capability (refused
+    # before any work starts: WorkloadSpec.validate); None: it does all of it
+    gaps: Callable[[WorkloadSettings], str | None] | None = None
 
 
 class LibrdkafkaClients:
@@ -66,8 +73,9 @@ class JavaClients:
 CLIENT_KINDS: dict[str, ClientKind] = {
     "librdkafka": ClientKind("librdkafka", lambda version: LibrdkafkaClients(), ("queue", "list-append")),
     "java": ClientKind("java", JavaClients, ("queue",), java_build.install_state),
-    "franz-go": ClientKind("franz-go", open_franz_go, ("queue",), franz_go_build.install_state),
+    "franz-go": ClientKind("franz-go", open_franz_go, ("queue",), go_build.install_state),
     "kafka-python": ClientKind("kafka-python", KafkaPythonClients, ("queue",), kafka_python_install.install_state),
+    "aiokafka": ClientKind("aiokafka", open_aiokafka, ("queue",), AIOKAFKA.install_state, aiokafka_config.gaps),
 }
 CLIENT_NAMES: tuple[str, ...] = tuple(CLIENT_KINDS)
 

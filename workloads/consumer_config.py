@@ -22,3 +22,8 @@ def shared_consumer_config(bootstrap: str, settings: WorkloadSettings, client_id
         "heartbeat.interval.ms": 1000,
         "reconnect.backoff.max.ms": 1000,
     }
+
+
+def python_names(config: dict[str, Any]) -> dict[str, Any]:
+    """Java's dotted names as the Python clients spell them (kafka-python, aiokafka)."""
+    return {name.replace(".", "_"): value for name, value in config.items()}

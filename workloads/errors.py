@@ -164,6 +164,17 @@ def classify(error: KafkaError | KafkaException | BaseException, persistence: st
     return Classified(outcome, name, message)
 
 
+def classify_by_class(table: dict[str, tuple[Outcome, str]], error: BaseException,
+                      definite: bool = False) -> Classified:
+    """The verdict of a Python client's table (keyed by the exception class's name)
+    on one exception; `definite`: the caller knows the request never left the client."""
+    name = type(error).__name__
+    if definite:
+        return Classified(FAIL, name, str(error))
+    outcome, _why = table.get(name, (INFO, "not in the table: assume it may have happened"))
+    return Classified(outcome, name, str(error))
+
+
 def harness_error(name: str, message: str) -> Classified:
     """An outcome the harness decides itself (ABORTED_ON_PURPOSE, OP_TIMEOUT, ...)."""
     return Classified(HARNESS_OUTCOMES[name][0], name, message)

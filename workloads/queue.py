@@ -20,8 +20,8 @@ import time
 from confluent_kafka import KafkaException, TopicPartition
 
 from workloads.base import Client, Completion, KeyRotation, Op, Recorder, ValueSource
-from workloads.clients import (Indefinite, ProcessClient, Transaction, committed_starts, first_error, guarded,
-                               poll_messages, produce_all, rewind)
+from workloads.clients import (Indefinite, ProcessClient, Transaction, committed_starts, guarded, poll_messages,
+                               produce_all, rewind)
 from workloads.errors import classify
 from workloads.kafka_common import KafkaWorkloadBase, KeySpace
 from workloads.queue_ops import QueueOps
@@ -111,13 +111,8 @@ class QueueClient(ProcessClient, QueueOps):
         QueueOps.__init__(self, workload, process, final)
 
     # -- ops ------------------------------------------------------------------------------
-    def _assign(self, op: Op) -> Completion:
-        for key in op.value:
-            self._ensure_topic(key)
-        partitions, starts = self._starts(op.value)
+    def _place_assigned(self, partitions: list[TopicPartition]) -> None:
         guarded(lambda: self.consumer.assign(partitions))
-        self.positions.assigned(op.value, starts)
-        return Completion.ok(op.value, starts=starts)
 
     def _committed_starts(self, keys: list[int]) -> list:
         """Where each key's partition starts: the group's committed offset. A
@@ -148,31 +143,25 @@ class QueueClient(ProcessClient, QueueOps):
         self.pair.rebalanced()
         self._rebalance_revoked(keys)
 
-    def _send(self, op: Op) -> Completion:
-        for _, key, _ in op.value:
-            self._ensure_topic(key)
-        deliveries = produce_all(self.producer, self.w.keys, [(k, v) for _, k, v in op.value],
-                                 self.w.settings.op_timeout, in_txn=False)
-        problem = first_error(deliveries)
-        if problem is not None:
-            return Completion.failed(problem, op.value)
-        for d in deliveries:
-            self.w.acks.acked(d.key, d.offset, d.value)
-        return Completion.ok([["send", d.key, [d.offset, d.value]] for d in deliveries])
+    def _produce(self, items: list[tuple[int, int]], in_txn: bool) -> list:
+        return produce_all(self.producer, self.w.keys, items, self.w.settings.op_timeout, in_txn=in_txn)
 
-    def _poll(self, op: Op) -> Completion:
+    def _poll_once(self) -> tuple[dict, list[str]]:
+        polled, errors, _ = guarded(lambda: poll_messages(self.consumer, self.w.keys, self.w.settings.poll_timeout))
+        return polled, errors
+
+    def _txn_poll(self) -> tuple[dict, list[str]]:
+        """Not guarded: a consumer error inside a transaction ends the op as the
+        runner ends any exception (info, CLIENT_CRASH), as it always has."""
+        polled, errors, _ = poll_messages(self.consumer, self.w.keys, self.w.settings.poll_timeout)
+        return polled, errors
+
+    def _commit_polled(self) -> list[str]:
         try:
-            polled, errors, _ = guarded(lambda: poll_messages(self.consumer, self.w.keys,
-                                                              self.w.settings.poll_timeout))
-        except Indefinite as e:  # nothing was returned, so nothing was consumed: definite
-            return Completion("fail", op.value, e.classified.error)
-        self.positions.polled(polled)
-        if polled and not self.w.settings.enable_auto_commit:
-            try:
-                self.consumer.commit(asynchronous=True)
-            except Exception as e:  # a poll that read is still a poll that read
-                errors.append(classify(e).name)
-        return Completion.ok([["poll", polled]], **self._poll_extra(errors))
+            self.consumer.commit(asynchronous=True)
+        except Exception as e:
+            return [classify(e).name]
+        return []
 
     # -- transactions (QueueOps._txn runs them) --------------------------------------------
     def _begin_transaction(self) -> Transaction:
@@ -189,31 +178,6 @@ class QueueClient(ProcessClient, QueueOps):
         and rewinds move them; workloads/positions.py), so no consumer call that
         holds the GIL is needed, with assign or subscribe."""
         return [self.w.keys.topic_partition(key, offset) for key, offset in self.positions.committable().items()]
-
-    def _run_micro_ops(self, micro_ops: list, polled_so_far: list[dict]) -> tuple[list, list[str]]:
-        """Runs a txn's sends and polls in order; sends are awaited before the commit."""
-        results: list = []
-        errors: list[str] = []
-        pending = []
-        for mop in micro_ops:
-            if mop[0] == "send":
-                pending.append((len(results), mop[1], mop[2]))
-                results.append(None)
-            else:
-                polled, poll_errors, _ = poll_messages(self.consumer, self.w.keys, self.w.settings.poll_timeout)
-                errors += poll_errors
-                results.append(["poll", polled])
-                polled_so_far.append(polled)
-                self.positions.polled(polled)
-        if pending:
-            deliveries = produce_all(self.producer, self.w.keys, [(k, v) for _, k, v in pending],
-                                     self.w.settings.op_timeout, in_txn=True)
-            problem = first_error(deliveries)
-            if problem is not None:
-                raise Indefinite(problem)
-            for (i, _, _), d in zip(pending, deliveries):
-                results[i] = ["send", d.key, [d.offset, d.value]]
-        return results, errors
 
     def _rewind(self, polled: list[dict]) -> dict[int, int]:
         return rewind(self.consumer, self.w.keys, polled)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
 from workloads.base import Completion, Op
-from workloads.clients import Indefinite
+from workloads.clients import Delivery, Indefinite, first_error
 from workloads.errors import harness_error
 from workloads.positions import Positions
 
@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 class QueueOps:
     """Base of the in-process queue clients: one per logical process. Beside the
-    hooks below, a client has `_ensure_topic(key)` and `close()`."""
+    hooks below, a client has `_ensure_topic(key)`, `_subscribe(op)` and `close()`."""
 
     def __init__(self, workload, process: int, final: bool = False):
         self.w = workload
@@ -40,6 +40,36 @@ class QueueOps:
     def _crash(self, op: Op) -> Completion:
         self.close()
         return Completion("info", None)
+
+    # -- assign, send and poll -----------------------------------------------------------------
+    def _assign(self, op: Op) -> Completion:
+        for key in op.value:
+            self._ensure_topic(key)
+        partitions, starts = self._starts(op.value)
+        self._place_assigned(partitions)
+        self.positions.assigned(op.value, starts)
+        return Completion.ok(op.value, starts=starts)
+
+    def _send(self, op: Op) -> Completion:
+        for _, key, _ in op.value:
+            self._ensure_topic(key)
+        deliveries = self._produce([(k, v) for _, k, v in op.value], in_txn=False)
+        problem = first_error(deliveries)
+        if problem is not None:
+            return Completion.failed(problem, op.value)
+        for d in deliveries:
+            self.w.acks.acked(d.key, d.offset, d.value)
+        return Completion.ok([["send", d.key, [d.offset, d.value]] for d in deliveries])
+
+    def _poll(self, op: Op) -> Completion:
+        try:
+            polled, errors = self._poll_once()
+        except Indefinite as e:  # nothing was returned, so nothing was consumed: definite
+            return Completion("fail", op.value, e.classified.error)
+        self.positions.polled(polled)
+        if polled and not self.w.settings.enable_auto_commit:
+            errors = errors + self._commit_polled()  # a poll that read is still a poll that read
+        return Completion.ok([["poll", polled]], **self._poll_extra(errors))
 
     # -- where keys start ----------------------------------------------------------------------
     def _starts(self, keys: list[int]) -> tuple[list[TopicPartition], dict[str, int]]:
@@ -117,6 +147,32 @@ class QueueOps:
                 self.w.acks.acked(mop[1], mop[2][0], mop[2][1])
         return Completion.ok(results, **self._poll_extra(errors))
 
+    def _run_micro_ops(self, micro_ops: list, polled_so_far: list[dict]) -> tuple[list, list[str]]:
+        """Runs a txn's polls in order, then its sends, awaited before the commit;
+        the completed micro-ops and the poll errors seen. Polls' results go into
+        `polled_so_far` as they come. Raises Indefinite on an error."""
+        results: list = []
+        errors: list[str] = []
+        pending = []
+        for mop in micro_ops:
+            if mop[0] == "send":
+                pending.append((len(results), mop[1], mop[2]))
+                results.append(None)
+            else:
+                polled, poll_errors = self._txn_poll()
+                errors += poll_errors
+                results.append(["poll", polled])
+                polled_so_far.append(polled)
+                self.positions.polled(polled)
+        if pending:
+            deliveries = self._produce([(k, v) for _, k, v in pending], in_txn=True)
+            problem = first_error(deliveries)
+            if problem is not None:
+                raise Indefinite(problem)
+            for (i, _, _), d in zip(pending, deliveries):
+                results[i] = ["send", d.key, [d.offset, d.value]]
+        return results, errors
+
     def _rewound(self, polled: list[dict], error: list[str], op: Op) -> Completion:
         """A definite failure (the transaction aborted); the consumer goes back to
         re-read what it polled. A rewind that fails retires the process: its
@@ -139,9 +195,25 @@ class QueueOps:
         """A begun transaction, with abort() (raising Indefinite when it fails)."""
         raise NotImplementedError
 
-    def _run_micro_ops(self, micro_ops: list, polled_so_far: list[dict]) -> tuple[list, list[str]]:
-        """A txn's micro-ops, completed, and the poll errors seen; polls' results go
-        into `polled_so_far` as they come. Raises Indefinite on an error."""
+    def _place_assigned(self, partitions: list[TopicPartition]) -> None:
+        """Assigns the consumer `partitions`, each at its offset (raises Indefinite)."""
+        raise NotImplementedError
+
+    def _produce(self, items: list[tuple[int, int]], in_txn: bool) -> list[Delivery]:
+        """Sends (key, value) pairs and waits for them at most the op timeout."""
+        raise NotImplementedError
+
+    def _poll_once(self) -> tuple[dict[str, list[list[int]]], list[str]]:
+        """One poll: {key: [[offset, value], ...]} and its non-fatal error names
+        (raises Indefinite when it fails: nothing was returned)."""
+        raise NotImplementedError
+
+    def _txn_poll(self) -> tuple[dict[str, list[list[int]]], list[str]]:
+        """A poll inside a transaction: the same as any other unless a client says otherwise."""
+        return self._poll_once()
+
+    def _commit_polled(self) -> list[str]:
+        """Commits the consumer's positions without waiting; the errors it raised at once."""
         raise NotImplementedError
 
     def _commit_transaction(self, txn: Any) -> None:

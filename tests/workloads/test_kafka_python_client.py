@@ -4,14 +4,12 @@ the checkers find valid, with and without transactions."""
 from __future__ import annotations
 
 import inspect
-import json
 
 import pytest
 
-from checkers.history.stream import raw_events
 from checkers.history.wellformed import wellformedness_problems
-from harness.runner import run_test
 from harness.test_options import TestOptions
+from tests.workloads.client_runs import client_run, completions
 from workloads.client_kinds import client_kind
 from workloads.errors import ERROR_TABLE
 from workloads.kafka_python.errors import KAFKA_PYTHON_ERROR_TABLE, classify_kafka_python
@@ -71,17 +69,7 @@ def test_kafka_python_serves_only_the_queue():
 
 
 def kafka_python_run(cluster, tmp_path, **overrides):
-    options = TestOptions.from_flat(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
-                                    client="kafka-python", leave_db_running=True, recovery_time=1,
-                                    final_time_limit=30, rate=60, concurrency=4, report=False, engine="local",
-                                    **overrides)
-    result = run_test(options)
-    events = list(raw_events(result.run_dir / "history.jsonl"))
-    return result, events, json.loads((result.run_dir / "test.json").read_text())
-
-
-def completions(events, f, type_="ok"):
-    return [e for e in events if e["type"] == type_ and e["f"] == f]
+    return client_run(cluster, tmp_path, "kafka-python", **overrides)
 
 
 def test_a_kafka_python_run_is_valid(cluster, tmp_path):

@@ -14,10 +14,11 @@ from confluent_kafka import OFFSET_BEGINNING, OFFSET_END  # the start constants 
 
 from workloads.clients import Delivery, Indefinite
 from workloads.errors import Classified
-from workloads.kafka_common import KeySpace, decode, encode
+from workloads.kafka_common import KeySpace, encode
 from workloads.kafka_python import config
 from workloads.kafka_python.errors import classify_kafka_python
 from workloads.kafka_python.install import load
+from workloads.python_queue_ops import polled_by_key
 from workloads.settings import WorkloadSettings
 
 log = logging.getLogger(__name__)
@@ -138,12 +139,7 @@ def produce_all(producer: Any, keys: KeySpace, items: list[tuple[int, int]], tim
 
 def poll_records(consumer: Any, keys: KeySpace, timeout: float) -> dict[str, list[list[int]]]:
     """One poll(): {key: [[offset, value], ...]}, each key's records in offset order."""
-    batches = consumer.poll(timeout_ms=int(timeout * 1000), max_records=config.MAX_POLL_RECORDS)
-    polled: dict[str, list[list[int]]] = {}
-    for tp, records in batches.items():
-        polled.setdefault(str(keys.key_of(tp.topic, tp.partition)), []).extend(
-            [r.offset, decode(r.value)] for r in records)
-    return polled
+    return polled_by_key(keys, consumer.poll(timeout_ms=int(timeout * 1000), max_records=config.MAX_POLL_RECORDS))
 
 
 def topic_partition(keys: KeySpace, key: int) -> Any:

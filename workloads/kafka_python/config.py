@@ -7,15 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from workloads.consumer_config import shared_consumer_config
+from workloads.consumer_config import python_names, shared_consumer_config
 from workloads.settings import WorkloadSettings
 
 FETCH_MAX_WAIT_MS = 50
 MAX_POLL_RECORDS = 500
-
-
-def _python_names(config: dict[str, Any]) -> dict[str, Any]:
-    return {name.replace(".", "_"): value for name, value in config.items()}
 
 
 def _acks(acks: str) -> str | int:
@@ -51,7 +47,7 @@ def producer_config(bootstrap: str, settings: WorkloadSettings, client_id: str,
 
 def consumer_config(bootstrap: str, settings: WorkloadSettings, client_id: str, group_id: str,
                     auto_offset_reset: str | None = None) -> dict[str, Any]:
-    shared = _python_names(shared_consumer_config(bootstrap, settings, client_id, group_id, auto_offset_reset))
+    shared = python_names(shared_consumer_config(bootstrap, settings, client_id, group_id, auto_offset_reset))
     return {**shared, "bootstrap_servers": bootstrap.split(","), "fetch_max_wait_ms": FETCH_MAX_WAIT_MS,
             "max_poll_records": MAX_POLL_RECORDS, "bootstrap_timeout_ms": int(settings.op_timeout * 1000)}
 

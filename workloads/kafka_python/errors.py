@@ -9,7 +9,7 @@ itself raised, so the record never left the client) it says so with `definite`;
 a commit or an abort decides its own outcome (clients.py, Transaction)."""
 from __future__ import annotations
 
-from workloads.errors import FAIL, INFO, Classified, Outcome
+from workloads.errors import FAIL, INFO, Classified, Outcome, classify_by_class
 
 KAFKA_PYTHON_ERROR_TABLE: dict[str, tuple[Outcome, str]] = {
     # --- broker errors: the request was refused before anything was written ---------
@@ -104,10 +104,5 @@ KAFKA_PYTHON_ERROR_TABLE: dict[str, tuple[Outcome, str]] = {
 
 
 def classify_kafka_python(error: BaseException, definite: bool = False) -> Classified:
-    """The verdict on one exception kafka-python raised (or a future failed with).
-    `definite`: the caller knows the request never left the client."""
-    name = type(error).__name__
-    if definite:
-        return Classified(FAIL, name, str(error))
-    outcome, _why = KAFKA_PYTHON_ERROR_TABLE.get(name, (INFO, "not in the table: assume it may have happened"))
-    return Classified(outcome, name, str(error))
+    """The verdict on one exception kafka-python raised (or a future failed with)."""
+    return classify_by_class(KAFKA_PYTHON_ERROR_TABLE, error, definite)

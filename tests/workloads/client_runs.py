@@ -1,0 +1,45 @@
+"""A short queue run of one client under test on the shared cluster, as each
+client's tests make it (tests/workloads/test_*_client.py)."""
+from __future__ import annotations
+
+import json
+
+from checkers.history.stream import raw_events
+from checkers.history.wellformed import wellformedness_problems
+from harness.runner import run_test
+from harness.test_options import TestOptions
+
+
+def client_run(cluster, tmp_path, client: str, **overrides):
+    """(result, history events, test.json) of a run of `client` with `overrides`."""
+    options = TestOptions.from_flat(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
+                                    client=client, leave_db_running=True, recovery_time=1,
+                                    final_time_limit=30, rate=60, concurrency=4, report=False, engine="local",
+                                    **overrides)
+    result = run_test(options)
+    events = list(raw_events(result.run_dir / "history.jsonl"))
+    return result, events, json.loads((result.run_dir / "test.json").read_text())
+
+
+def completions(events, f, type_="ok"):
+    return [e for e in events if e["type"] == type_ and e["f"] == f]
+
+
+def check_queue_run(result, events) -> None:
+    """What every client's short queue run shows: valid and well formed, sends
+    acknowledged and polls that read, complete final reads, and every ok assign
+    saying where it started each key (the checker checked them: valid)."""
+    assert result.valid is True, result
+    assert wellformedness_problems(events, "queue") == []
+    assert len(completions(events, "send")) >= 10 and any(e["value"][0][1] for e in completions(events, "poll"))
+    assert all(set(e["starts"]) == {str(k) for k in e["value"]} for e in completions(events, "assign"))
+
+
+def check_txn_run(result, events) -> None:
+    """What every client's short transactional run shows: valid and well formed,
+    transactions aborted on purpose, and a committed one that read what others'
+    committed transactions sent."""
+    assert result.valid is True, result
+    assert wellformedness_problems(events, "queue") == []
+    assert any(e["error"][0] == "ABORTED_ON_PURPOSE" for e in completions(events, "txn", "fail"))
+    assert any(mop[0] == "poll" and mop[1] for e in completions(events, "txn") for mop in e["value"])

@@ -1,0 +1,90 @@
+"""aiokafka behind the client seam (workloads/aiokafka_client/): its pinned
+install, its error table, what it refuses, and short runs on the shared cluster
+whose histories the checkers find valid, with and without transactions."""
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from harness.test_options import TestOptions
+from tests.workloads.client_runs import check_queue_run, check_txn_run, client_run
+from workloads.aiokafka_client.errors import AIOKAFKA_ERROR_TABLE, classify_aiokafka
+from workloads.aiokafka_client.install import PINNED
+from workloads.client_kinds import client_kind
+from workloads.errors import ERROR_TABLE
+from workloads.kafka_python.errors import KAFKA_PYTHON_ERROR_TABLE
+
+
+aiokafka = PINNED.load()  # pip-installs it into the cache on first use
+
+
+def test_the_pinned_aiokafka_is_imported_from_its_own_corner_of_the_cache():
+    import async_timeout
+    assert aiokafka.__version__ == PINNED.version == "0.14.0"
+    assert PINNED.install_dir().name == "aiokafka-0.14.0"
+    assert aiokafka.__file__.startswith(str(PINNED.install_dir()))
+    assert async_timeout.__file__.startswith(str(PINNED.install_dir()))  # its dependency, pinned beside it
+    assert PINNED.install_state() == (True, str(PINNED.install_dir()))
+
+
+def test_the_aiokafka_error_table_says_what_may_have_happened():
+    errors = aiokafka.errors
+    for info in (errors.NotLeaderForPartitionError(), errors.KafkaTimeoutError("expired"), errors.ProducerFenced(),
+                 errors.OutOfOrderSequenceNumber(), errors.UnknownProducerId(), errors.NotEnoughReplicasError(),
+                 errors.KafkaError("Unexpected error during batch delivery"), errors.ConcurrentTransactions(),
+                 errors.KafkaConnectionError("lost"), errors.RequestTimedOutError()):
+        assert classify_aiokafka(info).outcome == "info", info
+    for fail in (errors.InvalidTopicError(), errors.ProducerClosed(), errors.IllegalOperation("not in a txn"),
+                 errors.UnknownTopicOrPartitionError(), errors.TransactionalIdAuthorizationFailed(),
+                 errors.ConsumerStoppedError()):
+        assert classify_aiokafka(fail).outcome == "fail", fail
+    # unsure: may have happened (an error code it has no class for, an exception nobody listed)
+    assert classify_aiokafka(errors.for_code(9999)()).outcome == "info"
+    assert classify_aiokafka(LookupError("new")).outcome == "info"
+    # the caller decides when it knows: send() itself raised
+    assert classify_aiokafka(errors.KafkaTimeoutError("batch full"), definite=True).outcome == "fail"
+    assert classify_aiokafka(errors.InvalidTopicError("bad")).error == ["InvalidTopicError", "[Error 17] InvalidTopicError: bad"]
+
+
+def test_the_aiokafka_error_table_names_every_exception_with_a_reason():
+    classes = {name for name, obj in inspect.getmembers(aiokafka.errors, inspect.isclass)
+               if issubclass(obj, BaseException)}
+    assert set(AIOKAFKA_ERROR_TABLE) == classes - {"NoError"}  # every one it can raise, and no other
+    assert all(outcome in ("fail", "info") and why for outcome, why in AIOKAFKA_ERROR_TABLE.values())
+    # the same verdicts as kafka-python's where both name the same class, and as
+    # librdkafka's where both name the same broker error
+    shared = set(AIOKAFKA_ERROR_TABLE) & set(KAFKA_PYTHON_ERROR_TABLE)
+    assert len(shared) > 40
+    assert {n for n in shared if AIOKAFKA_ERROR_TABLE[n] != KAFKA_PYTHON_ERROR_TABLE[n]} == set()
+    by_code = {n: getattr(aiokafka.errors, n).message for n in AIOKAFKA_ERROR_TABLE
+               if getattr(getattr(aiokafka.errors, n), "message", None) in ERROR_TABLE}
+    assert len(by_code) > 35
+    assert {n: c for n, c in by_code.items() if AIOKAFKA_ERROR_TABLE[n][0] != ERROR_TABLE[c][0]} == {}
+
+
+def options(**flat) -> TestOptions:
+    return TestOptions.from_flat(bootstrap_servers="x:1", client="aiokafka", **flat)
+
+
+def test_aiokafka_serves_the_queue_and_refuses_what_it_cannot_do():
+    assert client_kind("aiokafka").workloads == ("queue",)
+    with pytest.raises(ValueError, match="--client aiokafka has no client for --workload list-append"):
+        options(workload="list-append").validate()
+    with pytest.raises(ValueError, match="--client aiokafka: --retries 3 needs a producer retry count"):
+        options(retries=3).validate()
+    with pytest.raises(ValueError, match="--client aiokafka: --max-in-flight 5 needs more than one Produce"):
+        options(max_in_flight=5).validate()
+    options(max_in_flight=1, txn=True).validate()  # what it does anyway
+
+
+def test_an_aiokafka_run_is_valid(cluster, tmp_path):
+    result, events, test_json = client_run(cluster, tmp_path, "aiokafka", time_limit=6)
+    check_queue_run(result, events)
+    assert test_json["options"]["client"] == "aiokafka" and test_json["versions"]["aiokafka"] == PINNED.version
+    assert test_json["final"]["complete"] is True
+
+
+def test_aiokafka_transactions_are_valid(cluster, tmp_path):
+    result, events, _ = client_run(cluster, tmp_path, "aiokafka", time_limit=8, txn=True, abort_p=0.3)
+    check_txn_run(result, events)
