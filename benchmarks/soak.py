@@ -53,7 +53,7 @@ def main() -> int:
     result = {
         "started_utc": started.isoformat(timespec="seconds"),
         "command": " ".join(sys.argv),
-        "options": {"minutes": args.minutes, "seed": args.seed, "faults": list(args.faults),
+        "options": {"minutes": args.minutes, "seed": args.seed, "faults": list(args.faults), "safe": args.safe,
                     "nemesis_interval_s": args.nemesis_interval,
                     "cluster": args.cluster, "sample_every_s": args.sample_every},
         "run_dir": str(run_dir),
@@ -77,6 +77,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--cluster", default="soak", help="local cluster name (brought up if missing)")
     parser.add_argument("--seed", type=int, default=33)
     parser.add_argument("--faults", type=lambda s: tuple(s.split(",")), default=SOAK_FAULTS)
+    parser.add_argument("--safe", action="store_true",
+                        help="the run with --safe (acks=all, idempotence, read_committed, min ISR 2): with faults "
+                             "that must lose nothing, it must end valid")
     # 30 s, not the runner's 10: each kind is on about half the time on its own timeline,
     # so nine kinds at 10 s left the brokers (restarting in 30 s or more on the loaded
     # machine) no window to serve in, and the workload made no progress after its first
@@ -112,7 +115,7 @@ def start_test(args: argparse.Namespace, inventory: Path, out_dir: Path) -> subp
                        "--nemesis", ",".join(args.faults),
                        "--nemesis-interval", str(args.nemesis_interval), "--time-limit", str(args.minutes * 60),
                        "--seed", str(args.seed), "--store", str(out_dir / "store"),
-                       "--no-check", "--no-report")
+                       "--no-check", "--no-report", *(["--safe"] if args.safe else []))
     output = open(out_dir / "test-output.log", "w")
     print("running:", " ".join(command[2:]), flush=True)
     return subprocess.Popen(command, cwd=ROOT, env=child_env(), stdout=output, stderr=subprocess.STDOUT)
