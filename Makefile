@@ -48,12 +48,15 @@ java-client: kafka venv
 	@$(BIN)/python -m workloads.java_client.build
 
 # the other clients under test, pinned, each into its own corner of the cache once:
-# franz-go's Go program (go build against its go.sum) and kafka-python (pip --target);
+# the Go clients' program, franz-go and Sarama (go build against its go.sum), and
+# kafka-python (pip --target);
+# aiokafka with its own dependencies (pip --target, apart from kafka-python's);
 # kafkajs's Node program's modules (npm ci against its package-lock.json);
 # a second call finds them and returns at once
 clients: java-client
-	@$(BIN)/python -m workloads.franz_go_client.build
+	@$(BIN)/python -m workloads.go_clients.build
 	@$(BIN)/python -m workloads.kafka_python.install
+	@$(BIN)/python -m workloads.aiokafka_client.install
 	@$(BIN)/python -m workloads.kafkajs_client.install
 
 # the demo runs Kafka and checks in-process: no tansu, Spark or Java client
