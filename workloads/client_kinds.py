@@ -12,9 +12,10 @@ from workloads.aiokafka_client.factory import open_aiokafka
 from workloads.aiokafka_client.install import PINNED as AIOKAFKA
 from workloads.base import Client
 from workloads.go_clients import build as go_build
+from workloads.go_clients.config import sarama_gaps
 from workloads.java_client import build as java_build
 from workloads.kafka_python import install as kafka_python_install
-from workloads.go_clients.factory import open_franz_go
+from workloads.go_clients.factory import open_franz_go, open_sarama
 from workloads.kafka_python.factory import KafkaPythonClients
 from workloads.settings import WorkloadSettings
 
@@ -74,6 +75,7 @@ CLIENT_KINDS: dict[str, ClientKind] = {
     "librdkafka": ClientKind("librdkafka", lambda version: LibrdkafkaClients(), ("queue", "list-append")),
     "java": ClientKind("java", JavaClients, ("queue",), java_build.install_state),
     "franz-go": ClientKind("franz-go", open_franz_go, ("queue",), go_build.install_state),
+    "sarama": ClientKind("sarama", open_sarama, ("queue",), go_build.install_state, sarama_gaps),
     "kafka-python": ClientKind("kafka-python", KafkaPythonClients, ("queue",), kafka_python_install.install_state),
     "aiokafka": ClientKind("aiokafka", open_aiokafka, ("queue",), AIOKAFKA.install_state, aiokafka_config.gaps),
 }

@@ -147,7 +147,7 @@ def test_doctor_reports_everything_present():
     assert "[ok  ] JVM under libfaketime" in result.output
     assert "[ok  ] class archive: brokers" in result.output and "[ok  ] class archive: spark" in result.output
     # `make test` builds every client under test first (its `clients` target)
-    for client in ("java", "franz-go", "kafka-python", "kafkajs"):
+    for client in ("java", "franz-go", "sarama", "kafka-python", "kafkajs"):
         assert f"[ok  ] client {client}" in result.output, result.output
     # kafkajs's toolchain, found, with its versions
     assert "[ok  ] node (kafkajs)" in result.output and "[ok  ] npm (kafkajs)" in result.output

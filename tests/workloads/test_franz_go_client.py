@@ -1,4 +1,4 @@
-"""franz-go behind the client seam (workloads/franz_go_client/): its error table, its
+"""franz-go behind the client seam (workloads/go_clients/): its error table, its
 build into the cache, and short runs on the shared cluster whose histories the
 checkers find valid, with and without transactions."""
 from __future__ import annotations
@@ -17,8 +17,8 @@ from harness.runner import run_test
 from harness.test_options import TestOptions
 from workloads.client_kinds import client_kind
 from workloads.errors import ERROR_TABLE
-from workloads.franz_go_client import build
-from workloads.franz_go_client.errors import FRANZ_GO_ERROR_TABLE, classify_franz_go
+from workloads.go_clients import build
+from workloads.go_clients.franz_go_errors import FRANZ_GO_ERROR_TABLE, classify_franz_go
 
 PINNED = "v1.22.3"
 
@@ -73,7 +73,7 @@ def test_a_failed_build_names_its_log(tmp_path, monkeypatch):
     for name in ("go.mod", "go.sum"):
         (tmp_path / "src" / name).write_text("module broken\n" if name == "go.mod" else "")
     (tmp_path / "src" / "main.go").write_text("package main\nfunc main() { nope }\n")
-    with pytest.raises(build.FranzGoBuildError, match=r"see .*\.build\.log"):
+    with pytest.raises(build.GoBuildError, match=r"see .*\.build\.log"):
         build.build()
     assert not build.build_dir().exists()
 

@@ -1,4 +1,4 @@
-"""One child process serving a client's sessions (the Java server, the franz-go
+"""One child process serving a client's sessions (the Java server, the Go clients'
 program), spoken to in JSON lines over its stdin/stdout. Many threads call at once:
 each request carries an id and its caller waits for the reply with that id. Its
 stderr goes to the log. The child's first line is its ready reply (id -1), whose

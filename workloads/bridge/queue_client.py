@@ -1,7 +1,7 @@
 """The queue workload's client on a client in a child process: the same ops, values
 and error shape as workloads/queue.py's QueueClient (docs/history-format.md), each op
 one request to the process's session in the child (the Java server's Session.java,
-the franz-go program's session.go run it). Keys become topic-partitions here, and
+the Go clients' program's session.go run it). Keys become topic-partitions here, and
 back. What differs per client is its Dialect: how its configurations are written and
 how its errors are judged."""
 from __future__ import annotations

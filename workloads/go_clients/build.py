@@ -1,8 +1,8 @@
-"""The franz-go client's program: built once per source digest into the cache by
-`go build`, its modules fetched through Go's module proxy into Go's module cache as
-go.sum pins them. `python -m workloads.franz_go_client.build` builds it ahead of a
-run; otherwise the first run that asks for it does. A second call finds the binary
-and returns at once."""
+"""The Go clients' program (franz-go and Sarama in one binary): built once per source
+digest into the cache by `go build`, its modules fetched through Go's module proxy
+into Go's module cache as go.sum pins them. `python -m workloads.go_clients.build`
+builds it ahead of a run; otherwise the first run that asks for it does. A second
+call finds the binary and returns at once."""
 from __future__ import annotations
 
 import hashlib
@@ -15,10 +15,10 @@ from pathlib import Path
 from clusters.kafka.versions import cache_root
 
 SOURCES = Path(__file__).resolve().parent / "src"
-BINARY = "franz-go-client"
+BINARY = "go-clients"
 
 
-class FranzGoBuildError(RuntimeError):
+class GoBuildError(RuntimeError):
     pass
 
 
@@ -34,7 +34,7 @@ def source_digest() -> str:
 
 
 def build_dir() -> Path:
-    return cache_root() / "franz-go-client" / source_digest()
+    return cache_root() / "go-clients" / source_digest()
 
 
 def install_state() -> tuple[bool, str]:
@@ -69,11 +69,11 @@ def _go_build(output: Path, log: Path) -> None:
             result = subprocess.run(["go", "build", "-trimpath", "-o", str(output), "."], cwd=SOURCES, env=env,
                                     stdout=out, stderr=subprocess.STDOUT)
     except FileNotFoundError:
-        raise FranzGoBuildError("the franz-go client needs Go (`go` is not on PATH)") from None
+        raise GoBuildError("the Go clients (franz-go, Sarama) need Go (`go` is not on PATH)") from None
     if result.returncode != 0:
-        raise FranzGoBuildError(f"go build of the franz-go client failed (exit {result.returncode}); "
+        raise GoBuildError(f"go build of the Go clients' program failed (exit {result.returncode}); "
                                 f"see {log}:\n{log.read_text()[-2000:]}")
 
 
 if __name__ == "__main__":
-    print(f"franz-go client: {build()}")
+    print(f"Go clients (franz-go, Sarama): {build()}")

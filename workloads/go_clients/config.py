@@ -1,7 +1,8 @@
-"""The franz-go clients' configurations, from the same settings and with the same
-timeouts as the Java client's (workloads/java_client/config.py): a producer, a
-consumer, and a client that only looks up committed offsets. The keys are the Go
-program's (src/config.go), not Kafka property names: kgo takes options, not properties."""
+"""The Go clients' configurations (franz-go's and Sarama's alike), from the same settings
+and with the same timeouts as the Java client's (workloads/java_client/config.py): a
+producer, a consumer, and a client that only looks up committed offsets. The keys are
+the Go program's (src/config.go), not Kafka property names: each library takes options
+or a struct, not properties (src/franz_config.go, src/sarama_config.go)."""
 from __future__ import annotations
 
 from typing import Any
@@ -20,6 +21,7 @@ def producer_config(bootstrap: str, settings: WorkloadSettings, client_id: str,
     return {
         "brokers": _brokers(bootstrap),
         "client_id": client_id,
+        "kafka_version": settings.kafka_clients_version or "",  # Sarama's Config.Version
         "acks": settings.acks,
         "idempotent": settings.idempotence or settings.txn,
         # longer than the harness's wait (as librdkafka's message.timeout.ms)
@@ -38,6 +40,7 @@ def consumer_config(bootstrap: str, settings: WorkloadSettings, client_id: str, 
     return {
         "brokers": _brokers(bootstrap),
         "client_id": client_id,
+        "kafka_version": settings.kafka_clients_version or "",
         "group_id": group_id,
         "read_committed": shared["isolation.level"] == "read_committed",
         "auto_offset_reset": shared["auto.offset.reset"],
@@ -52,3 +55,15 @@ def lookup_config(bootstrap: str, client_id: str, group_id: str) -> dict[str, An
     """A plain client: it reads committed offsets with OffsetFetch, never stable-only,
     for the reason clients.lookup_config gives."""
     return {"brokers": _brokers(bootstrap), "client_id": client_id, "group_id": group_id}
+
+
+def sarama_gaps(settings: WorkloadSettings) -> str | None:
+    """What Sarama's side of the program cannot do of what the settings ask."""
+    if (settings.idempotence or settings.txn) and (settings.max_in_flight or 1) > 1:
+        return (f"--max-in-flight {settings.max_in_flight} needs more than one request in flight per broker "
+                "from an idempotent producer, which Sarama refuses (its config.Validate: \"Idempotent producer "
+                "requires Net.MaxOpenRequests to be 1\"); add --no-idempotence, or drop --max-in-flight")
+    if settings.sub_via == "subscribe":
+        return ("--sub-via subscribe needs a consumer group member, which logtrial's Sarama side does not "
+                "drive yet (Sarama's ConsumerGroup hands partitions to claims, not to polls); use --sub-via assign")
+    return None

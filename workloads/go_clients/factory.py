@@ -1,20 +1,20 @@
-"""franz-go's entry in the client registry (workloads/client_kinds.py): a run's
-franz-go clients, one process per network namespace behind them."""
+"""The Go clients' entries in the client registry (workloads/client_kinds.py): a run's
+clients of one Go library, one process per network namespace behind them."""
 from __future__ import annotations
 
 from workloads.base import Client
 
 
-class FranzGoClients:
-    """franz-go's kgo clients in the Go program (workloads/franz_go_client/src/)."""
+class GoClients:
+    """One library's clients in the Go program (workloads/go_clients/src/)."""
 
-    def __init__(self) -> None:
-        from workloads.franz_go_client.pool import FranzGoPool  # builds and starts the program: only when asked
-        self.pool = FranzGoPool()
+    def __init__(self, client: str, queue_client: type) -> None:
+        from workloads.go_clients.pool import GoPool  # builds and starts the program: only when asked
+        self.pool = GoPool(client)
+        self._queue_client = queue_client
 
     def queue_client(self, workload, process: int, final: bool = False) -> Client:
-        from workloads.franz_go_client.queue_client import FranzGoQueueClient
-        return FranzGoQueueClient(workload, process, self.pool, final)
+        return self._queue_client(workload, process, self.pool, final)
 
     def versions(self) -> dict[str, str]:
         return self.pool.versions()
@@ -23,6 +23,13 @@ class FranzGoClients:
         self.pool.close()
 
 
-def open_franz_go(kafka_version: str | None) -> FranzGoClients:
+def open_franz_go(kafka_version: str | None) -> GoClients:
     """The run's franz-go clients; the cluster's version does not matter to them."""
-    return FranzGoClients()
+    from workloads.go_clients.queue_client import FranzGoQueueClient
+    return GoClients("franz-go", FranzGoQueueClient)
+
+
+def open_sarama(kafka_version: str | None) -> GoClients:
+    """The run's Sarama clients (each told the cluster's version by its configuration)."""
+    from workloads.go_clients.queue_client import SaramaQueueClient
+    return GoClients("sarama", SaramaQueueClient)

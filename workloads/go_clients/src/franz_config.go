@@ -1,48 +1,12 @@
 package main
 
 import (
-	"time"
-
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 )
 
-// The clients' settings as workloads/franz_go_client/config.py writes them.
-type producerConfig struct {
-	Brokers              []string `json:"brokers"`
-	ClientID             string   `json:"client_id"`
-	Acks                 string   `json:"acks"`
-	Idempotent           bool     `json:"idempotent"`
-	TransactionalID      string   `json:"transactional_id"`
-	GroupID              string   `json:"-"` // the consumer's: whose offsets a transaction commits
-	DeliveryTimeoutMs    int64    `json:"delivery_timeout_ms"`
-	RequestTimeoutMs     int64    `json:"request_timeout_ms"`
-	TransactionTimeoutMs int64    `json:"transaction_timeout_ms"`
-	Retries              *int     `json:"retries"`
-	MaxInFlight          *int     `json:"max_in_flight"`
-}
-
-type consumerConfig struct {
-	Brokers             []string `json:"brokers"`
-	ClientID            string   `json:"client_id"`
-	GroupID             string   `json:"group_id"`
-	ReadCommitted       bool     `json:"read_committed"`
-	AutoOffsetReset     string   `json:"auto_offset_reset"`
-	EnableAutoCommit    bool     `json:"enable_auto_commit"`
-	SessionTimeoutMs    int64    `json:"session_timeout_ms"`
-	HeartbeatIntervalMs int64    `json:"heartbeat_interval_ms"`
-	FetchMaxWaitMs      int64    `json:"fetch_max_wait_ms"`
-}
-
-type lookupConfig struct {
-	Brokers  []string `json:"brokers"`
-	ClientID string   `json:"client_id"`
-	GroupID  string   `json:"group_id"`
-}
-
-func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
-
+// franz-go's options from the shared settings (config.go).
 func producerOpts(c producerConfig, logger kgo.Logger) []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(c.Brokers...), kgo.ClientID(c.ClientID), kgo.WithLogger(logger),

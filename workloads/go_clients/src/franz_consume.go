@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"sort"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -11,12 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-const maxPollRecords = 500 // as the Java client's max.poll.records
-
-func (s *session) resetToEnd() bool { return s.autoOffsetReset == "latest" }
-
 // assignedConsumer: a direct consumer (no group membership), as Java's assign().
-func (s *session) assignedConsumer() (*kgo.Client, error) {
+func (s *franzSession) assignedConsumer() (*kgo.Client, error) {
 	if s.consumer == nil {
 		cl, err := kgo.NewClient(consumerOpts(s.consumerConfig)...)
 		if err != nil {
@@ -30,34 +25,20 @@ func (s *session) assignedConsumer() (*kgo.Client, error) {
 // assign keeps the position of every partition it keeps; the new ones start at the
 // group's committed offset (or the beginning). Returns [[topic, partition, start], ...]
 // of the starts it can name, the history's `starts`.
-func (s *session) assign(tps []topicPart, fromBeginning bool) (any, *opError) {
+func (s *franzSession) assign(tps []topicPart, fromBeginning bool) (any, *opError) {
 	c, err := s.assignedConsumer()
 	if err != nil {
-		return nil, &opError{errName(err), err.Error(), howDefinite, false}
+		return nil, &opError{franzErrName(err), err.Error(), howDefinite, false}
 	}
-	want := map[topicPart]bool{}
-	for _, tp := range tps {
-		want[tp] = true
+	want, kept, fresh := s.split(tps)
+	dropped := map[string][]int32{}
+	for tp := range s.droppedBy(want) {
+		dropped[tp.Topic] = append(dropped[tp.Topic], tp.Partition)
 	}
-	s.mu.Lock()
-	kept, fresh, dropped := map[topicPart]int64{}, []topicPart{}, map[string][]int32{}
-	for tp := range s.assigned {
-		if !want[tp] {
-			dropped[tp.Topic] = append(dropped[tp.Topic], tp.Partition)
-		}
-	}
-	for _, tp := range tps {
-		if pos, ok := s.positions[tp]; ok && s.assigned[tp] {
-			kept[tp] = pos
-		} else {
-			fresh = append(fresh, tp)
-		}
-	}
-	s.mu.Unlock()
 	starts := map[topicPart]int64{}
 	if !fromBeginning {
 		if starts, err = s.committedStarts(fresh); err != nil { // nothing was assigned: definite
-			return nil, &opError{errName(err), err.Error(), howDefinite, false}
+			return nil, &opError{franzErrName(err), err.Error(), howDefinite, false}
 		}
 	}
 	c.RemoveConsumePartitions(dropped)
@@ -79,7 +60,7 @@ func (s *session) assign(tps []topicPart, fromBeginning bool) (any, *opError) {
 // startFresh starts each of `fresh` at its committed offset, else where the reset policy
 // puts it; returns the starts it can name (the beginning is offset 0). A partition that
 // is consumed already is moved, the others added.
-func (s *session) startFresh(c *kgo.Client, fresh []topicPart, committed map[topicPart]int64,
+func (s *franzSession) startFresh(c *kgo.Client, fresh []topicPart, committed map[topicPart]int64,
 	fromBeginning bool) map[topicPart]int64 {
 	named, add, move := map[topicPart]int64{}, map[string]map[int32]kgo.Offset{}, map[string]map[int32]kgo.EpochOffset{}
 	for _, tp := range fresh {
@@ -108,31 +89,9 @@ func (s *session) startFresh(c *kgo.Client, fresh []topicPart, committed map[top
 	return named
 }
 
-func addTo[V any](m map[string]map[int32]V, tp topicPart, v V) {
-	if m[tp.Topic] == nil {
-		m[tp.Topic] = map[int32]V{}
-	}
-	m[tp.Topic][tp.Partition] = v
-}
-
-func startsOf(kept, named map[topicPart]int64) []any {
-	all := map[topicPart]int64{}
-	for tp, o := range named {
-		all[tp] = o
-	}
-	for tp, o := range kept {
-		all[tp] = o
-	}
-	out := []any{}
-	for tp, o := range all {
-		out = append(out, []any{tp.Topic, tp.Partition, o})
-	}
-	return out
-}
-
 // committedStarts: the group's committed offsets, looked up by a client reading
 // uncommitted (as clients.lookup_config says why); partitions without one are left out.
-func (s *session) committedStarts(tps []topicPart) (map[topicPart]int64, error) {
+func (s *franzSession) committedStarts(tps []topicPart) (map[topicPart]int64, error) {
 	starts := map[topicPart]int64{}
 	if len(tps) == 0 {
 		return starts, nil
@@ -192,14 +151,14 @@ func fetchCommitted(ctx context.Context, cl *kgo.Client, req *kmsg.OffsetFetchRe
 
 // subscribe replaces the group consumer's topics; its rebalances start the partitions
 // they give as assign does (onAssigned), and say so in rebalance_log.
-func (s *session) subscribe(topics []string) *opError {
+func (s *franzSession) subscribe(topics []string) *opError {
 	if s.consumer == nil {
 		opts := append(consumerOpts(s.consumerConfig), groupOpts(s.consumerConfig)...)
 		opts = append(opts, kgo.ConsumeTopics(topics...), kgo.AdjustFetchOffsetsFn(s.onAssigned),
 			kgo.OnPartitionsRevoked(s.onRevoked), kgo.OnPartitionsLost(s.onRevoked))
 		cl, err := kgo.NewClient(opts...)
 		if err != nil {
-			return &opError{errName(err), err.Error(), howDefinite, false}
+			return &opError{franzErrName(err), err.Error(), howDefinite, false}
 		}
 		s.consumer, s.grouped = cl, true
 		return nil
@@ -221,7 +180,7 @@ func (s *session) subscribe(topics []string) *opError {
 
 // onAssigned runs when the group gives partitions, before fetching them: a partition
 // given back continues where this consumer was; the others start as assign's do.
-func (s *session) onAssigned(_ context.Context, given map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+func (s *franzSession) onAssigned(_ context.Context, given map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
 	var tps, fresh []topicPart
 	kept := map[topicPart]int64{}
 	s.mu.Lock()
@@ -268,7 +227,7 @@ func (s *session) onAssigned(_ context.Context, given map[string]map[int32]kgo.O
 	return given, nil
 }
 
-func (s *session) onRevoked(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
+func (s *franzSession) onRevoked(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
 	var tps []topicPart
 	s.mu.Lock()
 	for topic, partitions := range revoked {
@@ -286,22 +245,9 @@ func (s *session) onRevoked(_ context.Context, _ *kgo.Client, revoked map[string
 	s.logRebalance("revoked", tps)
 }
 
-func (s *session) logRebalance(what string, tps []topicPart, starts ...any) {
-	sort.Slice(tps, func(i, j int) bool {
-		return tps[i].Topic < tps[j].Topic || tps[i].Topic == tps[j].Topic && tps[i].Partition < tps[j].Partition
-	})
-	pairs := []any{}
-	for _, tp := range tps {
-		pairs = append(pairs, []any{tp.Topic, tp.Partition})
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rebalances = append(s.rebalances, append([]any{what, pairs}, starts...))
-}
-
 // poll is one poll: [[topic, partition, offset, value], ...]. A poll that fails returned
 // nothing, so consumed nothing: definite. Errors beside records are poll_errors.
-func (s *session) poll(timeoutMs int64) (any, *opError) {
+func (s *franzSession) poll(timeoutMs int64) (any, *opError) {
 	records, err := s.pollOnce(timeoutMs)
 	if err != nil {
 		return nil, err
@@ -312,7 +258,7 @@ func (s *session) poll(timeoutMs int64) (any, *opError) {
 	return records, nil
 }
 
-func (s *session) pollOnce(timeoutMs int64) ([]any, *opError) {
+func (s *franzSession) pollOnce(timeoutMs int64) ([]any, *opError) {
 	if s.consumer == nil {
 		return nil, &opError{"ErrNotAssigned", "poll before assign or subscribe", howDefinite, false}
 	}
@@ -326,7 +272,7 @@ func (s *session) pollOnce(timeoutMs int64) ([]any, *opError) {
 		switch {
 		case errors.Is(fe.Err, context.DeadlineExceeded), errors.Is(fe.Err, context.Canceled):
 		case errors.Is(fe.Err, kgo.ErrClientClosed):
-			return nil, &opError{errName(fe.Err), fe.Err.Error(), howDefinite, false}
+			return nil, &opError{franzErrName(fe.Err), fe.Err.Error(), howDefinite, false}
 		default:
 			s.noteAsyncError(fe.Err)
 		}
@@ -343,24 +289,20 @@ func (s *session) pollOnce(timeoutMs int64) ([]any, *opError) {
 
 // commitsAfterPoll: without auto commit, a non-transactional poll that read something
 // commits the consumer's positions (transactions commit them with the transaction).
-func (s *session) commitsAfterPoll() bool {
+func (s *franzSession) commitsAfterPoll() bool {
 	return !s.transactional && !(s.grouped && s.consumerConfig.EnableAutoCommit)
 }
 
-func (s *session) knownPositions() map[string]map[int32]kgo.EpochOffset {
+func (s *franzSession) knownPositions() map[string]map[int32]kgo.EpochOffset {
 	out := map[string]map[int32]kgo.EpochOffset{}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for tp, offset := range s.positions {
-		if s.assigned[tp] {
-			addTo(out, tp, kgo.EpochOffset{Epoch: -1, Offset: offset})
-		}
+	for tp, offset := range s.knownOffsets() {
+		addTo(out, tp, kgo.EpochOffset{Epoch: -1, Offset: offset})
 	}
 	return out
 }
 
 // commitAsync commits the positions in the background; a failure is a poll_error.
-func (s *session) commitAsync() {
+func (s *franzSession) commitAsync() {
 	offsets := s.knownPositions()
 	if s.grouped {
 		s.consumer.CommitOffsets(context.Background(), offsets,
@@ -390,7 +332,7 @@ func (s *session) commitAsync() {
 	}()
 }
 
-func (s *session) noteCommitResult(resp *kmsg.OffsetCommitResponse, err error) {
+func (s *franzSession) noteCommitResult(resp *kmsg.OffsetCommitResponse, err error) {
 	if err != nil {
 		s.noteAsyncError(err)
 		return
@@ -406,7 +348,7 @@ func (s *session) noteCommitResult(resp *kmsg.OffsetCommitResponse, err error) {
 }
 
 // rewind moves the consumer back to `to` (a transaction's first polled offsets).
-func (s *session) rewind(to map[topicPart]int64) {
+func (s *franzSession) rewind(to map[topicPart]int64) {
 	move := map[string]map[int32]kgo.EpochOffset{}
 	s.mu.Lock()
 	for tp, offset := range to {

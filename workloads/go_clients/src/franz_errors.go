@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -30,9 +28,9 @@ var kgoErrors = []struct {
 	{io.ErrUnexpectedEOF, "io.ErrUnexpectedEOF"},
 }
 
-// errName is the name the history records: kgo's sentinel, else Kafka's error
+// franzErrName is the name the history records: kgo's sentinel, else Kafka's error
 // code name (kerr's, e.g. NOT_LEADER_FOR_PARTITION), else the error's Go type.
-func errName(err error) string {
+func franzErrName(err error) string {
 	for _, known := range kgoErrors {
 		if errors.Is(err, known.err) {
 			return known.name
@@ -47,30 +45,9 @@ func errName(err error) string {
 	if _, ok := errors.AsType[*net.OpError](err); ok {
 		return "net.OpError"
 	}
-	return typeName(err)
+	return typeName(err, "kgo.Error") // untyped: not in the table, so indefinite
 }
 
-// typeName: the Go type of the innermost error that has a type of its own.
-func typeName(err error) string {
-	name := strings.TrimPrefix(fmt.Sprintf("%T", err), "*")
-	switch name {
-	case "errors.errorString", "fmt.wrapError", "fmt.wrapErrors", "errors.joinError":
-		if inner := unwrapFirst(err); inner != nil {
-			return typeName(inner)
-		}
-		return "kgo.Error" // an error without a type: not in the table, so indefinite
-	}
-	return name
-}
-
-func unwrapFirst(err error) error {
-	switch e := err.(type) {
-	case interface{ Unwrap() error }:
-		return e.Unwrap()
-	case interface{ Unwrap() []error }:
-		if inner := e.Unwrap(); len(inner) > 0 {
-			return inner[0]
-		}
-	}
-	return nil
+func franzTableError(err error) *opError {
+	return &opError{franzErrName(err), err.Error(), howTable, false}
 }

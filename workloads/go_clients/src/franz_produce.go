@@ -30,7 +30,7 @@ func produce(cl *kgo.Client, records []outRecord) chan delivery {
 // await waits until every record is acknowledged or the op's time is up; the offsets
 // in order. A record that failed goes to the error table; one not acknowledged in
 // time is OP_TIMEOUT: it may still be written.
-func (s *session) await(done chan delivery, count int) ([]int64, *opError) {
+func (s *franzSession) await(done chan delivery, count int) ([]int64, *opError) {
 	offsets := make([]int64, count)
 	timeout := time.NewTimer(s.opTimeout)
 	defer timeout.Stop()
@@ -38,7 +38,7 @@ func (s *session) await(done chan delivery, count int) ([]int64, *opError) {
 		select {
 		case d := <-done:
 			if d.err != nil {
-				return nil, tableError(d.err)
+				return nil, franzTableError(d.err)
 			}
 			offsets[d.slot] = d.offset
 		case <-timeout.C:
@@ -50,10 +50,9 @@ func (s *session) await(done chan delivery, count int) ([]int64, *opError) {
 
 // send sends [topic, partition, key, value] records with the idempotent (or plain)
 // producer and waits for every acknowledgement.
-func (s *session) send(records []outRecord) (any, *opError) {
-	cl, err := s.producerClient()
-	if err != nil {
+func (s *franzSession) send(records []outRecord) (any, *opError) {
+	if _, err := s.producerClient(); err != nil {
 		return nil, err
 	}
-	return s.await(produce(cl, records), len(records))
+	return s.sendAll(records)
 }

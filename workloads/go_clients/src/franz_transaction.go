@@ -11,65 +11,27 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// runTxn runs one transaction of micro-ops; the results in order (offsets, or a poll's
-// records). As the Java server's: sends are awaited before the commit, the consumer's
-// positions are committed with the transaction, an error aborts, and only an abort that
-// succeeds is definite.
-func (s *session) runTxn(mops []microOp, abortOnPurpose bool) (any, *opError) {
+// begin starts a transaction on the session's producer, made on first use.
+func (s *franzSession) begin() *opError {
 	if _, err := s.producerClient(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := s.txn.Begin(); err != nil {
-		return nil, tableError(err)
+		return franzTableError(err)
 	}
-	firstPolled := map[topicPart]int64{}
-	results := make([]any, len(mops))
-	var sends []outRecord
-	var slots []int
-	for i, m := range mops {
-		if m.Send != nil {
-			sends, slots = append(sends, *m.Send), append(slots, i)
-			continue
-		}
-		polled, err := s.pollOnce(m.PollMs)
-		if err != nil {
-			return nil, s.abort(firstPolled, err.name, err.message)
-		}
-		remember(firstPolled, polled)
-		results[i] = polled
-	}
-	// produced after the polls: a poll's failure then leaves nothing in flight to abort
-	offsets, err := s.await(produce(s.producer, sends), len(sends))
-	if err != nil {
-		return nil, s.abort(firstPolled, err.name, err.message)
-	}
-	for k, slot := range slots {
-		results[slot] = offsets[k]
-	}
-	if abortOnPurpose {
-		return nil, s.abort(firstPolled, "ABORTED_ON_PURPOSE", "aborted on purpose (--abort-p)")
-	}
-	if err := s.commit(firstPolled); err != nil {
-		return nil, err
-	}
-	return results, nil
+	return nil
 }
 
-func remember(first map[topicPart]int64, polled []any) {
-	for _, r := range polled {
-		rec := r.([]any)
-		tp, offset := topicPart{rec[0].(string), rec[1].(int32)}, rec[2].(int64)
-		if seen, ok := first[tp]; !ok || offset < seen {
-			first[tp] = offset
-		}
-	}
+// sendAll produces the records and awaits every acknowledgement.
+func (s *franzSession) sendAll(records []outRecord) ([]int64, *opError) {
+	return s.await(produce(s.producer, records), len(records))
 }
 
 // commit ends the transaction with the consumer's positions in it. franz-go aborts by
 // itself where the commit cannot go on (an offset commit it calls abortable, a producer
 // id that failed first, TRANSACTION_ABORTABLE); what its log said tells those apart from
 // an end whose outcome it could not confirm (endLog).
-func (s *session) commit(firstPolled map[topicPart]int64) *opError {
+func (s *franzSession) commit(firstPolled map[topicPart]int64) *opError {
 	ctx, cancel := s.opContext()
 	defer cancel()
 	s.txnLog.reset()
@@ -82,9 +44,9 @@ func (s *session) commit(firstPolled map[topicPart]int64) *opError {
 	case err == nil:
 		return s.aborted(firstPolled, "COMMIT_ABORTED", s.txnLog.why()+" (transaction aborted)")
 	case strings.HasPrefix(err.Error(), offsetCommitFailed): // the offsets failed; the abort that followed did not
-		return s.aborted(firstPolled, errName(err), err.Error()+" (transaction aborted)")
+		return s.aborted(firstPolled, franzErrName(err), err.Error()+" (transaction aborted)")
 	}
-	return &opError{errName(err), err.Error() + " (during commit)", howIndefinite, true}
+	return &opError{franzErrName(err), err.Error() + " (during commit)", howIndefinite, true}
 }
 
 // what franz-go's End says when the transaction's offset commit failed and it aborted
@@ -93,7 +55,7 @@ const offsetCommitFailed = "unable to commit transaction offsets"
 // offsetsInto puts the consumer's positions into the transaction's offset commit, as
 // the consumer's member (or as no member, generation -1, for an assigned consumer): the
 // producer's own group is never joined, so End has no offsets of its own to commit.
-func (s *session) offsetsInto(req *kmsg.TxnOffsetCommitRequest) error {
+func (s *franzSession) offsetsInto(req *kmsg.TxnOffsetCommitRequest) error {
 	req.Generation, req.MemberID, req.InstanceID = -1, "", nil
 	if s.grouped && s.consumer != nil {
 		req.MemberID, req.Generation = s.consumer.GroupMetadata()
@@ -115,16 +77,16 @@ func (s *session) offsetsInto(req *kmsg.TxnOffsetCommitRequest) error {
 // abort aborts: success makes the op a definite failure under `name`, and the consumer
 // is rewound to the first offset the transaction polled on each partition; a failed
 // abort is indefinite.
-func (s *session) abort(firstPolled map[topicPart]int64, name, message string) *opError {
+func (s *franzSession) abort(firstPolled map[topicPart]int64, name, message string) *opError {
 	ctx, cancel := s.opContext()
 	defer cancel()
 	if _, err := s.txn.End(ctx, kgo.TryAbort); err != nil {
-		return &opError{errName(err), err.Error() + " (during abort)", howIndefinite, true}
+		return &opError{franzErrName(err), err.Error() + " (during abort)", howIndefinite, true}
 	}
 	return s.aborted(firstPolled, name, message)
 }
 
-func (s *session) aborted(firstPolled map[topicPart]int64, name, message string) *opError {
+func (s *franzSession) aborted(firstPolled map[topicPart]int64, name, message string) *opError {
 	if s.consumer != nil {
 		s.rewind(firstPolled)
 	}

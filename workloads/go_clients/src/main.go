@@ -1,14 +1,18 @@
-// Command franz-go-client serves logtrial's franz-go sessions over stdin/stdout,
-// one JSON object a line, speaking the protocol of the Java client's server
+// Command go-clients serves logtrial's sessions on one Go Kafka client, chosen at start
+// by -client (franz-go or sarama), over stdin/stdout, one JSON object a line, speaking the protocol of the Java client's server
 // (workloads/java_client/src/logtrial/Server.java): request {"id", "session",
 // "cmd", ...}; reply {"id", "ok": value, ...} or {"id", "error": [name, message],
 // "how", "retire"}. Each session's requests run in order on its own goroutine;
 // replies interleave across sessions (workloads/bridge/process.py matches them by id).
+// One program for both: the protocol, the session's bookkeeping and the replies are
+// the same (main.go, protocol.go, session.go); each client has only its own calls
+// (franz_*.go, sarama_*.go).
 package main
 
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -16,17 +20,36 @@ import (
 	"sync"
 )
 
-const franzGoModule = "github.com/twmb/franz-go"
+// goClient is one client library the program can serve: the module whose version the
+// ready line reports, and how a session on it is made.
+type goClient struct {
+	module     string
+	versionKey string // the ready line's (test.json's versions) key for the module
+	open       func(request) clientSession
+}
+
+var goClients = map[string]goClient{
+	"franz-go": {"github.com/twmb/franz-go", "franz_go", newFranzSession},
+	"sarama":   {"github.com/IBM/sarama", "sarama", newSaramaSession},
+}
 
 type server struct {
+	client goClient
 	outMu  sync.Mutex
 	out    *bufio.Writer
 	queues map[int64]chan request // each session's requests, in order
 }
 
 func main() {
-	s := &server{out: bufio.NewWriter(os.Stdout), queues: map[int64]chan request{}}
-	s.reply(map[string]any{"id": -1, "ok": versions()}) // ready
+	name := flag.String("client", "franz-go", "the client library the sessions run on: franz-go or sarama")
+	flag.Parse()
+	client, ok := goClients[*name]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "-client must be franz-go or sarama, not %q\n", *name)
+		os.Exit(2)
+	}
+	s := &server{client: client, out: bufio.NewWriter(os.Stdout), queues: map[int64]chan request{}}
+	s.reply(map[string]any{"id": -1, "ok": versions(client)}) // ready
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 64<<20)
 	for in.Scan() {
@@ -41,12 +64,12 @@ func main() {
 }
 
 // versions: what the ready line tells the harness (test.json's versions).
-func versions() map[string]string {
-	out := map[string]string{"go": runtime.Version(), "franz_go": "unknown"}
+func versions(client goClient) map[string]string {
+	out := map[string]string{"go": runtime.Version(), client.versionKey: "unknown"}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, dep := range info.Deps {
-			if dep.Path == franzGoModule {
-				out["franz_go"] = dep.Version
+			if dep.Path == client.module {
+				out[client.versionKey] = dep.Version
 			}
 		}
 	}
@@ -69,7 +92,7 @@ func (s *server) enqueue(req request) {
 
 // serve runs one session's requests in order: its clients are used from this goroutine only.
 func (s *server) serve(queue chan request) {
-	var sess *session
+	var sess clientSession
 	for req := range queue {
 		reply := map[string]any{"id": req.ID}
 		ok, err := s.handle(&sess, req)
@@ -87,14 +110,14 @@ func (s *server) serve(queue chan request) {
 	}
 }
 
-func (s *server) handle(sess **session, req request) (ok any, err *opError) {
+func (s *server) handle(sess *clientSession, req request) (ok any, err *opError) {
 	defer func() { // a bug here, or a client panic nobody expected: the harness says CLIENT_CRASH
 		if r := recover(); r != nil {
 			ok, err = nil, &opError{"CLIENT_CRASH", fmt.Sprint("panic: ", r), howTable, true}
 		}
 	}()
 	if req.Cmd == "open" {
-		*sess = newSession(req)
+		*sess = s.client.open(req)
 		return nil, nil
 	}
 	if req.Cmd == "echo" {
@@ -103,7 +126,7 @@ func (s *server) handle(sess **session, req request) (ok any, err *opError) {
 	if *sess == nil {
 		return nil, &opError{"CLIENT_CRASH", "no open session", howTable, true}
 	}
-	return (*sess).run(req)
+	return run(*sess, req)
 }
 
 func (s *server) reply(reply map[string]any) {

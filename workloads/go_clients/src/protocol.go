@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // request is every command's fields; each command reads the ones it takes.
@@ -96,6 +97,28 @@ type opError struct {
 	retire             bool
 }
 
-func tableError(err error) *opError {
-	return &opError{errName(err), err.Error(), howTable, false}
+// typeName: the Go type of the innermost error that has a type of its own; `untyped`
+// for an error without one.
+func typeName(err error, untyped string) string {
+	name := strings.TrimPrefix(fmt.Sprintf("%T", err), "*")
+	switch name {
+	case "errors.errorString", "fmt.wrapError", "fmt.wrapErrors", "errors.joinError":
+		if inner := unwrapFirst(err); inner != nil {
+			return typeName(inner, untyped)
+		}
+		return untyped
+	}
+	return name
+}
+
+func unwrapFirst(err error) error {
+	switch e := err.(type) {
+	case interface{ Unwrap() error }:
+		return e.Unwrap()
+	case interface{ Unwrap() []error }:
+		if inner := e.Unwrap(); len(inner) > 0 {
+			return inner[0]
+		}
+	}
+	return nil
 }
