@@ -37,7 +37,8 @@ def nemesis_options(f):
 @click.command()
 @click.option("--workload", type=click.Choice(WORKLOAD_NAMES), default="queue", show_default=True)
 @click.option("--client", type=click.Choice(CLIENT_NAMES), default="librdkafka", show_default=True,
-              help="The Kafka client: librdkafka (confluent-kafka) or Kafka's own Java client (queue only).")
+              help="The Kafka client under test (workloads/client_kinds.py): librdkafka is confluent-kafka's; "
+                   "the others run only the workloads they have clients for, and refuse what they cannot do.")
 @click.option("--nodes-file", type=click.Path(exists=True, dir_okay=False),
               help="Inventory (YAML) of the cluster's nodes.")
 @click.option("--local", type=click.IntRange(1, 9), help="Bring up a local cluster of N nodes for this run.")

@@ -196,9 +196,9 @@ def matrix_run(cell: Cell, summary, code: int, error: str | None):
               help="Comma-separated controller quorums each combination runs on: static (controller.quorum."
                    "voters) and/or dynamic (KIP-853, Kafka 3.9+, as --dynamic-quorum). More than one needs "
                    "--local. Default: static.")
-@click.option("--clients", metavar="librdkafka,java", default="",
-              help="Comma-separated Kafka clients each combination runs on (a client runs only the "
-                   "workloads it has: java, the queue). Default: librdkafka.")
+@click.option("--clients", metavar="librdkafka,java,...", default="",
+              help="Comma-separated Kafka clients each combination runs on (workloads/client_kinds.py; a client "
+                   "runs only the workloads it has clients for). Default: librdkafka.")
 @click.option("--resume", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="STORE",
               help="Go on with the matrix whose store this is (its matrix.json), after the control node died: "
                    "finished cells are kept, the cell under way is run again. Every other option comes from "
