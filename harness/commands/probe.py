@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable, NoReturn
 
 import click
 
+from common import exit_codes
 from clusters.nodes.local import LocalCluster, LocalClusterError
 from harness.probes.late_batch_timing import LIBRDKAFKA_LIFT_S
 
@@ -116,7 +117,9 @@ def txn_version(inventory: str, level: str, transactions: int) -> NoReturn:
 
 @probe.command("stale-offset-fetch", short_help="librdkafka's consumer rewind to offset 0.")
 @click.argument("bootstrap", metavar="HOST:PORT")
-def stale_offset_fetch(bootstrap: str) -> NoReturn:
+@click.option("--timeout", type=click.FloatRange(min=0.5), default=30.0, show_default=True,
+              help="Seconds to wait for the broker to create the probe's topics (none: exit 3).")
+def stale_offset_fetch(bootstrap: str, timeout: float) -> NoReturn:
     """A read_committed consumer assigns a partition while an open transaction holds its
     group's offset, assigns again, and the transaction commits: prints the committed
     offset and the first offset polled. Exit 0 if they are equal, 1 if the consumer
@@ -125,4 +128,10 @@ def stale_offset_fetch(bootstrap: str) -> NoReturn:
     (harness/probes/stale_offset_fetch.py tells more.)"""
     from harness.probes import stale_offset_fetch as probe_module  # loads the client: only when run
 
-    exit_with(lambda: probe_module.run(bootstrap))
+    def probe_run() -> int:
+        try:
+            return probe_module.run(bootstrap, timeout)
+        except probe_module.NoBroker as e:
+            click.echo(f"logtrial probe stale-offset-fetch: {e}", err=True)
+            sys.exit(exit_codes.BAD_INPUT)
+    exit_with(probe_run)

@@ -17,6 +17,7 @@ carries over to librdkafka's issue tracker as it stands.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import time
 import uuid
 
@@ -28,10 +29,22 @@ COMMITTED_BEFORE, COMMITTED_IN_TXN = 4, 5
 STILL_UNSTABLE_S = 3.0  # longer than librdkafka's retry backoff, so a late answer lands
 
 
-def make_topics(bootstrap: str, names: list[str]) -> None:
+ADMIN_TIMEOUT_S = 30.0  # librdkafka retries an unreachable broker for ever: the probe must not
+
+
+class NoBroker(RuntimeError):
+    pass
+
+
+def make_topics(bootstrap: str, names: list[str], timeout_s: float = ADMIN_TIMEOUT_S) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})  # kept alive until the topics exist
-    for future in admin.create_topics([NewTopic(name, 1, 1) for name in names]).values():
-        future.result()
+    futures = admin.create_topics([NewTopic(name, 1, 1) for name in names], request_timeout=timeout_s)
+    for future in futures.values():
+        try:
+            future.result(timeout=timeout_s)
+        except concurrent.futures.TimeoutError:
+            raise NoBroker(f"no broker at {bootstrap} created the probe's topics within "
+                           f"{timeout_s:g} s (is one listening there?)") from None
 
 
 def first_offset_polled(consumer: Consumer, topic: str, timeout_s: float = 10.0) -> int | None:
@@ -43,11 +56,12 @@ def first_offset_polled(consumer: Consumer, topic: str, timeout_s: float = 10.0)
     return None
 
 
-def run(bootstrap: str) -> int:
-    """The sequence once; 0 if the consumer started at the committed offset, else 1."""
+def run(bootstrap: str, timeout_s: float = ADMIN_TIMEOUT_S) -> int:
+    """The sequence once; 0 if the consumer started at the committed offset, else 1.
+    NoBroker if nothing at `bootstrap` creates its topics within timeout_s."""
     run_id = uuid.uuid4().hex[:8]
     topic, other, group = f"stale-{run_id}", f"stale-{run_id}-other", f"stale-{run_id}-group"
-    make_topics(bootstrap, [topic, other])
+    make_topics(bootstrap, [topic, other], timeout_s)
     producer = Producer({"bootstrap.servers": bootstrap})
     for value in range(RECORDS):
         producer.produce(topic, value=str(value).encode())

@@ -88,3 +88,11 @@ def test_the_debug_log_file_gets_librdkafkas_own_log_lines(tmp_path):
         producer.poll(0.5)
         del producer
     assert "|BROKER|" in log.read_text()
+
+
+def test_stale_offset_fetch_with_no_broker_there_is_bad_input_naming_the_address():
+    """librdkafka would retry an unreachable broker for ever: the probe gives up, and says where."""
+    result = run("probe", "stale-offset-fetch", "127.0.0.1:1", "--timeout", "2")
+    assert result.exit_code == exit_codes.BAD_INPUT, result.output
+    assert "no broker at 127.0.0.1:1 created the probe's topics within 2 s" in result.output
+    assert "Traceback" not in result.output
