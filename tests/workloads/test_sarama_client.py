@@ -77,7 +77,7 @@ def test_a_sarama_run_is_valid(cluster, tmp_path):
 
 
 def test_sarama_transactions_are_valid(cluster, tmp_path):
-    result, events, _ = client_run(cluster, tmp_path, "sarama", time_limit=15, txn=True, abort_p=0.3)
+    result, events, _ = client_run(cluster, tmp_path, "sarama", time_limit=30, txn=True, abort_p=0.3)
     assert result.valid is True, result
     assert wellformedness_problems(events, "queue") == []
     txns = completions(events, "txn") + completions(events, "txn", "fail")
