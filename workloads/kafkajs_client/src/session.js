@@ -9,6 +9,28 @@ const { HOW, OpError, within } = require('./protocol')
 const { runTxn } = require('./transaction')
 
 const ACKS = { all: -1, '-1': -1, 1: 1, 0: 0 }
+const ONE_CALL = process.env.LOGTRIAL_KAFKAJS_SEND === 'batch'
+
+// byTopic: [topic, partition, key, value] records as sendBatch's topicMessages
+function byTopic(records) {
+  const messages = new Map()
+  for (const [topic, partition, key, value] of records) {
+    if (!messages.has(topic)) messages.set(topic, [])
+    messages.get(topic).push({ partition, key, value })
+  }
+  return [...messages].map(([topic, list]) => ({ topic, messages: list }))
+}
+
+// byPartition: one topicMessages entry per partition
+function byPartition(records) {
+  const entries = new Map()
+  for (const [topic, partition, key, value] of records) {
+    const k = keyOf(topic, partition)
+    if (!entries.has(k)) entries.set(k, { topic, messages: [] })
+    entries.get(k).messages.push({ partition, key, value })
+  }
+  return [...entries.values()]
+}
 
 class Session {
   constructor(req) {
@@ -74,19 +96,17 @@ class Session {
     }
   }
 
-  // produce: each record's offset, in order. kafkajs answers a send with each
-  // partition's base offset, and writes one batch per partition in the records' order
+  // produce: each record's offset, in order: one send per partition, at once, as the
+  // other clients produce record by record. kafkajs answers a send with the partition's
+  // base offset and writes its records as one batch, in order. One sendBatch for all
+  // of an op's partitions (LOGTRIAL_KAFKAJS_SEND=batch) writes duplicates when a
+  // request to one broker fails while another's is in flight (docs/findings.md, kafkajs).
   async produce(sender, records) {
-    const messagesByTopic = new Map()
-    for (const [topic, partition, key, value] of records) {
-      if (!messagesByTopic.has(topic)) messagesByTopic.set(topic, [])
-      messagesByTopic.get(topic).push({ partition, key, value })
-    }
     const acks = ACKS[this.producerConfig.acks]
     const timeout = this.producerConfig.request_timeout_ms
-    const results = await sender.sendBatch({ acks, timeout,
-      topicMessages: [...messagesByTopic].map(([topic, messages]) => ({ topic, messages })) })
-    const base = new Map(results.map(r => [keyOf(r.topicName, r.partition), Number(r.baseOffset)]))
+    const calls = ONE_CALL ? [byTopic(records)] : byPartition(records).map(topicMessages => [topicMessages])
+    const replies = await Promise.all(calls.map(topicMessages => sender.sendBatch({ acks, timeout, topicMessages })))
+    const base = new Map(replies.flat().map(r => [keyOf(r.topicName, r.partition), Number(r.baseOffset)]))
     const seen = new Map()
     return records.map(([topic, partition]) => {
       const key = keyOf(topic, partition)
