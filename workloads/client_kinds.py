@@ -17,6 +17,8 @@ from workloads.java_client import build as java_build
 from workloads.kafka_python import install as kafka_python_install
 from workloads.go_clients.factory import open_franz_go, open_sarama
 from workloads.kafka_python.factory import KafkaPythonClients
+from workloads.kafkajs_client import install as kafkajs_install
+from workloads.kafkajs_client.factory import kafkajs_gaps, open_kafkajs
 from workloads.settings import WorkloadSettings
 
 
@@ -78,6 +80,7 @@ CLIENT_KINDS: dict[str, ClientKind] = {
     "sarama": ClientKind("sarama", open_sarama, ("queue",), go_build.install_state, sarama_gaps),
     "kafka-python": ClientKind("kafka-python", KafkaPythonClients, ("queue",), kafka_python_install.install_state),
     "aiokafka": ClientKind("aiokafka", open_aiokafka, ("queue",), AIOKAFKA.install_state, aiokafka_config.gaps),
+    "kafkajs": ClientKind("kafkajs", open_kafkajs, ("queue",), kafkajs_install.install_state, kafkajs_gaps),
 }
 CLIENT_NAMES: tuple[str, ...] = tuple(CLIENT_KINDS)
 
