@@ -12,10 +12,10 @@ from harness.test_options import TestOptions
 
 def client_run(cluster, tmp_path, client: str, **overrides):
     """(result, history events, test.json) of a run of `client` with `overrides`."""
+    overrides = {"rate": 60, "concurrency": 4, **overrides}
     options = TestOptions.from_flat(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
                                     client=client, leave_db_running=True, recovery_time=1,
-                                    final_time_limit=30, rate=60, concurrency=4, report=False, engine="local",
-                                    **overrides)
+                                    final_time_limit=30, report=False, engine="local", **overrides)
     result = run_test(options)
     events = list(raw_events(result.run_dir / "history.jsonl"))
     return result, events, json.loads((result.run_dir / "test.json").read_text())
