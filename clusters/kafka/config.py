@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from clusters.kafka.paths import CLIENT_PORT, CONTROLLER_PORT, KafkaPaths
-from clusters.nodes.powerfs import POWERFS_KEY  # the broker's data on powerfs, for the power fault
+from clusters.nodes.powerfs import POWERFS_KEY, names_model  # the broker's data on powerfs, for the power fault
 from clusters.kafka.versions import DEFAULT_VERSION, KRAFT, KafkaRelease, KafkaVersionError, resolve
 
 KAFKA_VERSION = DEFAULT_VERSION  # the version run when none is asked for
@@ -136,7 +136,9 @@ class KafkaConfig:
             base.pop(MODE_KEY, None)  # a version asked for alone runs in its own default mode
         overrides = {**base, **self.given}
         self.faketime = overrides.pop(FAKETIME_KEY, "true").lower() not in ("false", "0", "no")
-        self.powerfs = overrides.pop(POWERFS_KEY, "false").lower() in ("true", "1", "yes")
+        # None: no layer; else when its name changes become durable (a ValueError names a bad value)
+        self.powerfs_names = names_model(overrides.pop(POWERFS_KEY, "false"))
+        self.powerfs = self.powerfs_names is not None
         self.jvm_opts = overrides.pop(JVM_OPTS_KEY, DEFAULT_JVM_OPTS)
         # whether the inventory or the caller named a release (else: the default)
         self.release_chosen = VERSION_KEY in overrides or MODE_KEY in overrides

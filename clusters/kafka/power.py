@@ -26,7 +26,7 @@ class KafkaPower:
         session = self.ssh[node]
         for directory in self.dirs(node):
             if self.config.powerfs:
-                powerfs.mount(session, directory)
+                powerfs.mount(session, directory, self.config.powerfs_names)
             elif powerfs.present(session, directory):
                 powerfs.unmount(session, directory)
 

@@ -26,8 +26,12 @@ from clusters.nodes.ssh import NodeSession
 
 DAEMON_SOURCE = Path(__file__).with_name("powerfs_daemon.py")
 FSTYPE = "fuse.powerfs"
-# a database setting: "true" puts the node's data on the layer at each start (KafkaConfig)
+# a database setting: the node's data on the layer at each start (KafkaConfig), with the
+# names model it says: "true" or "journal" (ext4-like), "posix" (a directory fsync only)
 POWERFS_KEY = "logtrial.powerfs"
+JOURNAL, POSIX = "journal", "posix"
+NAMES_MODELS = {"true": JOURNAL, JOURNAL: JOURNAL, POSIX: POSIX}
+OFF = ("false", "0", "no", "")
 CLEAN, TORN = "clean", "torn"
 MOUNT_TIMEOUT_S = 20.0
 EXIT_TIMEOUT_S = 10.0
@@ -41,6 +45,17 @@ def mfusepy_source() -> Path:
     if spec is None or not spec.origin:
         raise DatabaseError("control", "mfusepy is not installed here (pip install -e .)")
     return Path(spec.origin)
+
+
+def names_model(value: str) -> str | None:
+    """The names model a POWERFS_KEY value asks for, None for no layer; ValueError naming
+    the setting for anything else."""
+    value = value.strip().lower()
+    if value in OFF:
+        return None
+    if value not in NAMES_MODELS:
+        raise ValueError(f"{POWERFS_KEY}={value!r}: expected true, {JOURNAL}, {POSIX} or false")
+    return NAMES_MODELS[value]
 
 
 @dataclass(frozen=True)
@@ -107,9 +122,10 @@ def present(session: NodeSession, directory: str) -> bool:
     return session.exec(check, check=False, timeout=15).exit_code == 0
 
 
-def mount(session: NodeSession, directory: str) -> None:
-    """Puts `directory` on the layer (a no-op if it is, with a live daemon). DatabaseError
-    with the daemon's log if the mount does not appear in time."""
+def mount(session: NodeSession, directory: str, names: str = JOURNAL) -> None:
+    """Puts `directory` on the layer (a no-op if it is, with a live daemon), name changes
+    durable as `names` says (JOURNAL or POSIX). DatabaseError with the daemon's log if the
+    mount does not appear in time."""
     paths = layer_paths(session, directory)
     if paths.directory in mounted(session):
         if session.pid_alive(paths.pid_file):
@@ -121,7 +137,7 @@ def mount(session: NodeSession, directory: str) -> None:
     session.exec(f"mkdir -p {d} && {{ [ -d {backing} ] || mv {d} {backing}; }} && mkdir -p {d} "
                  f"{shlex.quote(paths.grave)} {shlex.quote(paths.state_dir)}", timeout=30)
     command = (f"python3 {shlex.quote(bin_dir(session))}/powerfs_daemon.py mount {backing} {d} "
-               f"{shlex.quote(paths.socket)} {shlex.quote(paths.grave)}")
+               f"{shlex.quote(paths.socket)} {shlex.quote(paths.grave)} {shlex.quote(names)}")
     session.start_daemon(command, paths.pid_file, paths.log_file)
     deadline = time.monotonic() + MOUNT_TIMEOUT_S
     while paths.directory not in mounted(session):

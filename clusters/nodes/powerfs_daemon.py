@@ -10,9 +10,11 @@ remembers what a power loss would take:
   since then, the block's synced content. A write to a file opened O_SYNC / O_DSYNC is
   synced as it lands. Forgetting truncates the file to its synced size and puts the
   saved blocks back: exactly the synced bytes, whatever happened in between.
-- names: a journal of creations, deletions, renames, mkdir and rmdir. An entry becomes
-  durable when a directory it touches is fsynced (the POSIX minimum: fsyncing the file
-  does not make its name durable). Deleted and replaced files are parked in a "grave"
+- names: a journal of creations, deletions, renames, mkdir and rmdir. In the `posix`
+  model an entry becomes durable when a directory it touches is fsynced (the POSIX
+  minimum: fsyncing the file does not make its name durable). In the `journal` model
+  (the default) any fsync makes every earlier entry durable, as ext4's one running
+  journal transaction does. Deleted and replaced files are parked in a "grave"
   directory beside the backing one until then, so an undone deletion brings them back.
   Forgetting undoes the journal's remaining entries, newest first.
 
@@ -22,7 +24,7 @@ The torn mode keeps the first half of each file's last unsynced write, as a disk
 lost power in the middle of it. The controller then kills the node's processes and
 unmounts. A plain unmount (no cut) keeps everything: a clean shutdown syncs.
 
-Usage:  powerfs_daemon.py mount BACKING MOUNTPOINT SOCKET GRAVE
+Usage:  powerfs_daemon.py mount BACKING MOUNTPOINT SOCKET GRAVE [journal|posix]
         powerfs_daemon.py cut SOCKET [torn]  |  powerfs_daemon.py status SOCKET
 """
 from __future__ import annotations
@@ -39,6 +41,7 @@ from dataclasses import dataclass, field
 
 BLOCK = 4096
 CLEAN, TORN = "clean", "torn"
+JOURNAL, POSIX = "journal", "posix"  # when a name change becomes durable (the docstring)
 REPORT_LIMIT = 200  # files and names listed one by one in a reply; the totals count all
 
 
@@ -73,8 +76,10 @@ def parent(path: str) -> str:
 class PowerState:
     """What the layer would lose, and the forgetting. Every method runs under the lock."""
 
-    def __init__(self, root: str, grave: str) -> None:
-        self.root, self.grave = root, grave
+    def __init__(self, root: str, grave: str, names_model: str = JOURNAL) -> None:
+        if names_model not in (JOURNAL, POSIX):
+            raise ValueError(f"unknown names model {names_model!r} ({JOURNAL} or {POSIX})")
+        self.root, self.grave, self.names_model = root, grave, names_model
         self.files: dict[int, FileState] = {}
         self.names: list[NameOp] = []
         self.graves = 0
@@ -121,6 +126,8 @@ class PowerState:
         state = self.files.pop(os.fstat(fd).st_ino, None)
         if state is not None:
             os.close(state.fd)
+        if self.names_model == JOURNAL:
+            self.commit_names(lambda entry: True)
 
     def forget_data(self, mode: str) -> list[dict]:
         dropped = []
@@ -151,9 +158,16 @@ class PowerState:
         self.names.append(entry)
 
     def dir_synced(self, path: str) -> None:
+        if self.names_model == JOURNAL:
+            self.commit_names(lambda entry: True)
+        else:
+            self.commit_names(lambda entry: path in entry.dirs)
+
+    def commit_names(self, durable) -> None:
+        """Forgets the entries `durable(entry)` says are durable now (their graves go)."""
         kept = []
         for entry in self.names:
-            if path in entry.dirs:
+            if durable(entry):
                 if entry.grave:
                     remove(entry.grave)
             else:
@@ -197,7 +211,7 @@ class PowerState:
                 "names": len(names), "file_list": files[:REPORT_LIMIT], "name_list": names[:REPORT_LIMIT]}
 
     def status(self) -> dict:
-        return {"frozen": self.frozen, "files": len(self.files),
+        return {"frozen": self.frozen, "names_model": self.names_model, "files": len(self.files),
                 "bytes": sum(s.written for s in self.files.values()), "names": len(self.names)}
 
 
@@ -422,12 +436,12 @@ def request(sock_path: str, message: dict, timeout: float = 60) -> dict:
         return json.loads(conn.makefile().readline())
 
 
-def mount(backing: str, mountpoint: str, sock_path: str, grave: str) -> None:
+def mount(backing: str, mountpoint: str, sock_path: str, grave: str, names_model: str = JOURNAL) -> None:
     os.environ.setdefault("FUSE_LIBRARY_PATH", "libfuse3.so.3")  # ldconfig's cache may lack it
     import mfusepy
     backing, mountpoint, sock_path, grave = map(os.path.abspath, (backing, mountpoint, sock_path, grave))
     os.makedirs(grave, exist_ok=True)
-    state, lock = PowerState(backing, grave), threading.RLock()
+    state, lock = PowerState(backing, grave, names_model), threading.RLock()
     threading.Thread(target=serve_control, args=(sock_path, state, lock), daemon=True).start()
     mfusepy.FUSE(make_operations(state, lock), mountpoint, foreground=True, fsname="powerfs",
                  subtype="powerfs", default_permissions=True, debug=bool(os.environ.get("POWERFS_DEBUG")))
@@ -435,7 +449,7 @@ def mount(backing: str, mountpoint: str, sock_path: str, grave: str) -> None:
 
 def main(argv: list[str]) -> int:
     usage = __doc__.split("Usage:")[1]
-    if len(argv) == 5 and argv[0] == "mount":
+    if len(argv) in (5, 6) and argv[0] == "mount":
         mount(*argv[1:])
         return 0
     if len(argv) in (2, 3) and argv[0] == "cut":

@@ -13,7 +13,7 @@ from typing import Iterator
 
 import pytest
 
-from clusters.nodes.powerfs import DAEMON_SOURCE, FSTYPE, mfusepy_source
+from clusters.nodes.powerfs import DAEMON_SOURCE, FSTYPE, JOURNAL, POSIX, mfusepy_source, names_model
 from clusters.nodes.powerfs_daemon import request
 
 MOUNT_WAIT_S = 15.0
@@ -29,7 +29,7 @@ def own_mounts() -> list[str]:
 class Layer:
     """One powerfs mount over a backing directory, its daemon a child process."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, names_model: str = POSIX) -> None:
         self.root = root
         self.backing, self.mnt, self.grave = root / "disk", root / "mnt", root / "grave"
         self.socket = root / "control.sock"
@@ -39,7 +39,7 @@ class Layer:
         self.mnt.mkdir()
         self.daemon = subprocess.Popen(
             ["python3", str(root / DAEMON_SOURCE.name), "mount", str(self.backing), str(self.mnt),
-             str(self.socket), str(self.grave)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             str(self.socket), str(self.grave), names_model], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + MOUNT_WAIT_S
         while str(self.mnt) not in own_mounts() or not self.socket.exists():
             if self.daemon.poll() is not None or time.monotonic() > deadline:
@@ -63,6 +63,7 @@ class Layer:
 
 @pytest.fixture
 def layer(tmp_path: Path) -> Iterator[Layer]:
+    """A layer in the strict (POSIX) names model: only a directory fsync makes a name durable."""
     mounted = Layer(tmp_path)
     try:
         yield mounted
@@ -208,3 +209,24 @@ def test_a_killed_daemon_leaves_a_dead_mount_that_a_lazy_unmount_removes(layer: 
     layer.unmount()
     assert str(layer.mnt) not in own_mounts()
     assert (layer.backing / "f").read_bytes() == b"x"  # never cut: the backing has it all
+
+
+def test_in_the_journal_model_any_fsync_makes_earlier_name_changes_durable(tmp_path: Path) -> None:
+    layer = Layer(tmp_path, JOURNAL)
+    try:
+        (layer.mnt / "partition-0").mkdir()
+        write(layer.mnt / "partition-0" / "segment", b"synced", sync=True)  # commits the mkdir too
+        (layer.mnt / "partition-1").mkdir()  # after the last fsync: undone
+        write(layer.mnt / "partition-0" / "segment", b" lost")
+        dropped = layer.cut()
+    finally:
+        layer.unmount()
+    assert os.listdir(layer.backing) == ["partition-0"]
+    assert (layer.backing / "partition-0" / "segment").read_bytes() == b"synced"
+    assert dropped["name_list"] == [{"op": "mkdir", "path": "/partition-1"}]
+
+
+def test_the_setting_names_the_model_or_says_what_is_wrong() -> None:
+    assert names_model("true") == JOURNAL and names_model("posix") == POSIX and names_model("false") is None
+    with pytest.raises(ValueError, match="logtrial.powerfs='sometimes': expected true, journal, posix or false"):
+        names_model("sometimes")

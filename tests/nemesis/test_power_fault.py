@@ -14,6 +14,7 @@ from clusters.kafka.admin import create_topic
 from clusters.nodes import powerfs
 from clusters.nodes.inventory import load_inventory, write_inventory
 from clusters.nodes.local import LocalCluster
+from clusters.reconfigure import restart_if_reconfigured
 from clusters.smoke import consume_all, produce
 from nemesis.heal import heal_inventory
 from nemesis.kind import FaultContext
@@ -95,10 +96,14 @@ def test_cluster_heal_after_a_loss_cut_short_leaves_no_fuse_mount(power_cluster:
 
 def test_a_killed_layer_daemon_is_healed_and_the_broker_restarted_on_a_new_layer(
         power_cluster: LocalCluster) -> None:
+    ask_for_powerfs(power_cluster, False)
+    heal_inventory(power_cluster.inventory_path)  # the broker off the layer, whatever came before
     ask_for_powerfs(power_cluster, True)
     with Cluster.open(power_cluster.inventory_path) as cluster:
         session = cluster.ssh["n1"]
         data_dir = cluster.db.data_dir("n1")
+        # a broker running without the layer when a run asks for it is restarted onto it
+        assert restart_if_reconfigured(cluster) == [f"restarted brokers n1 with new settings: {powerfs.POWERFS_KEY}"]
         assert fuse_mounts(cluster) == [data_dir]
         assert session.signal(powerfs.layer_paths(session, data_dir).pid_file, "KILL")
         actions = heal_inventory(power_cluster.inventory_path)
