@@ -1,10 +1,11 @@
 """What an operation costs on each client: the queue workload's own clients
 (librdkafka through confluent-kafka, Kafka's Java client through the JVM bridge)
 run the same sends and polls one after the other against the same cluster, and
-the bridge's bare round trip (an `echo` through the pipe, no Kafka) is timed apart.
+the bridge's bare round trip (an `echo` through the pipe, no Kafka) is timed apart,
+as is aiokafka's hand-off to its event loop thread and back (a call doing nothing).
 
     .venv/bin/python -m benchmarks.client_overhead [--inventory FILE | --name bench-clients]
-                                                   [--ops 2000]
+                                                   [--ops 2000] [--clients librdkafka,sarama]
 
 With --inventory it uses that (running) cluster; otherwise it brings up a local
 3-node cluster and tears it down after. Prints one JSON object: per client and op,
@@ -24,7 +25,7 @@ from workloads.base import Op
 from workloads.registry import workload_kind
 from workloads.settings import WorkloadSettings
 
-CLIENTS = ("librdkafka", "java")
+CLIENTS = ("librdkafka", "java", "sarama", "aiokafka")
 
 
 def summary(samples: list[float]) -> dict[str, float]:
@@ -56,17 +57,28 @@ def measure_client(bootstrap: str, client: str, kafka_version: str, ops: int) ->
         result = {"send": summary(timed_ops(c, sends[50:])),
                   # polls of an idle partition with timeout 0: the client's own cost
                   "poll": summary(timed_ops(c, [Op("poll", [["poll"]])] * ops))}
-        if hasattr(c, "jvm"):
-            result["bridge_echo"] = summary([_echo(c.jvm) for _ in range(ops)])
+        if hasattr(c, "child"):  # a client in a child process (workloads/bridge/)
+            result["bridge_echo"] = summary([_echo(c.child) for _ in range(ops)])
+        if hasattr(getattr(c, "pair", None), "loop"):  # a client on an event loop thread (aiokafka)
+            result["loop_hop"] = summary([_hop(c.pair.loop) for _ in range(ops)])
         c.close()
         return result
     finally:
         workload.close()
 
 
-def _echo(jvm) -> float:
+def _echo(child) -> float:
     start = time.perf_counter()
-    jvm.call(0, "echo", 10, value=[["send", 0, 1]])
+    child.call(0, "echo", 10, value=[["send", 0, 1]])
+    return time.perf_counter() - start
+
+
+def _hop(loop) -> float:
+    """One call handed to the loop's thread and its answer back, doing nothing there."""
+    async def nothing() -> None:
+        return None
+    start = time.perf_counter()
+    loop.run(nothing, 10)
     return time.perf_counter() - start
 
 
@@ -74,11 +86,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     add_cluster_options(parser, "bench-clients")
     parser.add_argument("--ops", type=int, default=2000)
+    parser.add_argument("--clients", default=",".join(CLIENTS), help="comma-separated, measured in this order")
     args = parser.parse_args()
     with bench_cluster(args) as cluster:
         load_before = os.getloadavg()
         result = {name: measure_client(cluster.db.bootstrap_servers(), name, cluster.db.release.version,
-                                       args.ops) for name in CLIENTS}
+                                       args.ops) for name in args.clients.split(",")}
         result["loadavg_before"], result["loadavg_after"] = load_before, os.getloadavg()
         result["kafka"] = cluster.db.release.version
     print(json.dumps(result, indent=2))
