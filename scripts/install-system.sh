@@ -18,6 +18,8 @@ declare -A need=(
   [chromium]=chromium
   [chromedriver]=chromium-driver
   [fusermount3]=fuse3              # the power fault's layer (clusters/nodes/powerfs.py)
+  [node]=nodejs                    # runs the kafkajs client's program (workloads/kafkajs_client)
+  [npm]=npm                        # installs its modules from its package-lock.json
 )
 missing=()
 for cmd in "${!need[@]}"; do
