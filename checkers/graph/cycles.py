@@ -28,9 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
+from checkers.graph.scc import Components, components, scc_labels  # noqa: F401 (components re-exported)
 
 EDGE_KINDS = ("ww", "wr", "rw", "process", "realtime")
 DATA_KINDS = frozenset({"ww", "wr", "rw"})
@@ -101,46 +99,19 @@ def classify(steps: Sequence[Step]) -> str:
     return base
 
 
-@dataclass(frozen=True)
-class Components:
-    """Strongly connected components of the graph of edges src[i] -> dst[i]."""
-    vertices: np.ndarray   # the distinct vertex ids, sorted
-    labels: np.ndarray     # component of each vertex
-    cyclic: np.ndarray     # vertex lies in a non-trivial component or on a self-loop
-    src: np.ndarray        # each edge's ends, as positions in `vertices`
-    dst: np.ndarray
-
-    def inside(self) -> np.ndarray:
-        """Mask of the edges inside a cycle (both ends in one cyclic component)."""
-        return self.cyclic[self.src] & (self.labels[self.src] == self.labels[self.dst])
-
-
-def components(src: np.ndarray, dst: np.ndarray) -> Components:
-    """The one place SCCs are computed (scipy's compiled routine), for the
-    in-process checkers, Spark executors and the driver alike."""
-    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
-    vertices, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
-    a, b = inverse[:len(src)], inverse[len(src):]
-    n = len(vertices)
-    matrix = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
-    labels = connected_components(matrix, directed=True, connection="strong")[1] if n else \
-        np.zeros(0, dtype=np.int32)
-    cyclic = np.bincount(labels, minlength=n)[labels] > 1
-    cyclic[a[a == b]] = True
-    return Components(vertices, labels, cyclic, a, b)
-
-
 def strongly_connected(steps: Sequence[Step]) -> list[list[Step]]:
     """The steps inside each non-trivial strongly connected component (two or
     more vertices, or a self-loop), each sorted, components in a stable order."""
     if not steps:
         return []
-    comps = components([s.src for s in steps], [s.dst for s in steps])
-    labels = comps.labels[comps.src].tolist()
+    ids: dict[int, int] = {}
+    src = [ids.setdefault(s.src, len(ids)) for s in steps]
+    dst = [ids.setdefault(s.dst, len(ids)) for s in steps]
+    label = scc_labels(len(ids), src, dst)[1]
     groups: dict[int, list[Step]] = {}
-    for step, label, keep in zip(steps, labels, comps.inside().tolist()):
-        if keep:
-            groups.setdefault(label, []).append(step)
+    for step, a, b in zip(steps, src, dst):
+        if a == b or label[a] == label[b]:
+            groups.setdefault(label[a], []).append(step)
     order = lambda s: (s.src, s.dst, s.kind, str(s.key), str(s.value))  # noqa: E731 (fast, no dataclass compares)
     return [sorted(g, key=order) for _, g in sorted(groups.items(), key=lambda kv: min(map(order, kv[1])))]
 

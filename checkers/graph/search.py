@@ -35,11 +35,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
-
 from checkers.graph.cycles import Cycle, Step, classify, strongly_connected  # noqa: F401 (classify re-exported)
+from checkers.graph.scc import scc_labels
 
 DATA = frozenset({"ww", "wr", "rw"})
 _KIND_ORDER = {"ww": 0, "wr": 1, "rw": 2, "process": 3, "realtime": 4}
@@ -238,13 +235,13 @@ def _closable(spec: Spec, adj: _Adjacency, firsts: list[Step]) -> list[Step]:
 
 def _reachability(n: int, src: list[int], dst: list[int]):
     """reach(a, b): is b reachable from a (or a itself) in the graph of n
-    vertices and edges src[i] -> dst[i]. Strongly connected components by
-    scipy, then one bit set per component, unioned in topological order."""
-    matrix = coo_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(n, n)).tocsr()
-    count, label = connected_components(matrix, directed=True, connection="strong")
+    vertices and edges src[i] -> dst[i]. Strongly connected components
+    (checkers/graph/scc.py), then one bit set per component, unioned in
+    topological order."""
+    count, label = scc_labels(n, src, dst)
     successors: list[set[int]] = [set() for _ in range(count)]
     indegree = [0] * count
-    for a, b in {(int(label[a]), int(label[b])) for a, b in zip(src, dst)}:
+    for a, b in {(label[a], label[b]) for a, b in zip(src, dst)}:
         if a != b:
             successors[a].add(b)
             indegree[b] += 1
@@ -260,7 +257,7 @@ def _reachability(n: int, src: list[int], dst: list[int]):
         for d in successors[c]:
             acc |= bits[d]
         bits[c] = acc
-    return lambda a, b: bool(bits[label[a]] >> int(label[b]) & 1)
+    return lambda a, b: bool(bits[label[a]] >> label[b] & 1)
 
 
 def _explained(cycle: list[Step], preferred: dict[tuple[int, int], Step]) -> list[Step]:
@@ -279,7 +276,36 @@ def _preferred(component: list[Step]) -> dict[tuple[int, int], Step]:
     return best
 
 
-def _search(spec: Spec, component: list[Step], max_tries: int,
+def _order(s: Step) -> tuple:
+    """strongly_connected's order of the steps within a component."""
+    return s.src, s.dst, s.kind, str(s.key), str(s.value)
+
+
+class _Cyclic:
+    """The steps of one strongly connected component (`steps`, in any order)
+    that lie inside a cycle of a given set of edge kinds, as
+    strongly_connected orders them: one pass per set of kinds present, shared
+    by every spec whose kinds select the same steps. When a spec may use
+    every step, that is the whole component (it is strongly connected), in
+    order: no pass at all."""
+
+    def __init__(self, steps: list[Step]) -> None:
+        self.steps = steps
+        self.present = frozenset(s.kind for s in steps)
+        self.known: dict[frozenset[str], list[Step]] = {}
+
+    def usable(self, kinds: frozenset[str]) -> list[Step]:
+        chosen = self.present & kinds
+        if chosen not in self.known:
+            usable = [s for s in self.steps if s.kind in chosen]
+            if chosen == self.present:
+                self.known[chosen] = sorted(usable, key=_order)
+            else:
+                self.known[chosen] = [s for part in strongly_connected(usable) for s in part]
+        return self.known[chosen]
+
+
+def _search(spec: Spec, component: _Cyclic, max_tries: int,
             preferred: dict[tuple[int, int], Step] | None = None, refine: int | None = None,
             weakest_first: bool = False) -> Cycle | None:
     """The shortest cycle of `spec` found from at most `max_tries` first
@@ -287,13 +313,12 @@ def _search(spec: Spec, component: list[Step], max_tries: int,
     With `preferred`, each step is explained by the strongest relation between
     its two operations (Elle's way) before the cycle is classified;
     `weakest_first`: see _adjacency."""
-    usable = [s for s in component if s.kind in spec.kinds]
-    if not spec.need <= {s.kind for s in usable}:
+    if not spec.need <= component.present & spec.kinds:
         return None
-    if spec.rw != "none" and not any(s.kind == "rw" for s in usable):
+    if spec.rw != "none" and "rw" not in component.present & spec.kinds:
         return None
     # only edges inside a cycle of the spec's own edge kinds can start one
-    usable = [s for part in strongly_connected(usable) for s in part]
+    usable = component.usable(spec.kinds)
     adj = _adjacency(spec, usable, weakest_first)
     firsts = _closable(spec, adj, spec.firsts(usable))[:max_tries]
     best: list[Step] | None = None
@@ -333,10 +358,11 @@ def cycle_anomalies(steps: Iterable[Step], wanted: Iterable[str] = SEARCH_ORDER,
         component.sort(key=lambda s: _KIND_ORDER[s.kind])
         redundant: set[str] = set()
         preferred = _preferred(component)
+        cyclic = _Cyclic(component)
         for name in wanted:
             if name in redundant:
                 continue
-            cycle = _search(SPECS[name], component, max_tries, preferred, REFINE_TRIES)
+            cycle = _search(SPECS[name], cyclic, max_tries, preferred, REFINE_TRIES)
             if cycle is not None:
                 found.append(cycle)
                 redundant |= implied(name)
@@ -354,7 +380,7 @@ def cycles_per_spec(steps: Iterable[Step], specs: Sequence[Spec] = TIERED_SPECS,
     found: list[Cycle] = []
     for spec in specs:
         for component in strongly_connected([s for s in steps if s.kind in spec.kinds]):
-            cycle = _search(spec, component, max_tries, weakest_first=True)
+            cycle = _search(spec, _Cyclic(component), max_tries, weakest_first=True)
             if cycle is not None:
                 found.append(cycle)
     return found

@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from itertools import chain
+from itertools import compress
 from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
-
-from checkers.graph.cycles import ListAppendPhrasing, Step, components, explain_cycle
+from checkers.graph.cycles import ListAppendPhrasing, Step, explain_cycle
+from checkers.graph.scc import inside_cycles
 from checkers.graph.order_local import OrderEdges, process_order, realtime_order
 from checkers.graph.search import SEARCH_ORDER, cycle_anomalies
 from checkers.history.collector import without_cyclic_gc
@@ -144,10 +143,11 @@ def cyclic_steps(data: list[tuple], order: OrderEdges) -> list[Step]:
     n, total = len(data), len(data) + len(order)
     if not total:
         return []
-    src = np.fromiter(chain(map(itemgetter(0), data), order.src), np.int64, total)
-    dst = np.fromiter(chain(map(itemgetter(1), data), order.dst), np.int64, total)
-    inside = np.flatnonzero(components(src, dst).inside())
-    return [Step._make(data[i]) for i in inside[inside < n].tolist()] + order.steps((inside[inside >= n] - n).tolist())
+    src = [*map(itemgetter(0), data), *order.src]
+    dst = [*map(itemgetter(1), data), *order.dst]
+    inside = inside_cycles(src, dst)
+    return [Step._make(data[i]) for i in compress(range(n), inside)] + \
+        order.steps([i - n for i in compress(range(n, total), inside[n:])])
 
 
 def cycle_types(model: str) -> list[str]:

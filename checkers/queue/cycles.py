@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from checkers.graph.cycles import Cycle, QueuePhrasing, Step, components, explain_cycle
+from checkers.graph.scc import SCIPY_MIN_EDGES, inside_cycles
 from checkers.graph.order_local import process_edges as local_process_edges
 from checkers.graph.order_local import realtime_edges as local_realtime_edges
 from checkers.graph.search import TIERED_SPECS, cycles_per_spec
@@ -168,7 +169,9 @@ def _in_sccs(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     as graph_shrink's SCC step keeps them."""
     if not len(src):
         return np.zeros(0, dtype=bool)
-    return components(src, dst).inside()
+    if len(src) > SCIPY_MIN_EDGES:
+        return components(src, dst).inside()
+    return np.array(inside_cycles(src.tolist(), dst.tolist()), dtype=bool)  # small: no scipy
 
 
 def _text(series: pd.Series) -> list:
