@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 from checkers.history.companion import companion_for, companion_path
+from checkers.history.edn_fast import is_edn, read_edn_history
+from checkers.history.errors import HistoryError, Problem
 from checkers.history.fault_events import declared_starts
 from checkers.history.read import read_history
 from checkers.options import CheckOptionError, CheckOptions
@@ -27,7 +29,8 @@ JVM_LOG = "spark.log"
 
 def _run_local(history_path: Path, workload: str, options: CheckOptions) -> tuple[dict, dict]:
     with stage("reading history"):
-        parsed = read_history(history_path, workload)
+        parsed = read_edn_history(history_path, workload) if is_edn(history_path) else \
+            read_history(history_path, workload)
     with stage("checking"):
         results = checker_for(workload).check_local(parsed, options)
     return results, {"engine": "local", "parquet_companion": False}
@@ -79,6 +82,8 @@ def _run_spark(history_path: Path, out: Path, spark_master, workload: str,
                options: CheckOptions) -> tuple[dict, dict]:
     from checkers.history.spark_load import load  # loads pyspark: only when needed
     from checkers.spark.session import get_spark, tune_for_input  # loads pyspark: only when needed
+    if is_edn(history_path):
+        history_path = _imported(history_path, workload, out)
     validated = validate_first(history_path, workload)
     source = companion_first(history_path, workload, out)
     with stage("starting Spark"):
@@ -88,6 +93,19 @@ def _run_spark(history_path: Path, out: Path, spark_master, workload: str,
         results = checker_for(workload).check_spark(spark, loaded, options)
     return results, {"engine": "spark", "parquet_companion": loaded.from_companion,
                      "spark_master": spark.sparkContext.master}
+
+
+def _imported(edn: Path, workload: str, out: Path) -> Path:
+    """An EDN history to be checked on Spark, as JSON Lines in `out` (what
+    `logtrial import-edn` writes), its problems reported as bad input."""
+    from checkers.history.edn_convert import import_edn
+    from checkers.history.edn_read import EdnImportError
+    target = out / (edn.name.removesuffix(".gz").removesuffix(".edn") + ".jsonl")
+    try:
+        import_edn(edn, target, workload)
+    except EdnImportError as e:
+        raise HistoryError([Problem(str(edn), e.line, e.what)]) from None
+    return target
 
 
 def choose_engine(history_path: Path, engine: str, spark_master, workload: str = "queue") -> str:
@@ -102,6 +120,8 @@ def choose_engine(history_path: Path, engine: str, spark_master, workload: str =
         return engine
     if spark_master is not None or not history_path.is_file() or history_path.suffix == ".parquet":
         return "spark"
+    if is_edn(history_path):
+        return "local"      # its reader is in-process (checkers/history/edn_fast.py)
     return "local" if history_path.stat().st_size <= checker_for(workload).local_max_bytes else "spark"
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
@@ -274,14 +274,28 @@ def _scan(lines: Lines, pairing: _Pairing, problems: _Problems) -> int:
 
 
 def _scan_chunk(lines: Lines, chunk: list[str], first: int, pairing: _Pairing, problems: _Problems) -> int:
-    nemesis, loads, event = 0, lines.fast, pairing.event
+    return scan_events(_parsed(lines, chunk, first, problems), pairing, problems)
+
+
+def _parsed(lines: Lines, chunk: list[str], first: int, problems: _Problems) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) of each line of `chunk` but blank ones and
+    those that are not JSON (reported to `problems`)."""
+    loads = lines.fast
     for number, text in enumerate(chunk, start=first):
         try:
-            e = loads(text)
+            yield number, loads(text)
         except ValueError:
             e = _careful_parse(lines, number, problems)
-            if e is _SKIP:
-                continue
+            if e is not _SKIP:
+                yield number, e
+
+
+def scan_events(numbered: Iterable[tuple[int, Any]], pairing: _Pairing, problems: _Problems) -> int:
+    """Validate and pair each (line number, event) parsed; the number of
+    nemesis events. A history read from JSON Lines or from EDN
+    (checkers/history/edn_fast.py) comes through here alike."""
+    nemesis, event = 0, pairing.event
+    for number, e in numbered:
         try:    # the well-formed event in one expression (this runs for every event); _what_is_wrong names the rest
             p = e["process"]
             good = type(e["index"]) is int and e["index"] >= 0 and type(e["time"]) is int \
@@ -322,6 +336,20 @@ def read_history(path: str | Path, workload: str) -> ParsedHistory:
         problems.raise_any()
         rows = pairing.finish()
     return ParsedHistory(rows, path.stat().st_size, nemesis)
+
+
+def read_parsed(source: str, blocks: Iterable[Iterable[tuple[int, Any]]], workload: str,
+                source_bytes: int) -> ParsedHistory:
+    """read_history of events parsed elsewhere (an EDN history,
+    checkers/history/edn_fast.py): blocks of (line number, event), validated
+    and paired the same way, problems named by `source` and line."""
+    problems = _Problems(source)
+    with _gc_paused():
+        pairing = _Pairing(workload, problems)
+        nemesis = sum(scan_events(block, pairing, problems) for block in blocks)
+        problems.raise_any()
+        rows = pairing.finish()
+    return ParsedHistory(rows, source_bytes, nemesis)
 
 
 def stream_history(path: str | Path, workload: str, block_bytes: int = BLOCK_BYTES,

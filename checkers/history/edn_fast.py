@@ -1,0 +1,391 @@
+"""Checking a Jepsen or Elle EDN history directly (`logtrial check history.edn`),
+with the same results as `logtrial import-edn` followed by a check of the
+JSON Lines it writes.
+
+An EDN history is recognised by its content (`is_edn`): its first form is a
+map of keywords (`{:index 0, ...}`), a tagged form (`#jepsen.history.Op{...}`),
+a vector or list of those, or a comment; or by its name (`.edn`). A gzipped
+file (`.edn.gz`, or any file that starts with gzip's magic bytes) is read
+through gzip.
+
+Reading is fast for the common shape, one operation per line as Jepsen's
+`prn` writes it, with keywords, integers, nil, booleans, floats and vectors
+only (what Jepsen's list-append and its history simulator write): a block of
+such lines is turned into JSON text by a handful of whole-block substitutions
+(keywords to strings, nil to null, maps and vectors to arrays, commas and
+spaces to one comma) and parsed by orjson in one call, and each operation's
+flat [key value ...] list is converted the way checkers/history/edn_convert.py's
+Converter converts a map (`_Fast`). A line outside that shape (a string, a
+set, a nested map, a tag other than jepsen.history.Op, a symbol...) is read
+by the full EDN reader (checkers/history/edn_read.py) and converted by the
+Converter itself. Anything unusual (an operation the Converter would refuse,
+a form across lines, malformed EDN) sends the whole file to the full reader
+and the Converter, from the start: whatever is wrong is then reported
+exactly as `import-edn` reports it, as a HistoryError naming file and line.
+
+The events then go through the JSON Lines reader's validation and pairing
+(checkers/history/read.py `read_parsed`), so both readers' results agree.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from checkers import progress
+from checkers.history.edn_convert import (KEY_LIST_FS, MOP_FS, QUEUE_ONLY_FS, TYPES, WORKLOAD_OF_MOP, Converter)
+from checkers.history.edn_read import EdnImportError, Keyword, read_forms
+from checkers.history.errors import HistoryError, Problem
+from checkers.history.read import ParsedHistory, read_parsed
+
+GZIP_MAGIC = b"\x1f\x8b"
+EDN_SUFFIXES = (".edn", ".edn.gz")
+BLOCK_BYTES = 32 << 20
+_SNIFF_BYTES = 4096
+
+# the start of a file that holds EDN rather than JSON: a map whose first key
+# is a keyword, a tagged form, a comment, a list, or a vector whose first
+# element is one of those
+_EDN_START = re.compile(rb"\s*(?:\{[\s,]*:|#|;|\(|\[[\s,]*(?:\{[\s,]*:|#|\(|\[|\]))")
+
+
+def _open(path: Path, gzipped: bool):
+    return gzip.open(path, "rb") if gzipped else open(path, "rb")
+
+
+def _gzipped(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+def is_edn(path: str | Path) -> bool:
+    """Whether the file at `path` holds an EDN history (by name or content)."""
+    path = Path(path)
+    if not path.is_file():
+        return False
+    if path.name.endswith(EDN_SUFFIXES):
+        return True
+    try:
+        with _open(path, _gzipped(path)) as f:
+            start = f.read(_SNIFF_BYTES)
+    except (OSError, EOFError):
+        return False
+    return _EDN_START.match(start) is not None
+
+
+# ---------------------------------------------------------------- the fast path
+
+class _NotFast(Exception):
+    """The file needs the full reader, from its start."""
+
+
+# The fast shape: bytes of these kinds only (so no string, character, set,
+# tag, comment or list), each line one map alone on it (after its
+# #jepsen.history.Op tag), nothing nested in the map but vectors, and no
+# symbol JSON would misread (null), no ::keyword, no integer beyond 64 bits,
+# no exponent (1e400 is EDN's infinity, not JSON's).
+_ALLOWED = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:.-[]{} ,\n"
+_TAG = b"#jepsen.history.Op{"
+_NUMBERS = bytes(0x31 if 0x30 <= b <= 0x39 else 0x65 if b in b"eE" else 0x30 for b in range(256))
+_KEYWORD = re.compile(rb":[^ ,\[\]{}\n]+[ ,\]}\n]")
+_NILS = tuple((bytes([a]) + b"nil" + bytes([b]), bytes([a]) + b"null" + bytes([b])) for a in b",[" for b in b",]")
+_BRACES = bytes.maketrans(b"{} ", b"[],")
+
+
+def _untagged(data: bytes) -> bytes:
+    if _TAG in data:
+        data = data.replace(b"\n" + _TAG, b"\n{")
+        if data.startswith(_TAG):
+            data = b"{" + data[len(_TAG):]
+    return data
+
+
+def _plain_line(line: bytes) -> bool:
+    """Whether one line (its tag taken off) has the fast shape."""
+    return (line.startswith(b"{") and line.endswith(b"}") and line.count(b"{") == 1 and line.count(b"}") == 1
+            and not line.translate(None, _ALLOWED) and _no_odd_token(line))
+
+
+def _no_odd_token(data: bytes) -> bool:
+    numbers = data.translate(_NUMBERS)
+    return b"null" not in data and b"::" not in data and b"1e" not in numbers and b"1" * 19 not in numbers
+
+
+def _plain_block(data: bytes, lines: int) -> bool:
+    """Whether every one of the `lines` lines of `data` (its last without
+    its "\n") has the fast shape, in a few passes over the whole block."""
+    return (data.startswith(b"{") and data.endswith(b"}") and data.count(b"{") == lines == data.count(b"}")
+            and data.count(b"\n{") == lines - 1 == data.count(b"}\n") and not data.translate(None, _ALLOWED)
+            and _no_odd_token(data))
+
+
+class _Keywords:
+    """Keywords as JSON strings, by plain replacement of each keyword and the
+    delimiter after it (`:index ` -> `"index" `), the ones met so far first;
+    only when a ':' is left are the block's others looked for."""
+
+    def __init__(self) -> None:
+        self.known: dict[bytes, bytes] = {}
+
+    def quote(self, data: bytes) -> bytes:
+        for kw, quoted in self.known.items():
+            data = data.replace(kw, quoted)
+        if b":" in data:
+            for kw in sorted(set(_KEYWORD.findall(data)), key=len, reverse=True):
+                self.known[kw] = b'"' + kw[1:-1] + b'"' + kw[-1:]
+                data = data.replace(kw, self.known[kw])
+        return data
+
+
+def _as_json(data: bytes, keywords: _Keywords) -> bytes | None:
+    """Fast-shape lines as one JSON array of flat arrays (each map as
+    [key, value, ...], keywords as their names); None if that is not JSON."""
+    data = keywords.quote(data)
+    if b":" in data:
+        return None         # a keyword not where a token starts
+    data = data.replace(b", ", b",").translate(_BRACES)
+    while b",," in data:
+        data = data.replace(b",,", b",")
+    data = data.replace(b"[,", b"[").replace(b",]", b"]").replace(b"\n,", b"\n").replace(b",\n", b"\n")
+    if b"nil" in data:      # twice: ",nil,nil," leaves one the first time; a nil left is not JSON
+        for nil, null in _NILS + _NILS:
+            data = data.replace(nil, null)
+    return b"[" + data.strip(b",").replace(b"\n", b",") + b"]"
+
+
+class _Fast:
+    """Converter.convert for a map given as its flat [key value ...] list
+    (keywords as their names: a string here can only have been a keyword),
+    keeping the Converter's state. Whatever the Converter would refuse, or
+    might convert otherwise, raises _NotFast."""
+
+    def __init__(self, converter: Converter) -> None:
+        self.c = converter
+
+    def convert(self, line: int, flat) -> dict:
+        if type(flat) is not list or len(flat) % 2:
+            raise _NotFast
+        try:
+            op = dict(zip(flat[::2], flat[1::2]))
+        except TypeError:
+            raise _NotFast from None    # a vector as a key
+        if 2 * len(op) != len(flat):
+            raise _NotFast          # a key twice
+        c = self.c
+        index, time, otype, p, f = (op.get("index", c.position), op.get("time", 0), op.get("type"),
+                                    op.get("process"), op.get("f"))
+        if not (type(index) is int and c.last_index < index and type(time) is int and otype in TYPES
+                and type(f) is str and (p == "nemesis" or type(p) is int and p >= 0)):
+            raise _NotFast
+        c.position += 1
+        c.last_index = index
+        value = op.get("value")
+        if p != "nemesis":
+            value = self._client_value(line, f, value)
+        event = {"index": index, "time": time, "type": otype, "process": p, "f": f, "value": value}
+        error = op.get("error")
+        if error is not None:
+            if type(error) is not str:
+                raise _NotFast
+            event["error"] = [error, ""]
+        return event
+
+    def _client_value(self, line: int, f: str, value):
+        c = self.c
+        if c.workload is None and f in QUEUE_ONLY_FS:
+            self._decide(line, "queue")
+        if type(value) is list:
+            if f == "txn" and c.workload == "list-append" and c.int_keys_line is not None and \
+                    all(type(m) is list and len(m) == 3 and (m[0] == "append" or m[0] == "r")
+                        and type(m[1]) is int for m in value):
+                return value    # what _mop makes of each: the same list
+            if f == "txn" or f == "send" or f == "poll":
+                return [self._mop(line, f, m) for m in value]
+            if f in KEY_LIST_FS.get(c.workload, ()):
+                return [self._key(line, k) for k in value]
+        return value
+
+    def _decide(self, line: int, workload: str) -> None:
+        try:
+            self.c._decide(line, workload, "")
+        except EdnImportError:
+            raise _NotFast from None
+
+    def _mop(self, line: int, f: str, m) -> list:
+        if type(m) is not list or not m or type(m[0]) is not str:
+            raise _NotFast
+        name = m[0]
+        workload = WORKLOAD_OF_MOP.get(name)
+        if workload is None:
+            raise _NotFast
+        if workload != self.c.workload:
+            self._decide(line, workload)
+        if f not in MOP_FS[workload]:
+            raise _NotFast
+        if name == "poll":
+            if len(m) == 1:
+                return ["poll"]
+            if len(m) == 2 and m[1] is None:
+                return ["poll", None]
+            raise _NotFast
+        if len(m) != 3:
+            raise _NotFast
+        return [name, self._key(line, m[1]), m[2]]
+
+    def _key(self, line: int, k) -> int:
+        c = self.c
+        if type(k) is int:
+            if c.key_ids:
+                raise _NotFast
+            if c.int_keys_line is None:
+                c.int_keys_line = line
+            return k
+        if type(k) is str:
+            if c.int_keys_line is not None:
+                raise _NotFast
+            kw = Keyword(k)
+            kid = c.key_ids.get(kw)
+            if kid is None:
+                kid = c.key_ids[kw] = len(c.key_ids)
+            return kid
+        raise _NotFast
+
+
+def _byte_blocks(path: Path, gzipped: bool, block_bytes: int) -> Iterator[bytes]:
+    """The file's bytes in blocks of whole lines ("\r\n" and "\r" as "\n")."""
+    with _open(path, gzipped) as f:
+        carry = b""
+        while True:
+            data = f.read(block_bytes)
+            if not data:
+                if carry:
+                    yield _newlines(carry)
+                return
+            data = carry + data
+            cut = data.rfind(b"\n") + 1
+            carry = data[cut:]
+            if cut:
+                yield _newlines(data[:cut])
+
+
+def _newlines(data: bytes) -> bytes:
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data
+
+
+def _fast_blocks(path: Path, gzipped: bool, block_bytes: int) -> Iterator[list[tuple[int, dict]]]:
+    fast, keywords = _Fast(Converter()), _Keywords()
+    first = 1
+    for data in _byte_blocks(path, gzipped, block_bytes):
+        body = _untagged(data[:-1] if data.endswith(b"\n") else data)
+        count = body.count(b"\n") + 1
+        yield _block_events(body, count, first, fast, keywords)
+        first += count
+        progress.parsed(len(data))
+
+
+def _block_events(body: bytes, count: int, first: int, fast: _Fast,
+                  keywords: _Keywords) -> list[tuple[int, dict]]:
+    """The events of the `count` lines of `body`, line `first` onwards."""
+    convert = fast.convert
+    if _plain_block(body, count):
+        flats = _flats(body, keywords)
+        if len(flats) != count:
+            raise _NotFast
+        return [(n, convert(n, flat)) for n, flat in enumerate(flats, start=first)]
+    lines = body.split(b"\n")
+    plain = [i for i, line in enumerate(lines) if _plain_line(line)]
+    flat_of = dict(zip(plain, _flats(b"\n".join(lines[i] for i in plain), keywords))) if plain else {}
+    if len(flat_of) != len(plain):
+        raise _NotFast
+    out = []
+    for i, line in enumerate(lines):   # in file order: the Converter's state goes line by line
+        if i in flat_of:
+            out.append((first + i, convert(first + i, flat_of[i])))
+        elif line.strip(b" ,\t"):
+            out.append((first + i, _full_line(fast.c, first + i, line)))
+    return out
+
+
+def _flats(data: bytes, keywords: _Keywords) -> list:
+    text = _as_json(data, keywords)
+    if text is None:
+        raise _NotFast
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        raise _NotFast from None
+
+
+def _full_line(converter: Converter, number: int, line: bytes) -> dict:
+    """A line of another shape: read by the full reader, converted by the
+    Converter, when it holds exactly one form (else the whole file is read
+    that way)."""
+    try:
+        forms = list(read_forms([line.decode("utf-8")]))
+    except (EdnImportError, UnicodeDecodeError):
+        raise _NotFast from None
+    if len(forms) != 1:
+        raise _NotFast
+    try:
+        return converter.convert(number, forms[0][1])
+    except EdnImportError:
+        raise _NotFast from None
+
+
+# ---------------------------------------------------------------- the full reader
+
+def _full_blocks(path: Path, gzipped: bool) -> Iterator[list[tuple[int, dict]]]:
+    converter = Converter()
+    with _open(path, gzipped) as raw, io.TextIOWrapper(raw, encoding="utf-8") as f:
+        block: list[tuple[int, dict]] = []
+        try:
+            for line, form in read_forms(f):
+                block.append((line, converter.convert(line, form)))
+                if len(block) >= 1 << 16:
+                    yield block
+                    block = []
+        except UnicodeDecodeError as e:
+            raise EdnImportError(None, f"not UTF-8 text ({e})") from None
+        yield block
+
+
+def _numbered(blocks: Iterator[list[tuple[int, dict]]], seen: list[int]) -> Iterator[list[tuple[int, Any]]]:
+    for block in blocks:
+        seen[0] += len(block)
+        yield block
+
+
+def read_edn_history(path: str | Path, workload: str, block_bytes: int = BLOCK_BYTES,
+                     fast: bool = True) -> ParsedHistory:
+    """The validated, paired history in the EDN file at `path`, as
+    read_history reads the JSON Lines `import-edn` would write from it.
+    Raises HistoryError naming the file and line of what is wrong: the EDN
+    reader's and converter's problems (as import-edn states them), then the
+    validator's (as a check of the imported file states them, with the EDN
+    file's line numbers). `fast=False`: the full reader only (for tests)."""
+    path = Path(path)
+    if not path.is_file():
+        raise HistoryError([Problem(str(path), None, "no such file")])
+    gzipped, size = _gzipped(path), path.stat().st_size
+    try:
+        if fast:
+            try:
+                return _read(path, _fast_blocks(path, gzipped, block_bytes), workload, size)
+            except _NotFast:
+                pass
+        return _read(path, _full_blocks(path, gzipped), workload, size)
+    except EdnImportError as e:
+        raise HistoryError([Problem(str(path), e.line, e.what)]) from None
+
+
+def _read(path: Path, blocks: Iterator[list[tuple[int, dict]]], workload: str, size: int) -> ParsedHistory:
+    seen = [0]
+    parsed = read_parsed(str(path), _numbered(blocks, seen), workload, size)
+    if seen[0] == 0:
+        raise EdnImportError(None, "no operations in the file")
+    return parsed
