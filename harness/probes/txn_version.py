@@ -1,6 +1,6 @@
 """Which client really uses transaction.version 2: commits a few transactions with
-each client (librdkafka through confluent-kafka, and Kafka's Java client through
-logtrial's Java server) on a fresh topic each, then reads the partition's log on a
+each client (librdkafka through confluent-kafka, Kafka's Java client through
+logtrial's Java server, Sarama through the Go program) on a fresh topic each, then reads the partition's log on a
 broker with DumpLogSegments and prints every batch's producer id and epoch. With
 transaction.version 2 (KIP-890) the producer's epoch goes up by one at every
 transaction's end, so each transaction's batches and its commit marker carry a new
@@ -19,6 +19,7 @@ import collections
 import re
 import shlex
 import uuid
+from types import ModuleType
 from typing import Callable
 
 from confluent_kafka import Producer
@@ -28,6 +29,9 @@ from clusters.kafka.admin import TRANSACTION_VERSION, create_topic, run_tool, se
 from clusters.kafka.log_dump import Batch, first_segment_batches
 from harness.probes.java_session import open_session
 from workloads import clients
+from workloads.bridge.pool import ProcessPool
+from workloads.go_clients import config as go_config
+from workloads.java_client import config as java_config
 from workloads.java_client.pool import JvmPool
 from workloads.settings import WorkloadSettings
 
@@ -47,23 +51,35 @@ def librdkafka_transactions(bootstrap: str, topic: str, count: int) -> None:
 
 
 def java_transactions(bootstrap: str, topic: str, count: int) -> None:
-    pool = JvmPool(None)
+    bridge_transactions(JvmPool(None), java_config, "java", bootstrap, topic, count)
+
+
+def sarama_transactions(bootstrap: str, topic: str, count: int) -> None:
+    """Sarama's, told no cluster version: its transactional requests' versions are the
+    same from Kafka 2.8 on (src/sarama_config.go takes 3.0.0)."""
+    from workloads.go_clients.pool import GoPool  # builds and starts the Go program: only when run
+    bridge_transactions(GoPool("sarama"), go_config, "sarama", bootstrap, topic, count)
+
+
+def bridge_transactions(pool: ProcessPool, config: ModuleType, name: str, bootstrap: str, topic: str,
+                        count: int) -> None:
+    """`count` one-send transactions by a client in a child process, closed after."""
     try:
         txn_id = f"probe-{uuid.uuid4().hex[:8]}"
-        jvm, session = open_session(pool, bootstrap, SETTINGS, "probe-java", txn_id, f"g-{txn_id}",
-                                    JAVA_OP_TIMEOUT_S)
+        child, session = open_session(pool, bootstrap, SETTINGS, f"probe-{name}", txn_id, f"g-{txn_id}",
+                                      JAVA_OP_TIMEOUT_S, config)
         for i in range(count):
-            reply = jvm.call(session, "txn", 60, mops=[["send", topic, 0, "k", str(i)]], abort=False)
+            reply = child.call(session, "txn", 60, mops=[["send", topic, 0, "k", str(i)]], abort=False)
             if "error" in reply:
-                raise RuntimeError(f"java transaction {i}: {reply['error']}")
-        jvm.call(session, "close", 30)
+                raise RuntimeError(f"{name} transaction {i}: {reply['error']}")
+        child.call(session, "close", 30)
     finally:
         pool.close()
 
 
 # client -> commits `count` one-send transactions to partition 0 of a topic
 CLIENTS: dict[str, Callable[[str, str, int], None]] = {
-    "librdkafka": librdkafka_transactions, "java": java_transactions}
+    "librdkafka": librdkafka_transactions, "java": java_transactions, "sarama": sarama_transactions}
 
 
 def probe(cluster: Cluster, count: int = 4) -> dict[str, list[Batch]]:

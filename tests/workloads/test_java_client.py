@@ -125,3 +125,4 @@ def test_which_client_uses_transaction_version_2_as_the_log_shows(txn_version_re
     found = probe(cluster, count=3)
     assert epochs_bumped_per_transaction(found["java"]) == (level == 2)
     assert not epochs_bumped_per_transaction(found["librdkafka"])
+    assert not epochs_bumped_per_transaction(found["sarama"])  # EndTxn v3 at most
