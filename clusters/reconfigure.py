@@ -35,9 +35,9 @@ def stale_nodes(cluster) -> dict[str, list[str]]:
         text = cluster.ssh[node].exec(f"cat {path} 2>/dev/null", check=False, timeout=30).stdout
         current, wanted = parse_properties(text), db.properties(node)
         differ = sorted(k for k in wanted.keys() | current.keys() if current.get(k) != wanted.get(k))
-        if isinstance(db, PowerLoss) and db.powerfs and not all(
-                powerfs.is_on_layer(cluster.ssh[node], d) for d in db.power_dirs(node)):
-            differ.append(powerfs.POWERFS_KEY)  # a broker started before the power fault was asked for
+        if isinstance(db, PowerLoss) and any(powerfs.is_on_layer(cluster.ssh[node], d) != db.powerfs
+                                             for d in db.power_dirs(node)):
+            differ.append(powerfs.POWERFS_KEY)  # on powerfs or off it, not as the run asks
         if differ:
             stale[node] = differ
     return stale
