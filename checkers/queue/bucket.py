@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from checkers.history import queue_mops_spark as queue_mops
 from checkers.history.queue_records import (COLUMNS, FAIL, FS, HOLD, IDEMPOTENT, INFO, NULL, OK, POLL, PROVEN, RESET,
                                             SEND, SINGLE_KEY_WRITER, START, TYPES)
 from checkers.queue import edges as queue_edges
@@ -108,6 +107,7 @@ def records(ops: DataFrame) -> DataFrame:
     checkers/queue/frame.COLUMNS; which rows: its docstring). The Parquet
     companion stores these. (checkers/queue/local.records_frame builds the
     same rows in pandas.)"""
+    from checkers.history import queue_mops_spark as queue_mops  # loads pyspark: only when needed
     from pyspark.sql import functions as F  # loads pyspark: only when needed
 
     idempotent = F.coalesce(F.col("idempotent"), F.lit(False)) if "idempotent" in ops.columns else F.lit(False)
@@ -155,6 +155,7 @@ def bucketed(micro: DataFrame, ops: DataFrame, buckets: int, assigns: DataFrame 
 def reset_records(ops: DataFrame) -> DataFrame:
     """A RESET record (COLUMNS) for every assign/subscribe of `ops`: `records`
     leaves them out, since each bucket needs its own copy."""
+    from checkers.history import queue_mops_spark as queue_mops  # loads pyspark: only when needed
     from pyspark.sql import functions as F  # loads pyspark: only when needed
 
     resets = (queue_mops.resets(ops)
@@ -167,6 +168,7 @@ def reset_records(ops: DataFrame) -> DataFrame:
 def hold_records(ops: DataFrame) -> DataFrame:
     """A HOLD record (COLUMNS) for every key an assign/subscribe of `ops`
     lists, its recorded start as the offset: in its key's bucket."""
+    from checkers.history import queue_mops_spark as queue_mops  # loads pyspark: only when needed
     from pyspark.sql import functions as F  # loads pyspark: only when needed
 
     held = queue_mops.holds(ops).select("key", F.col("start").alias("offset"), F.lit(None).alias("value"),
@@ -178,6 +180,7 @@ def hold_records(ops: DataFrame) -> DataFrame:
 def start_records(ops: DataFrame) -> DataFrame:
     """A START record (COLUMNS) for every key a rebalance of a poll/txn of
     `ops` started at a recorded offset that is evidence: in its key's bucket."""
+    from checkers.history import queue_mops_spark as queue_mops  # loads pyspark: only when needed
     from pyspark.sql import functions as F  # loads pyspark: only when needed
 
     started = queue_mops.rebalance_starts(ops).select(

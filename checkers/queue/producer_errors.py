@@ -34,8 +34,6 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from checkers.history import queue_mops_spark as queue_mops
-
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -104,6 +102,7 @@ def producer_sends(ops: DataFrame) -> DataFrame:
     """history.queue_mops_spark.sends (one row per send micro-op of a send/txn operation) with
     the operation's error name. An operation with no completion ends at
     +infinity (`end_time`)."""
+    from checkers.history import queue_mops_spark as queue_mops  # loads pyspark: only when needed
     from pyspark.sql import functions as F  # loads pyspark: only when needed
 
     return (queue_mops.sends(ops, extra=("error_name", "error_message"))
