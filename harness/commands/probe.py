@@ -72,11 +72,12 @@ def probe() -> None:
 @probe.command("late-batch", short_help="Where a batch held past its abort lands (txn).")
 @cluster_argument
 @click.argument("rounds", type=click.IntRange(min=1), default=1, required=False)
-@click.option("--client", type=click.Choice(("librdkafka", "java")), default="librdkafka", show_default=True,
-              help="The producer: librdkafka (confluent-kafka) or Kafka's Java client of the "
-                   "cluster's version (workloads/java_client/).")
+@click.option("--client", type=click.Choice(("librdkafka", "java", "sarama")), default="librdkafka",
+              show_default=True,
+              help="The producer: librdkafka (confluent-kafka), Kafka's Java client of the "
+                   "cluster's version (workloads/java_client/) or Sarama (workloads/go_clients/).")
 @click.option("--lift-after", type=float, default=LIBRDKAFKA_LIFT_S, show_default=True,
-              help="java: lift the hold this many seconds after A began (by default as librdkafka's "
+              help="java, sarama: lift the hold this many seconds after A began (by default as librdkafka's "
                    "round lifts it); past 2 x the op timeout, the abort's max.block.ms passes first.")
 @click.option("--debug-log", type=click.Path(dir_okay=False),
               help="Append librdkafka's debug log (eos, msg, protocol) to this file.")
@@ -91,7 +92,7 @@ def late_batch(inventory: str, rounds: int, client: str, lift_after: float, debu
     Prints each round's steps, its partition's log and a verdict: B LOST / A READ, A'S
     SEQUENCE GIVEN TO B, ok, or INCONCLUSIVE. Exit 1 if any round was not ok
     (harness/probes/late_batch.py tells more)."""
-    if client == "java" and debug_log:
+    if client != "librdkafka" and debug_log:
         raise click.UsageError("--debug-log is librdkafka's")
     from harness.probes import late_batch as probe_module  # loads the clients: only when run
 

@@ -31,9 +31,11 @@ each step's time relative to the lift: when A's send was answered, when the abor
 and returned (each try, if max.block.ms made it throw TimeoutException), when B began
 and was answered. The Java client's abort waits for A: A lands inside its own
 transaction, before its ABORT marker, and B gets the next sequence (docs/findings.md).
+--client sarama runs the same steps with Sarama, through the Go program
+(workloads/go_clients/, its `timed_txn` request); its AbortTxn waits for A too.
 
     logtrial probe late-batch NAME [ROUNDS] [--debug-log FILE] [--until-lost]
-                                   [--client java [--lift-after S]]
+                                   [--client java|sarama [--lift-after S]]
 
 --debug-log: write librdkafka's debug log (eos, msg, protocol) there, to see the
 producer ids, epochs and sequence numbers each request carried.
@@ -54,9 +56,12 @@ from harness.probes.late_batch_librdkafka import librdkafka_steps
 from harness.probes.late_batch_setup import set_up
 from harness.probes.late_batch_timing import LIBRDKAFKA_LIFT_S
 from harness.probes.librdkafka_log import stderr_appended_to
+from workloads.bridge.pool import ProcessPool
+from workloads.go_clients import config as go_config
+from workloads.java_client import config as java_config
 from workloads.java_client.pool import JvmPool
 
-CLIENTS = ("librdkafka", "java")
+CLIENTS = ("librdkafka", "java", "sarama")
 INCONCLUSIVE = "INCONCLUSIVE: the abort did not end, so B was not sent"
 SEQUENCE_REUSED = "A'S SEQUENCE GIVEN TO B (same epoch); A's batch is not in the log"
 
@@ -78,12 +83,13 @@ def committed_log(bootstrap: str, topic: str) -> dict[int, bytes]:
 
 
 def one_round(cluster: Cluster, round_no: int, debug: bool = False, client: str = "librdkafka",
-              pool: JvmPool | None = None, lift_after: float = LIBRDKAFKA_LIFT_S) -> str:
+              pool: ProcessPool | None = None, lift_after: float = LIBRDKAFKA_LIFT_S) -> str:
     """Runs one round and prints it (the lines tests parse: `round N: ...`, then the
     partition's log as `    offset N: epoch E seq S VALUE`, then `round N: VERDICT`)."""
     setup = set_up(cluster)
-    if client == "java":
-        held, b, commit, seen = java_steps(cluster, setup, round_no, pool, lift_after)
+    if client != "librdkafka":
+        config = go_config if client == "sarama" else java_config
+        held, b, commit, seen = java_steps(cluster, setup, round_no, pool, lift_after, config)
     else:
         held, b, commit, seen = librdkafka_steps(cluster, setup, round_no, debug)
     log = committed_log(setup.bootstrap, setup.topic)
@@ -135,6 +141,10 @@ def _rounds(cluster: Cluster, rounds: int, debug: bool, until_lost: bool, client
         pool = JvmPool(cluster.db.release.version)  # compiles and starts a JVM
         print(f"kafka-clients {pool.versions()['kafka_clients']}, "
               f"Kafka {cluster.db.release.version}", flush=True)
+    elif client == "sarama":
+        from workloads.go_clients.pool import GoPool  # builds and starts the Go program
+        pool = GoPool("sarama")
+        print(f"sarama {pool.versions()['sarama']}, Kafka {cluster.db.release.version}", flush=True)
     try:
         for i in range(rounds):
             verdicts.append(one_round(cluster, i, debug=debug, client=client,

@@ -1,22 +1,25 @@
 """The late-batch round's steps with Kafka's Java client of the cluster's version,
-through the JVM bridge (its `timed_txn` request). abortTransaction() blocks, so A and
-then B run in a thread while this one lifts the hold; each step's time is told
+through the JVM bridge (its `timed_txn` request), or with Sarama through the Go
+program's (the same request: src/sarama_timed.go). abortTransaction() (AbortTxn) blocks,
+so A and then B run in a thread while this one lifts the hold; each step's time is told
 relative to that lift."""
 from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from types import ModuleType
 
 from clusters.cluster import Cluster
 from harness.probes.java_session import open_session
 from harness.probes.late_batch_setup import NOT_TRIED, RoundSetup, Steps, hold_leader
 from harness.probes.late_batch_timing import HOLD_FACTOR, OP_TIMEOUT
-from workloads.java_client.jvm import Jvm
-from workloads.java_client.pool import JvmPool
+from workloads.bridge.pool import ProcessPool
+from workloads.bridge.process import BridgeProcess
+from workloads.java_client import config as java_config
 from workloads.settings import WorkloadSettings
 
 
-def timed_txn(jvm: Jvm, session: int, topic: str, value: str, wait: float, commit: bool,
+def timed_txn(jvm: BridgeProcess, session: int, topic: str, value: str, wait: float, commit: bool,
               retry: float = 0.0) -> dict:
     """One transaction of one send through the JVM bridge (Session.timedTxn): the reply's
     step times are epoch seconds here; {"error": ...} if it could not begin."""
@@ -44,13 +47,14 @@ def describe_txn(txn: dict, lifted: float) -> str:
     return f"begun lift{txn['begun'] - lifted:+.1f} s, send {got}{at}; end {ends}"
 
 
-def java_steps(cluster: Cluster, setup: RoundSetup, round_no: int, pool: JvmPool,
-               lift_after: float) -> Steps:
-    """The round's steps with Kafka's Java client: abortTransaction blocks, so A (then B)
-    runs in a thread while this one lifts the hold `lift_after` s after A began."""
+def java_steps(cluster: Cluster, setup: RoundSetup, round_no: int, pool: ProcessPool,
+               lift_after: float, config: ModuleType = java_config) -> Steps:
+    """The round's steps with Kafka's Java client (or, with the Go program's pool and
+    `config`, Sarama): its abort blocks, so A (then B) runs in a thread while this one
+    lifts the hold `lift_after` s after A began."""
     settings = WorkloadSettings(txn=True, op_timeout=OP_TIMEOUT)
     jvm, session = open_session(pool, setup.bootstrap, settings, f"probe-{round_no}", setup.txn_id,
-                                setup.txn_id, OP_TIMEOUT)
+                                setup.txn_id, OP_TIMEOUT, config)
     try:
         warm = timed_txn(jvm, session, setup.topic, "warm-up", 10, commit=True)
         fault, held = hold_leader(cluster, setup)

@@ -22,6 +22,9 @@ type request struct {
 	Records         []outRecord     `json:"records"`
 	Mops            []microOp       `json:"mops"`
 	Abort           bool            `json:"abort"`
+	Commit          bool            `json:"commit"`   // timed_txn: commit (else abort)
+	WaitMs          int64           `json:"wait_ms"`  // timed_txn: how long its sends are awaited
+	RetryMs         int64           `json:"retry_ms"` // timed_txn: how long a failed end is tried again
 	TimeoutMs       int64           `json:"timeout_ms"`
 	Value           json.RawMessage `json:"value"`
 }

@@ -14,6 +14,7 @@ type saramaDelivery struct {
 	slot   int
 	offset int64
 	err    error
+	at     int64 // when it arrived, epoch ms (the late-batch probe's timeline)
 }
 
 type saramaTag struct {
@@ -48,14 +49,14 @@ func forwardDeliveries(p sarama.AsyncProducer, out chan<- saramaDelivery) {
 				continue
 			}
 			tag := m.Metadata.(saramaTag)
-			out <- saramaDelivery{tag.send, tag.slot, m.Offset, nil}
+			out <- saramaDelivery{tag.send, tag.slot, m.Offset, nil, nowMs()}
 		case e, ok := <-failures:
 			if !ok {
 				failures = nil
 				continue
 			}
 			tag, _ := e.Msg.Metadata.(saramaTag)
-			out <- saramaDelivery{tag.send, tag.slot, -1, e.Err}
+			out <- saramaDelivery{tag.send, tag.slot, -1, e.Err, nowMs()}
 		}
 	}
 }

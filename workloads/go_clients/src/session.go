@@ -34,11 +34,20 @@ func run(s clientSession, req request) (any, *opError) {
 		return s.poll(req.TimeoutMs)
 	case "txn":
 		return runTxn(s, req.Mops, req.Abort)
+	case "timed_txn":
+		if timed, ok := s.(timedTxnSession); ok {
+			return timed.timedTxn(req.Records, ms(req.WaitMs), req.Commit, ms(req.RetryMs))
+		}
 	case "close":
 		s.close()
 		return nil, nil
 	}
 	return nil, &opError{"UnknownCommand", req.Cmd, howTable, false}
+}
+
+// timedTxnSession: a client the late-batch probe can time (harness/probes/late_batch.py).
+type timedTxnSession interface {
+	timedTxn(records []outRecord, wait time.Duration, commit bool, retry time.Duration) (any, *opError)
 }
 
 // sessionState is what every client's session keeps alike: its settings, and where its
