@@ -3,6 +3,10 @@ client's tests make it (tests/workloads/test_*_client.py)."""
 from __future__ import annotations
 
 import json
+import time
+from collections import Counter
+
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from checkers.history.stream import raw_events
 from checkers.history.wellformed import wellformedness_problems
@@ -10,8 +14,28 @@ from harness.runner import run_test
 from harness.test_options import TestOptions
 
 
+def groups_ready(bootstrap: str, timeout: float = 90.0) -> None:
+    """Waits until the cluster's group coordinators answer: a fresh cluster makes
+    __consumer_offsets on the first group request, which took 9 s at load 60, and
+    a short run whose first assigns wait that long has nothing left to check."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "lt-groups-ready"})
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                consumer.committed([TopicPartition("lt-groups-ready", 0)], timeout=10)
+                return
+            except KafkaException:
+                if time.monotonic() > deadline:
+                    raise
+    finally:
+        consumer.close()
+
+
 def client_run(cluster, tmp_path, client: str, **overrides):
-    """(result, history events, test.json) of a run of `client` with `overrides`."""
+    """(result, history events, test.json) of a run of `client` with `overrides`,
+    once the cluster's group coordinators answer."""
+    groups_ready(cluster.db.bootstrap_servers())
     overrides = {"rate": 60, "concurrency": 4, **overrides}
     options = TestOptions.from_flat(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
                                     client=client, leave_db_running=True, recovery_time=1,
@@ -19,6 +43,12 @@ def client_run(cluster, tmp_path, client: str, **overrides):
     result = run_test(options)
     events = list(raw_events(result.run_dir / "history.jsonl"))
     return result, events, json.loads((result.run_dir / "test.json").read_text())
+
+
+def outcomes(events) -> dict[tuple, int]:
+    """How many completions of each (type, f, error name): what a failed check prints."""
+    return dict(Counter((e["type"], e["f"], (e.get("error") or [None])[0]) for e in events
+                        if e["type"] != "invoke" and e.get("process") != "nemesis"))
 
 
 def completions(events, f, type_="ok"):
@@ -31,7 +61,10 @@ def check_queue_run(result, events) -> None:
     saying where it started each key (the checker checked them: valid)."""
     assert result.valid is True, result
     assert wellformedness_problems(events, "queue") == []
-    assert len(completions(events, "send")) >= 10 and any(e["value"][0][1] for e in completions(events, "poll"))
+    sends, polls = completions(events, "send"), completions(events, "poll")
+    assert len(sends) >= 10 and any(e["value"][0][1] for e in polls), \
+        f"{len(sends)} ok sends, {sum(1 for e in polls if e['value'][0][1])} of {len(polls)} ok polls read; " \
+        f"outcomes: {outcomes(events)}"
     assert all(set(e["starts"]) == {str(k) for k in e["value"]} for e in completions(events, "assign"))
 
 

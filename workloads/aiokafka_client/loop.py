@@ -39,12 +39,15 @@ class LoopThread:
         """Runs the coroutine `make()` on the loop and returns its result; after
         `timeout` seconds it is cancelled and LoopTimeout raised. `make` is called
         on the loop, as aiokafka's constructors need a running loop."""
-        async def bounded() -> T:
-            return await asyncio.wait_for(make(), timeout)
-        future = asyncio.run_coroutine_threadsafe(bounded(), self.loop)
+        async def call() -> T:
+            return await make()
+        future = asyncio.run_coroutine_threadsafe(call(), self.loop)
         try:
-            return future.result()
-        except (asyncio.TimeoutError, concurrent.futures.TimeoutError) as e:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError as e:
+            # the caller does not wait for the cancellation to finish (asyncio.wait_for
+            # would): aiokafka's clean-up of a cancelled call can take as long again
+            future.cancel()
             raise LoopTimeout(f"no answer in {timeout:.1f} s") from e
 
     def call(self, fn: Callable[[], T]) -> T:
