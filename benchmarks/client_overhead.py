@@ -25,7 +25,7 @@ from workloads.base import Op
 from workloads.registry import workload_kind
 from workloads.settings import WorkloadSettings
 
-CLIENTS = ("librdkafka", "java", "sarama", "aiokafka")
+CLIENTS = ("librdkafka", "java", "sarama", "aiokafka", "kafkajs")
 
 
 def summary(samples: list[float]) -> dict[str, float]:
