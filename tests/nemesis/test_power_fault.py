@@ -5,6 +5,11 @@ finished (the layer cut, the broker never killed) leaves no FUSE mount on the no
 from __future__ import annotations
 
 import dataclasses
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -23,6 +28,7 @@ from tests.fixtures.cluster import shared_cluster_name
 
 pytestmark = [pytest.mark.own_cluster, pytest.mark.slow]
 RECORDS = 40
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -110,3 +116,35 @@ def test_a_killed_layer_daemon_is_healed_and_the_broker_restarted_on_a_new_layer
         assert f"n1: unmounted powerfs from {data_dir}" in actions
         assert fuse_mounts(cluster) == [data_dir]  # the inventory asks for it: a fresh layer
         assert powerfs.broken(session, data_dir) is None and cluster.db.serves_metadata("n1")
+
+
+def powered_off(store: Path) -> bool:
+    """Whether a run under `store` has recorded a power-off (its nodes are down now)."""
+    return any('"f":"power-off' in path.read_text() for path in store.glob("*/*/history.jsonl"))
+
+
+def test_a_run_killed_while_its_nodes_are_powered_off_is_healed_with_no_fuse_mount(
+        power_cluster: LocalCluster, tmp_path: Path) -> None:
+    ask_for_powerfs(power_cluster, False)  # the run asks for the layer itself (--nemesis power)
+    run = subprocess.Popen([sys.executable, "-m", "harness.cli", "test", "--nodes-file",
+                            str(power_cluster.inventory_path), "--store", str(tmp_path), "--time-limit", "60",
+                            "--rate", "20", "--concurrency", "2", "--nemesis", "power", "--nemesis-interval", "3",
+                            "--db-targets", "all", "--leave-db-running", "--no-check", "--no-report"],
+                           cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 600
+        while not powered_off(tmp_path) and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        run.kill()  # SIGKILL: the control process never powers the node on again
+        run.wait()
+    assert powered_off(tmp_path)
+    (run_dir,) = [p.parent for p in tmp_path.glob("*/*/test.json")]
+    deadline = time.monotonic() + 600
+    while "healed its cluster" not in (json.loads((run_dir / "test.json").read_text()).get("error") or ""):
+        assert time.monotonic() < deadline, "the watchdog did not heal the cluster"
+        time.sleep(1)
+    with Cluster.open(power_cluster.inventory_path, start=False) as cluster:
+        assert fuse_mounts(cluster) == []
+        assert cluster.db.serves_metadata("n1")
+        assert powerfs.leftovers(cluster.ssh["n1"], cluster.db.data_dir("n1")) == []
