@@ -1,6 +1,6 @@
 """Which client really uses transaction.version 2: commits a few transactions with
 each client (librdkafka through confluent-kafka, Kafka's Java client through
-logtrial's Java server, Sarama through the Go program) on a fresh topic each, then reads the partition's log on a
+logtrial's Java server, Sarama through the Go program, aiokafka in this process) on a fresh topic each, then reads the partition's log on a
 broker with DumpLogSegments and prints every batch's producer id and epoch. With
 transaction.version 2 (KIP-890) the producer's epoch goes up by one at every
 transaction's end, so each transaction's batches and its commit marker carry a new
@@ -15,6 +15,7 @@ the transactional requests each client sent are counted in the brokers' logs.
 """
 from __future__ import annotations
 
+import asyncio
 import collections
 import re
 import shlex
@@ -61,6 +62,27 @@ def sarama_transactions(bootstrap: str, topic: str, count: int) -> None:
     bridge_transactions(GoPool("sarama"), go_config, "sarama", bootstrap, topic, count)
 
 
+def aiokafka_transactions(bootstrap: str, topic: str, count: int) -> None:
+    """aiokafka's, in this process on an event loop of its own, with the queue
+    workload's producer settings (workloads/aiokafka_client/config.py)."""
+    from workloads.aiokafka_client import config as aiokafka_config
+    from workloads.aiokafka_client.install import PINNED  # pip-installs it on first use
+    aiokafka = PINNED.load()
+
+    async def transactions() -> None:
+        producer = aiokafka.AIOKafkaProducer(**aiokafka_config.producer_config(
+            bootstrap, SETTINGS, "probe-aiokafka", f"probe-{uuid.uuid4().hex[:8]}"))
+        await producer.start()
+        try:
+            for i in range(count):
+                await producer.begin_transaction()
+                await (await producer.send(topic, value=str(i).encode(), partition=0))
+                await producer.commit_transaction()
+        finally:
+            await producer.stop()
+    asyncio.run(asyncio.wait_for(transactions(), JAVA_OP_TIMEOUT_S * 4))
+
+
 def bridge_transactions(pool: ProcessPool, config: ModuleType, name: str, bootstrap: str, topic: str,
                         count: int) -> None:
     """`count` one-send transactions by a client in a child process, closed after."""
@@ -79,7 +101,8 @@ def bridge_transactions(pool: ProcessPool, config: ModuleType, name: str, bootst
 
 # client -> commits `count` one-send transactions to partition 0 of a topic
 CLIENTS: dict[str, Callable[[str, str, int], None]] = {
-    "librdkafka": librdkafka_transactions, "java": java_transactions, "sarama": sarama_transactions}
+    "librdkafka": librdkafka_transactions, "java": java_transactions, "sarama": sarama_transactions,
+    "aiokafka": aiokafka_transactions}
 
 
 def probe(cluster: Cluster, count: int = 4) -> dict[str, list[Batch]]:
