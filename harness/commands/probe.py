@@ -72,12 +72,13 @@ def probe() -> None:
 @probe.command("late-batch", short_help="Where a batch held past its abort lands (txn).")
 @cluster_argument
 @click.argument("rounds", type=click.IntRange(min=1), default=1, required=False)
-@click.option("--client", type=click.Choice(("librdkafka", "java", "sarama")), default="librdkafka",
+@click.option("--client", type=click.Choice(("librdkafka", "java", "sarama", "kafkajs")), default="librdkafka",
               show_default=True,
               help="The producer: librdkafka (confluent-kafka), Kafka's Java client of the "
-                   "cluster's version (workloads/java_client/) or Sarama (workloads/go_clients/).")
+                   "cluster's version (workloads/java_client/), Sarama (workloads/go_clients/) or "
+                   "kafkajs (workloads/kafkajs_client/).")
 @click.option("--lift-after", type=float, default=LIBRDKAFKA_LIFT_S, show_default=True,
-              help="java, sarama: lift the hold this many seconds after A began (by default as librdkafka's "
+              help="java, sarama, kafkajs: lift the hold this many seconds after A began (by default as librdkafka's "
                    "round lifts it); past 2 x the op timeout, the abort's max.block.ms passes first.")
 @click.option("--debug-log", type=click.Path(dir_okay=False),
               help="Append librdkafka's debug log (eos, msg, protocol) to this file.")

@@ -60,8 +60,9 @@ from workloads.bridge.pool import ProcessPool
 from workloads.go_clients import config as go_config
 from workloads.java_client import config as java_config
 from workloads.java_client.pool import JvmPool
+from workloads.kafkajs_client import config as kafkajs_config
 
-CLIENTS = ("librdkafka", "java", "sarama")
+CLIENTS = ("librdkafka", "java", "sarama", "kafkajs")
 INCONCLUSIVE = "INCONCLUSIVE: the abort did not end, so B was not sent"
 SEQUENCE_REUSED = "A'S SEQUENCE GIVEN TO B (same epoch); A's batch is not in the log"
 
@@ -88,7 +89,7 @@ def one_round(cluster: Cluster, round_no: int, debug: bool = False, client: str 
     partition's log as `    offset N: epoch E seq S VALUE`, then `round N: VERDICT`)."""
     setup = set_up(cluster)
     if client != "librdkafka":
-        config = go_config if client == "sarama" else java_config
+        config = {"sarama": go_config, "kafkajs": kafkajs_config}.get(client, java_config)
         held, b, commit, seen = java_steps(cluster, setup, round_no, pool, lift_after, config)
     else:
         held, b, commit, seen = librdkafka_steps(cluster, setup, round_no, debug)
@@ -145,6 +146,10 @@ def _rounds(cluster: Cluster, rounds: int, debug: bool, until_lost: bool, client
         from workloads.go_clients.pool import GoPool  # builds and starts the Go program
         pool = GoPool("sarama")
         print(f"sarama {pool.versions()['sarama']}, Kafka {cluster.db.release.version}", flush=True)
+    elif client == "kafkajs":
+        from workloads.kafkajs_client.pool import KafkajsPool  # installs and starts Node
+        pool = KafkajsPool()
+        print(f"kafkajs {pool.versions()['kafkajs']}, Kafka {cluster.db.release.version}", flush=True)
     try:
         for i in range(rounds):
             verdicts.append(one_round(cluster, i, debug=debug, client=client,

@@ -7,6 +7,7 @@ const { AssignedConsumer, keyOf } = require('./assigned_consumer')
 const { errName, tableError } = require('./errors')
 const { HOW, OpError, within } = require('./protocol')
 const { runTxn } = require('./transaction')
+const { timedTxn } = require('./timed')
 
 const ACKS = { all: -1, '-1': -1, 1: 1, 0: 0 }
 const ONE_CALL = process.env.LOGTRIAL_KAFKAJS_SEND === 'batch'
@@ -51,6 +52,7 @@ class Session {
       case 'send': return this.send(req.records)
       case 'poll': return this.poll(req.timeout_ms)
       case 'txn': return runTxn(this, req.mops, req.abort)
+      case 'timed_txn': return timedTxn(this, req.records, req.wait_ms, req.commit, req.retry_ms)
       case 'close': return this.close()
     }
     throw new OpError('UnknownCommand', String(req.cmd), HOW.table)
