@@ -43,17 +43,7 @@ func (s *franzSession) assign(tps []topicPart, fromBeginning bool) (any, *opErro
 	}
 	c.RemoveConsumePartitions(dropped)
 	named := s.startFresh(c, fresh, starts, fromBeginning)
-	s.mu.Lock()
-	s.assigned = want
-	for tp := range s.positions {
-		if !want[tp] {
-			delete(s.positions, tp)
-		}
-	}
-	for tp, offset := range named {
-		s.positions[tp] = offset
-	}
-	s.mu.Unlock()
+	s.setAssigned(want, named)
 	return startsOf(kept, named), nil
 }
 

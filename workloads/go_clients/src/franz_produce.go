@@ -48,11 +48,7 @@ func (s *franzSession) await(done chan delivery, count int) ([]int64, *opError) 
 	return offsets, nil
 }
 
-// send sends [topic, partition, key, value] records with the idempotent (or plain)
-// producer and waits for every acknowledgement.
-func (s *franzSession) send(records []outRecord) (any, *opError) {
-	if _, err := s.producerClient(); err != nil {
-		return nil, err
-	}
-	return s.sendAll(records)
+func (s *franzSession) producerReady() *opError {
+	_, err := s.producerClient()
+	return err
 }

@@ -49,17 +49,7 @@ func (s *saramaSession) assign(tps []topicPart, fromBeginning bool) (any, *opErr
 		}
 	}
 	named, err := s.startFresh(fresh, starts, fromBeginning)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.assigned = want
-	for tp := range s.positions {
-		if !want[tp] {
-			delete(s.positions, tp)
-		}
-	}
-	for tp, offset := range named {
-		s.positions[tp] = offset
-	}
+	s.setAssigned(want, named)
 	if err != nil {
 		return nil, &opError{saramaErrName(err), err.Error() + " (assignment half made)", howIndefinite, true}
 	}

@@ -97,13 +97,9 @@ func (s *saramaSession) await(send int64, count int) ([]int64, *opError) {
 	return offsets, nil
 }
 
-// send sends [topic, partition, key, value] records with the idempotent (or plain)
-// producer and waits for every acknowledgement.
-func (s *saramaSession) send(records []outRecord) (any, *opError) {
-	if _, err := s.producerClient(); err != nil {
-		return nil, err
-	}
-	return s.sendAll(records)
+func (s *saramaSession) producerReady() *opError {
+	_, err := s.producerClient()
+	return err
 }
 
 // sendAll produces the records and awaits every acknowledgement.

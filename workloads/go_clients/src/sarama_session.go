@@ -12,6 +12,7 @@ import (
 func init() {
 	if os.Getenv("LOGTRIAL_SARAMA_DEBUG") != "" {
 		sarama.Logger = log.New(os.Stderr, "[sarama] ", log.Lmicroseconds)
+		sarama.DebugLogger = sarama.Logger // its transaction manager's and producer's debug lines too
 	}
 }
 

@@ -16,7 +16,7 @@ type clientSession interface {
 	txnSteps
 	assign(tps []topicPart, fromBeginning bool) (any, *opError)
 	subscribe(topics []string) *opError
-	send(records []outRecord) (any, *opError)
+	producerReady() *opError // the session's producer, made on first use
 	poll(timeoutMs int64) (any, *opError)
 	close()
 	drainExtra(reply map[string]any)
@@ -28,8 +28,11 @@ func run(s clientSession, req request) (any, *opError) {
 		return s.assign(req.Partitions, req.FromBeginning)
 	case "subscribe":
 		return nil, s.subscribe(req.Topics)
-	case "send":
-		return s.send(req.Records)
+	case "send": // with the idempotent (or plain) producer; every acknowledgement awaited
+		if err := s.producerReady(); err != nil {
+			return nil, err
+		}
+		return s.sendAll(req.Records)
 	case "poll":
 		return s.poll(req.TimeoutMs)
 	case "txn":
@@ -131,6 +134,22 @@ func (s *sessionState) split(tps []topicPart) (map[topicPart]bool, map[topicPart
 		}
 	}
 	return want, kept, fresh
+}
+
+// setAssigned makes `want` the assignment: the positions of the partitions it leaves
+// out are forgotten, those of `named` set.
+func (s *sessionState) setAssigned(want map[topicPart]bool, named map[topicPart]int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.assigned = want
+	for tp := range s.positions {
+		if !want[tp] {
+			delete(s.positions, tp)
+		}
+	}
+	for tp, offset := range named {
+		s.positions[tp] = offset
+	}
 }
 
 // droppedBy: the partitions assigned now that `want` leaves out.
