@@ -7,7 +7,7 @@ value says what each node's loss dropped ("dropped": files, bytes, name changes)
 
 A minority's loss must lose nothing acknowledged at --safe settings; a majority's may,
 with Kafka's default flush (docs/nemesis.md, "power"). The planned `mode` is `clean`
-(every unsynced write forgotten) or, one strike in TORN_SHARE, `torn` (the last write
+(every unsynced write forgotten) or, with chance TORN_SHARE, `torn` (the last write
 of each file half kept)."""
 from __future__ import annotations
 
