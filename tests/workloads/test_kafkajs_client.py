@@ -8,6 +8,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -130,3 +131,28 @@ def test_kafkajs_transactions_are_valid(cluster, tmp_path):
     # rightly invalid (G1a)
     result, events, _ = client_run(cluster, tmp_path, "kafkajs", time_limit=30, txn=True, abort_p=0.3, concurrency=1)
     check_txn_run(result, events)
+
+
+DUMP_LINE = re.compile(r"^    offset (\d+): epoch (\d+) seq (-?\d+) (.*)$", re.MULTILINE)
+
+
+@pytest.mark.slow
+def test_the_late_batch_probe_loses_b_or_commits_a_with_kafkajs(healed_cluster, local_cluster):
+    """`logtrial probe late-batch --client kafkajs`: kafkajs's abort goes out while A's
+    batch is held, under the epoch B will use (docs/findings.md, kafkajs). Where A lands
+    decides the loss: after the ABORT marker, once B's transaction has added the
+    partition, A is committed with B (A READ); before it, A's failed send has given its
+    sequence number back, B takes it, and the broker answers B as A's duplicate, at A's
+    offset under the ABORT marker (B LOST). Either way A is the warm-up's next sequence
+    under the same epoch. A round whose held A is refused keeps both: up to three rounds."""
+    probe = subprocess.run([sys.executable, "-m", "harness.cli", "probe", "late-batch", local_cluster.name, "3",
+                            "--client", "kafkajs", "--until-lost"], capture_output=True, text=True, timeout=900)
+    out = probe.stdout + probe.stderr[-2000:]
+    verdicts = [line.split(": ", 1)[1] for line in probe.stdout.splitlines()
+                if line.startswith("round ") and ": " in line and "leader" not in line]
+    assert probe.returncode == 1 and verdicts and ("B LOST" in verdicts[-1] or "A READ" in verdicts[-1]), out
+    last_round = probe.stdout.rsplit("leader ", 1)[1]
+    dump = {what: (int(epoch), int(seq)) for _, epoch, seq, what in DUMP_LINE.findall(last_round)}
+    (warm_epoch, warm_seq), a = dump["warm-up"], dump["A"]
+    assert a == (warm_epoch, warm_seq + 1), out
+    assert ("B" not in dump) == ("B LOST" in verdicts[-1]), out  # a lost B was never written
