@@ -93,8 +93,12 @@ _ALLOWED = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:.-[
 _TAG = b"#jepsen.history.Op{"
 _NUMBERS = bytes(0x31 if 0x30 <= b <= 0x39 else 0x65 if b in b"eE" else 0x30 for b in range(256))
 _KEYWORD = re.compile(rb":[^ ,\[\]{}\n]+[ ,\]}\n]")
-_NILS = tuple((bytes([a]) + b"nil" + bytes([b]), bytes([a]) + b"null" + bytes([b])) for a in b",[" for b in b",]")
+# a map key's ":" until the keywords are quoted (no such byte is in the fast shape)
+_COLON = b"\x01"
+_NILS = tuple((a + b"nil" + b, a + b"null" + b) for a in (b",", b"[", _COLON) for b in (b",", b"]", b"}"))
 _BRACES = bytes.maketrans(b"{} ", b"[],")
+_SPACES = bytes.maketrans(b" ", b",")
+_MAP_KEY = re.compile(rb"(?:\{|, ):[^ ,\[\]{}\n]+ ")
 
 
 def _untagged(data: bytes) -> bytes:
@@ -127,10 +131,25 @@ def _plain_block(data: bytes, lines: int) -> bool:
 class _Keywords:
     """Keywords as JSON strings, by plain replacement of each keyword and the
     delimiter after it (`:index ` -> `"index" `), the ones met so far first;
-    only when a ':' is left are the block's others looked for."""
+    only when a ':' is left are the block's others looked for.
+
+    `keys`: a map's keys as prn writes them, after its "{" or after ", "
+    (`, :time ` -> `,"time":`), so that the map reads as a JSON object: a
+    ", " inside a vector would make the text no JSON, never other JSON."""
 
     def __init__(self) -> None:
         self.known: dict[bytes, bytes] = {}
+        self.keys: dict[bytes, bytes] = {}
+
+    def as_keys(self, data: bytes) -> bytes:
+        for kw, quoted in self.keys.items():
+            data = data.replace(kw, quoted)
+        if b"{:" in data or b", :" in data:
+            for kw in sorted(set(_MAP_KEY.findall(data)), key=len, reverse=True):
+                before, name = (b"{", kw[2:-1]) if kw.startswith(b"{") else (b",", kw[3:-1])
+                self.keys[kw] = before + b'"' + name + b'"' + _COLON
+                data = data.replace(kw, self.keys[kw])
+        return data
 
     def quote(self, data: bytes) -> bytes:
         for kw, quoted in self.known.items():
@@ -142,20 +161,25 @@ class _Keywords:
         return data
 
 
-def _as_json(data: bytes, keywords: _Keywords) -> bytes | None:
+def _as_json(data: bytes, keywords: _Keywords, objects: bool = False) -> bytes | None:
     """Fast-shape lines as one JSON array of flat arrays (each map as
-    [key, value, ...], keywords as their names); None if that is not JSON."""
+    [key, value, ...], keywords as their names), or with `objects` of JSON
+    objects (as prn writes maps: ", " between entries); None if that is
+    not JSON."""
+    if objects:
+        data = keywords.as_keys(data)
     data = keywords.quote(data)
     if b":" in data:
         return None         # a keyword not where a token starts
-    data = data.replace(b", ", b",").translate(_BRACES)
+    data = data.replace(b", ", b",").translate(_SPACES if objects else _BRACES)
     while b",," in data:
         data = data.replace(b",,", b",")
     data = data.replace(b"[,", b"[").replace(b",]", b"]").replace(b"\n,", b"\n").replace(b",\n", b"\n")
     if b"nil" in data:      # twice: ",nil,nil," leaves one the first time; a nil left is not JSON
         for nil, null in _NILS + _NILS:
             data = data.replace(nil, null)
-    return b"[" + data.strip(b",").replace(b"\n", b",") + b"]"
+    data = data.strip(b",").replace(b"\n", b",")
+    return b"[" + (data.replace(_COLON, b":") if objects else data) + b"]"
 
 
 class _Fast:
@@ -176,6 +200,12 @@ class _Fast:
             raise _NotFast from None    # a vector as a key
         if 2 * len(op) != len(flat):
             raise _NotFast          # a key twice
+        return self.convert_map(line, op)
+
+    def convert_map(self, line: int, op) -> dict:
+        """convert of the map as a dict (its keys the keywords' names)."""
+        if type(op) is not dict:
+            raise _NotFast
         c = self.c
         index, time, otype, p, f = (op.get("index", c.position), op.get("time", 0), op.get("type"),
                                     op.get("process"), op.get("f"))
@@ -200,10 +230,13 @@ class _Fast:
         if c.workload is None and f in QUEUE_ONLY_FS:
             self._decide(line, "queue")
         if type(value) is list:
-            if f == "txn" and c.workload == "list-append" and c.int_keys_line is not None and \
-                    all(type(m) is list and len(m) == 3 and (m[0] == "append" or m[0] == "r")
-                        and type(m[1]) is int for m in value):
-                return value    # what _mop makes of each: the same list
+            if f == "txn" and c.workload == "list-append" and c.int_keys_line is not None:
+                for m in value:
+                    if type(m) is not list or len(m) != 3 or m[0] != "append" and m[0] != "r" \
+                            or type(m[1]) is not int:
+                        break
+                else:
+                    return value    # what _mop makes of each: the same list
             if f == "txn" or f == "send" or f == "poll":
                 return [self._mop(line, f, m) for m in value]
             if f in KEY_LIST_FS.get(c.workload, ()):
@@ -293,6 +326,13 @@ def _block_events(body: bytes, count: int, first: int, fast: _Fast,
     """The events of the `count` lines of `body`, line `first` onwards."""
     convert = fast.convert
     if _plain_block(body, count):
+        try:    # maps as JSON objects, when prn wrote them
+            maps = _flats(body, keywords, objects=True)
+        except _NotFast:
+            maps = None
+        if maps is not None and len(maps) == count:
+            convert_map = fast.convert_map
+            return [(n, convert_map(n, op)) for n, op in enumerate(maps, start=first)]
         flats = _flats(body, keywords)
         if len(flats) != count:
             raise _NotFast
@@ -311,8 +351,8 @@ def _block_events(body: bytes, count: int, first: int, fast: _Fast,
     return out
 
 
-def _flats(data: bytes, keywords: _Keywords) -> list:
-    text = _as_json(data, keywords)
+def _flats(data: bytes, keywords: _Keywords, objects: bool = False) -> list:
+    text = _as_json(data, keywords, objects)
     if text is None:
         raise _NotFast
     try:
