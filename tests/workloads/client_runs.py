@@ -6,7 +6,7 @@ import json
 import time
 from collections import Counter
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from checkers.history.stream import raw_events
 from checkers.history.wellformed import wellformedness_problems
@@ -14,28 +14,35 @@ from harness.runner import run_test
 from harness.test_options import TestOptions
 
 
-def groups_ready(bootstrap: str, timeout: float = 90.0) -> None:
-    """Waits until the cluster's group coordinators answer: a fresh cluster makes
-    __consumer_offsets on the first group request, which took 9 s at load 60, and
-    a short run whose first assigns wait that long has nothing left to check."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "lt-groups-ready"})
+def coordinators_ready(bootstrap: str, timeout: float = 120.0) -> None:
+    """Waits until the cluster's group and transaction coordinators answer: a fresh
+    cluster makes __consumer_offsets and __transaction_state on the first request
+    for each (9 s and more at load 60-95), and a short run whose first ops wait that
+    long has nothing left to check."""
     deadline = time.monotonic() + timeout
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "lt-coordinators-ready"})
     try:
-        while True:
-            try:
-                consumer.committed([TopicPartition("lt-groups-ready", 0)], timeout=10)
-                return
-            except KafkaException:
-                if time.monotonic() > deadline:
-                    raise
+        _retried(lambda: consumer.committed([TopicPartition("lt-coordinators-ready", 0)], timeout=10), deadline)
     finally:
         consumer.close()
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": "lt-coordinators-ready"})
+    _retried(lambda: producer.init_transactions(10), deadline)
+
+
+def _retried(call, deadline: float) -> None:
+    while True:
+        try:
+            call()
+            return
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
 
 
 def client_run(cluster, tmp_path, client: str, **overrides):
     """(result, history events, test.json) of a run of `client` with `overrides`,
-    once the cluster's group coordinators answer."""
-    groups_ready(cluster.db.bootstrap_servers())
+    once the cluster's coordinators answer."""
+    coordinators_ready(cluster.db.bootstrap_servers())
     overrides = {"rate": 60, "concurrency": 4, **overrides}
     options = TestOptions.from_flat(nodes_file=str(cluster.inventory.path), store=str(tmp_path / "store"),
                                     client=client, leave_db_running=True, recovery_time=1,

@@ -79,12 +79,12 @@ def test_aiokafka_serves_the_queue_and_refuses_what_it_cannot_do():
 
 
 def test_an_aiokafka_run_is_valid(cluster, tmp_path):
-    result, events, test_json = client_run(cluster, tmp_path, "aiokafka", time_limit=10)
+    result, events, test_json = client_run(cluster, tmp_path, "aiokafka", time_limit=12)
     check_queue_run(result, events)
     assert test_json["options"]["client"] == "aiokafka" and test_json["versions"]["aiokafka"] == PINNED.version
     assert test_json["final"]["complete"] is True
 
 
 def test_aiokafka_transactions_are_valid(cluster, tmp_path):
-    result, events, _ = client_run(cluster, tmp_path, "aiokafka", time_limit=8, txn=True, abort_p=0.3)
+    result, events, _ = client_run(cluster, tmp_path, "aiokafka", time_limit=15, txn=True, abort_p=0.3)
     check_txn_run(result, events)

@@ -115,8 +115,9 @@ class AiokafkaPair:
                 if client is not None:
                     try:
                         await close(client)
-                    except Exception as e:  # noqa: BLE001 - closing anyway
-                        log.info("process %s: closing %s: %s", self.process, type(client).__name__, e)
+                    except BaseException as e:  # noqa: BLE001 - closing anyway, cancelled or not
+                        log.info("process %s: closing %s: %s %s", self.process, type(client).__name__,
+                                 type(e).__name__, e)
         self.loop.close(close_all)
 
 

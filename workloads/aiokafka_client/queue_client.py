@@ -39,7 +39,8 @@ class AiokafkaQueueClient(PythonQueueOps):
     def __init__(self, workload, process: int, final: bool = False):
         super().__init__(workload, process, final)
         self.pair = AiokafkaPair(*pair_args(workload, process, final))
-        self._lock = threading.RLock()
+        # held by an op, and by a rebalance's handling, never by both (rebalanced())
+        self._lock = threading.Lock()
 
     def invoke(self, op: Op) -> Completion:
         return self.locked(super().invoke, op)
@@ -89,8 +90,16 @@ class AiokafkaQueueClient(PythonQueueOps):
         return self.pair.run(lambda: produce_all(producer, keys, items, timeout), timeout=timeout + 1)
 
     def _poll_once(self) -> tuple[dict, list[str]]:
+        """A poll lets a rebalance's handling in while it waits (the lock is let go),
+        as kafka-python runs its callbacks inside poll(): aiokafka's getmany may wait
+        for a rebalance whose callback waits for the lock."""
         consumer, keys, timeout = self.pair.consumer, self.w.keys, self.w.settings.poll_timeout
-        return self.pair.run(lambda: poll_records(consumer, keys, timeout)), self._drain_commit_errors()
+        self._lock.release()
+        try:
+            polled = self.pair.run(lambda: poll_records(consumer, keys, timeout))
+        finally:
+            self._lock.acquire()
+        return polled, self._drain_commit_errors()
 
     def _commit_polled(self) -> list[str]:
         """Commits the consumer's positions in a task of its own, as kafka-python's
