@@ -18,8 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.workloads.client_runs import groups_ready
-
 ROOT = Path(__file__).resolve().parents[2]
 # the installed logtrial only: no PYTHONPATH leading back to the checkout
 ENV = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
@@ -57,7 +55,6 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_the_java_client(healed_cluster, 
                            cwd=tmp_path, capture_output=True, text=True, timeout=60, env=ENV)
     assert where.stdout.startswith(str(tmp_path / "venv")), where.stdout + where.stderr  # not the checkout
     store = tmp_path / "store"
-    groups_ready(healed_cluster.db.bootstrap_servers())
     run = subprocess.run([str(tmp_path / "venv" / "bin" / "logtrial"), "test", "--nodes-file",
                           str(healed_cluster.inventory.path), "--leave-db-running", "--client", "java",
                           "--store", str(store), "--time-limit", "10", "--rate", "10", "--concurrency", "2",

@@ -3,40 +3,13 @@ client's tests make it (tests/workloads/test_*_client.py)."""
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
-
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from checkers.history.stream import raw_events
 from checkers.history.wellformed import wellformedness_problems
 from harness.runner import run_test
 from harness.test_options import TestOptions
-
-
-def coordinators_ready(bootstrap: str, timeout: float = 120.0) -> None:
-    """Waits until the cluster's group and transaction coordinators answer: a fresh
-    cluster makes __consumer_offsets and __transaction_state on the first request
-    for each (9 s and more at load 60-95), and a short run whose first ops wait that
-    long has nothing left to check."""
-    deadline = time.monotonic() + timeout
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "lt-coordinators-ready"})
-    try:
-        _retried(lambda: consumer.committed([TopicPartition("lt-coordinators-ready", 0)], timeout=10), deadline)
-    finally:
-        consumer.close()
-    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": "lt-coordinators-ready"})
-    _retried(lambda: producer.init_transactions(10), deadline)
-
-
-def _retried(call, deadline: float) -> None:
-    while True:
-        try:
-            call()
-            return
-        except KafkaException:
-            if time.monotonic() > deadline:
-                raise
+from tests.fixtures.cluster import coordinators_ready
 
 
 def client_run(cluster, tmp_path, client: str, **overrides):
