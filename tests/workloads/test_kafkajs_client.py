@@ -128,8 +128,11 @@ def test_a_kafkajs_run_is_valid(cluster, tmp_path):
 def test_kafkajs_transactions_are_valid(cluster, tmp_path):
     # one process: with two producers' aborted transactions interleaved, kafkajs's
     # read_committed filter returns aborted records (the test above), and the run is
-    # rightly invalid (G1a)
-    result, events, _ = client_run(cluster, tmp_path, "kafkajs", time_limit=30, txn=True, abort_p=0.3, concurrency=1)
+    # rightly invalid (G1a). A long op timeout: a send given up on and aborted may be
+    # committed by kafkajs's next transaction (docs/findings.md, kafkajs), which only a
+    # machine loaded past a send's 30 s would show here.
+    result, events, _ = client_run(cluster, tmp_path, "kafkajs", time_limit=30, txn=True, abort_p=0.3, concurrency=1,
+                                   op_timeout=30)
     check_txn_run(result, events)
 
 
