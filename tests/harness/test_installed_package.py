@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -24,7 +25,12 @@ ENV = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"
 
 
 def build_wheel(out: Path) -> Path:
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+    """The checkout as it is, built from a copy: setuptools builds in the source tree,
+    and its build/ would be left in the checkout."""
+    source = out.parent / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "store", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis"))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     [wheel] = out.glob("logtrial-*.whl")
