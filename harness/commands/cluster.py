@@ -271,8 +271,9 @@ def _ssh_error(ssh, node: str) -> SSHError | None:
 def heal(name: str | None, inventory_path: str | None, run_dir: str | None,
          insecure_host_keys: bool, bound: float) -> None:
     """Undo every fault logtrial made: its iptables chains, packet qdiscs and holder,
-    paused and dead brokers, clock offsets and strobes; brokers that ran with a skewed
-    clock are restarted. Retried with backoff until healed or --timeout."""
+    paused and dead brokers, clock offsets and strobes, powerfs layers (unmounted, the
+    data left as the last power loss made it); brokers that ran with a skewed clock are
+    restarted. Retried with backoff until healed or --timeout."""
     failed = False
     for target in targets(name, inventory_path, run_dir):
         try:
