@@ -1,7 +1,8 @@
 """Which client really uses transaction.version 2: commits a few transactions with
-each client (librdkafka through confluent-kafka, Kafka's Java client through
-logtrial's Java server, Sarama through the Go program, aiokafka in this process) on a fresh topic each, then reads the partition's log on a
-broker with DumpLogSegments and prints every batch's producer id and epoch. With
+each client under test (librdkafka through confluent-kafka, Kafka's Java client
+through logtrial's Java server, franz-go and Sarama through the Go program, kafkajs
+through its Node program, kafka-python and aiokafka in this process) on a fresh
+topic each, then reads the partition's log on a broker with DumpLogSegments and prints every batch's producer id and epoch. With
 transaction.version 2 (KIP-890) the producer's epoch goes up by one at every
 transaction's end, so each transaction's batches and its commit marker carry a new
 epoch; with version 1 the epoch stays the same across the producer's transactions.
@@ -62,6 +63,35 @@ def sarama_transactions(bootstrap: str, topic: str, count: int) -> None:
     bridge_transactions(GoPool("sarama"), go_config, "sarama", bootstrap, topic, count)
 
 
+def franz_go_transactions(bootstrap: str, topic: str, count: int) -> None:
+    """franz-go's, which asks the brokers' ApiVersions for what to send."""
+    from workloads.go_clients.pool import GoPool  # builds and starts the Go program: only when run
+    bridge_transactions(GoPool("franz-go"), go_config, "franzgo", bootstrap, topic, count)
+
+
+def kafkajs_transactions(bootstrap: str, topic: str, count: int) -> None:
+    from workloads.kafkajs_client import config as kafkajs_config
+    from workloads.kafkajs_client.pool import KafkajsPool  # installs its modules: only when run
+    bridge_transactions(KafkajsPool(), kafkajs_config, "kafkajs", bootstrap, topic, count)
+
+
+def kafka_python_transactions(bootstrap: str, topic: str, count: int) -> None:
+    """kafka-python's, in this process, with the queue workload's producer settings."""
+    from workloads.kafka_python import config as kafka_python_config
+    from workloads.kafka_python.install import PINNED  # pip-installs it on first use
+    kafka = PINNED.load()
+    producer = kafka.KafkaProducer(**kafka_python_config.producer_config(
+        bootstrap, SETTINGS, "probe-kafkapython", f"probe-{uuid.uuid4().hex[:8]}"))
+    try:
+        producer.init_transactions()
+        for i in range(count):
+            producer.begin_transaction()
+            producer.send(topic, value=str(i).encode(), partition=0).get(JAVA_OP_TIMEOUT_S)
+            producer.commit_transaction()
+    finally:
+        producer.close(10)
+
+
 def aiokafka_transactions(bootstrap: str, topic: str, count: int) -> None:
     """aiokafka's, in this process on an event loop of its own, with the queue
     workload's producer settings (workloads/aiokafka_client/config.py)."""
@@ -101,7 +131,8 @@ def bridge_transactions(pool: ProcessPool, config: ModuleType, name: str, bootst
 
 # client -> commits `count` one-send transactions to partition 0 of a topic
 CLIENTS: dict[str, Callable[[str, str, int], None]] = {
-    "librdkafka": librdkafka_transactions, "java": java_transactions, "sarama": sarama_transactions,
+    "librdkafka": librdkafka_transactions, "java": java_transactions, "franz-go": franz_go_transactions,
+    "sarama": sarama_transactions, "kafkajs": kafkajs_transactions, "kafka-python": kafka_python_transactions,
     "aiokafka": aiokafka_transactions}
 
 
@@ -149,8 +180,10 @@ def request_versions(cluster: Cluster) -> collections.Counter:
 
 
 def run(cluster: Cluster, level: int = 2, count: int = 4) -> int:
-    """Finalizes transaction.version `level`, probes both clients with the brokers'
-    request logs on, and prints the request versions and each client's batches; 0."""
+    """Finalizes transaction.version `level`, probes every client with the brokers'
+    request logs on, and prints the request versions and each client's batches; 0.
+    The request counts are of the brokers' whole logs: a second probe on the same
+    cluster counts the first one's requests too."""
     node = cluster.inventory.nodes[0].name
     print(f"{TRANSACTION_VERSION} finalized: {set_transaction_version(cluster, node, level)}")
     set_request_logging(cluster, "DEBUG")

@@ -124,5 +124,8 @@ def test_which_client_uses_transaction_version_2_as_the_log_shows(txn_version_re
     assert set_transaction_version(cluster, cluster.inventory.nodes[0].name, level) == level
     found = probe(cluster, count=3)
     assert epochs_bumped_per_transaction(found["java"]) == (level == 2)
+    assert epochs_bumped_per_transaction(found["franz-go"]) == (level == 2)  # EndTxn v5 when offered
     assert not epochs_bumped_per_transaction(found["librdkafka"])
-    assert not epochs_bumped_per_transaction(found["sarama"])  # EndTxn v3 at most
+    # EndTxn v3 (Sarama, kafka-python), v1 (kafkajs), v0 (aiokafka): never version 2
+    for client in ("sarama", "kafkajs", "kafka-python", "aiokafka"):
+        assert not epochs_bumped_per_transaction(found[client]), client
