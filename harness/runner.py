@@ -28,7 +28,7 @@ from clusters.nodes.lock import RunLock
 from clusters.nodes.pinning import ClientPins
 from harness.progress import Progress
 from harness.run_cluster import ClusterSession
-from harness.system_support import check_supported, fault_targets
+from harness.system_support import check_supported, fault_targets, struck_kinds
 from harness.test_options import TestOptions, test_name
 from harness.test_record import TestRecord, start_record
 from harness.watchdog import Watchdog
@@ -70,7 +70,7 @@ class Run:
                                  start_record(self.name, options, self.seed, self.run_id, self.history))
         from nemesis.registry import db_settings  # loads confluent_kafka: only when needed
         self.session = ClusterSession(options.cluster, self.record, self._say,
-                                      db_settings(options.nemesis.active_kinds))
+                                      db_settings(struck_kinds(options)))  # a replayed schedule's own
         self.stop = threading.Event()
         self.nemesis = None
         self.faults: ActiveFaults | None = None
