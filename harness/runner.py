@@ -23,6 +23,7 @@ from typing import Any
 from checkers.api import check_history
 from checkers.history.writer import HistoryWriter
 from common import exit_codes
+from harness import interrupts
 from clusters.cluster import HEAL_BOUND
 from clusters.nodes.lock import RunLock
 from clusters.nodes.pinning import ClientPins
@@ -101,6 +102,7 @@ class Run:
             self._enter("recover")
             self._sleep(self.options.timing.recovery_time)
             self._final_phase()
+            interrupts.raise_if_requested()  # a Ctrl-C that something on the way swallowed
             status = "complete"
         except KeyboardInterrupt:
             error, exit_code = "interrupted", exit_codes.INTERRUPTED
@@ -276,6 +278,8 @@ class Run:
 
     # -- bookkeeping ------------------------------------------------------------------------
     def _enter(self, phase: str) -> None:
+        if phase not in ("teardown", "check"):  # those two run after an interrupt too
+            interrupts.raise_if_requested()
         log.info("phase: %s", phase)
         self.record.enter(phase)
 
@@ -283,6 +287,7 @@ class Run:
         """Sleeps in short steps so Ctrl-C lands promptly."""
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
+            interrupts.raise_if_requested()
             time.sleep(min(0.2, left))
 
     def status_line(self) -> str:

@@ -300,9 +300,9 @@ def guarded(fn: Callable[[], Any]) -> Any:
         raise Indefinite(classify(e))
 
 
-class ClientPair:
-    """A logical process's producer and consumer, made on first use (creation
-    never blocks on the cluster; transactional producers init on first use)."""
+class PairIdentity:
+    """What every in-process client pair is made from: the cluster, the settings and
+    the logical process's own ids. Its clients are made on first use, by the subclass."""
 
     def __init__(self, bootstrap: str, settings: WorkloadSettings, process: int, transactional_id: str | None,
                  group_id: str, auto_offset_reset: str | None = None):
@@ -312,6 +312,15 @@ class ClientPair:
         self.transactional_id = transactional_id
         self.group_id = group_id
         self.auto_offset_reset = auto_offset_reset
+
+
+class ClientPair(PairIdentity):
+    """A logical process's producer and consumer, made on first use (creation
+    never blocks on the cluster; transactional producers init on first use)."""
+
+    def __init__(self, bootstrap: str, settings: WorkloadSettings, process: int, transactional_id: str | None,
+                 group_id: str, auto_offset_reset: str | None = None):
+        super().__init__(bootstrap, settings, process, transactional_id, group_id, auto_offset_reset)
         self._producer: Producer | None = None
         self._consumer: Consumer | None = None
         self._lookup: Consumer | None = None

@@ -1,13 +1,13 @@
 """`logtrial test`: run one workload against a cluster, with faults, and check it."""
 from __future__ import annotations
 
-import signal
 import sys
 
 import click
 
 from common import exit_codes
 from clusters.systems import SYSTEMS
+from harness import interrupts
 from harness.check_cli import check_options
 from harness.kafka_options import kafka_release_options
 from harness.presets import preset_options
@@ -99,7 +99,7 @@ def nemesis_options(f):
 def test(test_count: int, safe: bool, nemesis, **kwargs) -> None:
     """Run a test: workload + faults, final reads, check and report."""
     options = build_options(safe=safe, nemesis=nemesis, **kwargs)
-    interrupt_on_signals()
+    interrupts.install()
     worst = exit_codes.VALID
     for i in range(test_count):
         if test_count > 1:
@@ -113,15 +113,6 @@ def test(test_count: int, safe: bool, nemesis, **kwargs) -> None:
         if result.exit_code == exit_codes.INTERRUPTED:
             break
     sys.exit(worst)
-
-
-def interrupt_on_signals() -> None:
-    """Ctrl-C and SIGTERM both end a run the same way (healed, marked incomplete),
-    even when started in the background where SIGINT is ignored by default."""
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-    signal.signal(signal.SIGINT, interrupt)
-    signal.signal(signal.SIGTERM, interrupt)
 
 
 # what --safe sets (explicit flags lose to it)

@@ -7,8 +7,6 @@ starts the build in the background and runs them last (tests/conftest.py)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -27,6 +25,7 @@ from harness.system_support import Unsupported, check_supported
 from nemesis import partition, shapes
 from nemesis.heal import heal, verify_healed
 from tests.fixtures.cluster import shared_cluster_name
+from tests.fixtures.processes import running_from, still_running
 
 BROKERS = 2  # two brokers share the storage node: enough to kill one and keep serving
 
@@ -165,13 +164,10 @@ def test_what_tansu_lacks_is_refused_naming_it(tansu):
 def test_down_leaves_no_namespace_and_no_process(tansu):
     local, cluster = tansu
     home = Path(cluster.inventory.node("n1").home).parent
-    pids = [int(p.read_text().split()[0]) for p in home.glob("**/*.pid") if p.read_text().strip()]
-    assert pids  # brokers, PostgreSQL and sshds were running
+    processes = running_from(list(home.glob("**/*.pid")))
+    assert processes  # brokers, PostgreSQL and sshds were running
     local.down()
     assert not [ns for ns in list_netns() if ns.startswith(f"lt-{local.name}-")]
     assert not home.exists()
-    alive = [pid for pid in pids if os.path.exists(f"/proc/{pid}")
-             and "Z" not in subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True,
-                                           text=True).stdout]
-    assert alive == []
+    assert still_running(processes) == []
 

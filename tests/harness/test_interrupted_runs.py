@@ -24,10 +24,11 @@ from pathlib import Path
 import pytest
 
 from clusters.cluster import Cluster
-from clusters.nodes.local import LocalCluster, link_exists, list_netns, owned_pid
+from clusters.nodes.local import LocalCluster, link_exists, list_netns
 from nemesis import partition
 from results.runs import read_run
 from tests.fixtures.cluster import shared_cluster_name
+from tests.fixtures.processes import running_from, still_running
 from nemesis.heal import verify_healed
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -105,23 +106,15 @@ def unhealed_faults(local: LocalCluster) -> list[str]:
     return found
 
 
-def running(pid: int) -> bool:
-    """Alive and not a zombie (the sshds are this process's children: reap them)."""
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+def run_log_tail(run_dir: Path, lines: int = 40) -> str:
+    """The end of the run's own log: where it was when the signal came, and what it did next."""
+    log = run_dir / "logtrial.log"
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else "(no logtrial.log)"
 
 
-def node_pids(local: LocalCluster) -> list[int]:
+def node_processes(local: LocalCluster) -> set[tuple[int, str]]:
     pid_files = [pf for node in ("n1", "n2", "n3") for pf in local.home(node).glob("**/*.pid")]
-    pid_files += [local.sshd_dir(node) / "sshd.pid" for node in ("n1", "n2", "n3")]
-    return [pid for pid in (owned_pid(pf) for pf in pid_files) if pid and running(pid)]
+    return running_from(pid_files + [local.sshd_dir(node) / "sshd.pid" for node in ("n1", "n2", "n3")])
 
 
 def test_interrupted_runs_keep_their_history_and_heal_then_down_leave_nothing(isolated, tmp_path):
@@ -137,7 +130,7 @@ def test_interrupted_runs_keep_their_history_and_heal_then_down_leave_nothing(is
         (run_dir,) = [p.parent for p in store.glob("*/*/history.jsonl")]
         events = assert_history_parses(run_dir / "history.jsonl")
         summary = read_run(run_dir)
-        assert summary.verdict == "incomplete", (sig.name, after_s, summary)
+        assert summary.verdict == "incomplete", (sig.name, after_s, summary, run_log_tail(run_dir))
         healed = logtrial(env, "cluster", "heal")
         assert healed.returncode == 0, healed.stdout + healed.stderr
         assert f"local clusters in {env['LOGTRIAL_STATE_DIR']}: {local.name}" in healed.stdout
@@ -154,12 +147,12 @@ def test_interrupted_runs_keep_their_history_and_heal_then_down_leave_nothing(is
     assert tally["with faults in force"] >= 1, tally
     print(f"tally: {tally}")
 
-    pids = node_pids(local)
-    assert pids, "brokers and sshds were running"
+    processes = node_processes(local)
+    assert processes, "brokers and sshds were running"
     down = logtrial(env, "cluster", "down")
     assert down.returncode == 0, down.stdout + down.stderr
     assert f"cluster {local.name}: removed" in down.stdout
     assert not [ns for ns in list_netns() if ns.startswith(f"lt-{local.name}-")]
     assert not link_exists(local.bridge) and not any(link_exists(local.veth(n)) for n in ("n1", "n2", "n3"))
-    assert not [pid for pid in pids if running(pid)]
+    assert still_running(processes) == []
     assert not local.dir.exists()

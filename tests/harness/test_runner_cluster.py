@@ -8,6 +8,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from checkers.history.stream import raw_events
 from checkers.history.wellformed import wellformedness_problems
 from common import exit_codes
+from harness import interrupts
 from harness.runner import TestOptions, run_test
 from nemesis.heal import verify_healed
 
@@ -181,3 +183,22 @@ def test_subscribe_txn_run_commits_offsets_and_checks_valid(cluster, tmp_path):
                for _, c in pairs)
     results = json.loads((result.run_dir / "results.json").read_text())
     assert result.valid is True, results["bad_anomaly_types"]
+
+
+def test_a_ctrl_c_that_something_swallowed_still_ends_the_run_as_interrupted(cluster, tmp_path):
+    """The signal handler remembers the request: a KeyboardInterrupt lost on its way
+    (a library's `except BaseException`) still stops the run at its next wait."""
+    timer = threading.Timer(3.0, interrupts.request, args=("SIGINT",))
+    timer.start()
+    try:
+        result, events, test_json = run(cluster, tmp_path, time_limit=120, **PARTITION_NEMESIS)
+    finally:
+        timer.cancel()
+        interrupts.clear()
+    assert result.exit_code == exit_codes.INTERRUPTED
+    assert (test_json["status"], test_json["error"]) == ("incomplete", "interrupted")
+    assert wellformedness_problems(events, "queue") == []
+    verify_healed(cluster)
+
+
+PARTITION_NEMESIS = {"nemesis": ("partition",), "nemesis_interval": 2}

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END  # the start constants Positions deals in
 
-from workloads.clients import Delivery, Indefinite
+from workloads.clients import Delivery, Indefinite, PairIdentity
 from workloads.errors import Classified
 from workloads.kafka_common import KeySpace, encode
 from workloads.kafka_python import config
@@ -35,19 +35,14 @@ def guarded(fn: Callable[[], Any], definite: bool = False) -> Any:
         raise Indefinite(classify_kafka_python(e, definite=definite))
 
 
-class KafkaPythonPair:
+class KafkaPythonPair(PairIdentity):
     """A logical process's producer, consumer and committed-offsets lookup, made on
     first use. kafka-python connects in its constructors: a constructor that
     fails sent nothing (definite); a failed init_transactions goes by the table."""
 
     def __init__(self, bootstrap: str, settings: WorkloadSettings, process: int, transactional_id: str | None,
                  group_id: str, auto_offset_reset: str | None = None):
-        self.bootstrap = bootstrap
-        self.settings = settings
-        self.process = process
-        self.transactional_id = transactional_id
-        self.group_id = group_id
-        self.auto_offset_reset = auto_offset_reset
+        super().__init__(bootstrap, settings, process, transactional_id, group_id, auto_offset_reset)
         self._producer: Any = None
         self._consumer: Any = None
         self._lookup: Any = None
