@@ -16,7 +16,7 @@ import click
 
 from common import exit_codes
 from clusters.nodes.local import LocalCluster, LocalClusterError
-from harness.probes.late_batch_timing import LIBRDKAFKA_LIFT_S
+from harness.probes.late_batch_timing import LATE_BATCH_CLIENTS, LIBRDKAFKA_LIFT_S
 
 if TYPE_CHECKING:
     from clusters.cluster import Cluster
@@ -72,13 +72,13 @@ def probe() -> None:
 @probe.command("late-batch", short_help="Where a batch held past its abort lands (txn).")
 @cluster_argument
 @click.argument("rounds", type=click.IntRange(min=1), default=1, required=False)
-@click.option("--client", type=click.Choice(("librdkafka", "java", "sarama", "kafkajs")), default="librdkafka",
-              show_default=True,
+@click.option("--client", type=click.Choice(LATE_BATCH_CLIENTS), default="librdkafka", show_default=True,
               help="The producer: librdkafka (confluent-kafka), Kafka's Java client of the "
-                   "cluster's version (workloads/java_client/), Sarama (workloads/go_clients/) or "
-                   "kafkajs (workloads/kafkajs_client/).")
+                   "cluster's version (workloads/java_client/), Sarama or franz-go "
+                   "(workloads/go_clients/), kafkajs (workloads/kafkajs_client/), kafka-python or "
+                   "aiokafka (workloads/kafka_python/, workloads/aiokafka_client/).")
 @click.option("--lift-after", type=float, default=LIBRDKAFKA_LIFT_S, show_default=True,
-              help="java, sarama, kafkajs: lift the hold this many seconds after A began (by default as librdkafka's "
+              help="All but librdkafka: lift the hold this many seconds after A began (by default as librdkafka's "
                    "round lifts it); past 2 x the op timeout, the abort's max.block.ms passes first.")
 @click.option("--debug-log", type=click.Path(dir_okay=False),
               help="Append librdkafka's debug log (eos, msg, protocol) to this file.")

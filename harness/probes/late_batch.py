@@ -31,11 +31,15 @@ each step's time relative to the lift: when A's send was answered, when the abor
 and returned (each try, if max.block.ms made it throw TimeoutException), when B began
 and was answered. The Java client's abort waits for A: A lands inside its own
 transaction, before its ABORT marker, and B gets the next sequence (docs/findings.md).
---client sarama runs the same steps with Sarama, through the Go program
-(workloads/go_clients/, its `timed_txn` request); its AbortTxn waits for A too.
+--client sarama and --client franz-go run the same steps with Sarama and franz-go,
+through the Go program (workloads/go_clients/, its `timed_txn` request), --client
+kafkajs through the Node program (workloads/kafkajs_client/, the same request), and
+--client kafka-python and --client aiokafka in this process, through the client's
+own module (workloads/<client>/timed.py; late_batch_python.py).
 
     logtrial probe late-batch NAME [ROUNDS] [--debug-log FILE] [--until-lost]
-                                   [--client java|sarama [--lift-after S]]
+                                   [--client java|sarama|franz-go|kafkajs|kafka-python|aiokafka
+                                    [--lift-after S]]
 
 --debug-log: write librdkafka's debug log (eos, msg, protocol) there, to see the
 producer ids, epochs and sequence numbers each request carried.
@@ -53,6 +57,7 @@ from clusters.cluster import Cluster
 from clusters.kafka.log_dump import Record, first_segment_records
 from harness.probes.late_batch_java import java_steps
 from harness.probes.late_batch_librdkafka import librdkafka_steps
+from harness.probes.late_batch_python import MODULES as PYTHON_CLIENTS, python_steps
 from harness.probes.late_batch_setup import set_up
 from harness.probes.late_batch_timing import LIBRDKAFKA_LIFT_S
 from harness.probes.librdkafka_log import stderr_appended_to
@@ -62,7 +67,6 @@ from workloads.java_client import config as java_config
 from workloads.java_client.pool import JvmPool
 from workloads.kafkajs_client import config as kafkajs_config
 
-CLIENTS = ("librdkafka", "java", "sarama", "kafkajs")
 INCONCLUSIVE = "INCONCLUSIVE: the abort did not end, so B was not sent"
 SEQUENCE_REUSED = "A'S SEQUENCE GIVEN TO B (same epoch); A's batch is not in the log"
 
@@ -88,8 +92,10 @@ def one_round(cluster: Cluster, round_no: int, debug: bool = False, client: str 
     """Runs one round and prints it (the lines tests parse: `round N: ...`, then the
     partition's log as `    offset N: epoch E seq S VALUE`, then `round N: VERDICT`)."""
     setup = set_up(cluster)
-    if client != "librdkafka":
-        config = {"sarama": go_config, "kafkajs": kafkajs_config}.get(client, java_config)
+    if client in PYTHON_CLIENTS:
+        held, b, commit, seen = python_steps(cluster, setup, round_no, client, lift_after)
+    elif client != "librdkafka":
+        config = {"sarama": go_config, "franz-go": go_config, "kafkajs": kafkajs_config}.get(client, java_config)
         held, b, commit, seen = java_steps(cluster, setup, round_no, pool, lift_after, config)
     else:
         held, b, commit, seen = librdkafka_steps(cluster, setup, round_no, debug)
@@ -142,10 +148,11 @@ def _rounds(cluster: Cluster, rounds: int, debug: bool, until_lost: bool, client
         pool = JvmPool(cluster.db.release.version)  # compiles and starts a JVM
         print(f"kafka-clients {pool.versions()['kafka_clients']}, "
               f"Kafka {cluster.db.release.version}", flush=True)
-    elif client == "sarama":
+    elif client in ("sarama", "franz-go"):
         from workloads.go_clients.pool import GoPool  # builds and starts the Go program
-        pool = GoPool("sarama")
-        print(f"sarama {pool.versions()['sarama']}, Kafka {cluster.db.release.version}", flush=True)
+        pool = GoPool(client)
+        module = client.replace("-", "_")
+        print(f"{client} {pool.versions()[module]}, Kafka {cluster.db.release.version}", flush=True)
     elif client == "kafkajs":
         from workloads.kafkajs_client.pool import KafkajsPool  # installs and starts Node
         pool = KafkajsPool()

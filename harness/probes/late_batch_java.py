@@ -1,13 +1,16 @@
 """The late-batch round's steps with Kafka's Java client of the cluster's version,
-through the JVM bridge (its `timed_txn` request), or with Sarama through the Go
-program's (the same request: src/sarama_timed.go). abortTransaction() (AbortTxn) blocks,
-so A and then B run in a thread while this one lifts the hold; each step's time is told
-relative to that lift."""
+through the JVM bridge (its `timed_txn` request), or with Sarama or franz-go through
+the Go program's (the same request: src/sarama_timed.go, src/franz_timed.go), or
+kafkajs through the Node program's; and the steps themselves (`timed_steps`), which
+the Python clients' rounds share (late_batch_python.py). abortTransaction() (AbortTxn,
+End) blocks, so A and then B run in a thread while this one lifts the hold; each
+step's time is told relative to that lift."""
 from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
+from typing import Callable
 
 from clusters.cluster import Cluster
 from harness.probes.java_session import open_session
@@ -49,35 +52,45 @@ def describe_txn(txn: dict, lifted: float) -> str:
 
 def java_steps(cluster: Cluster, setup: RoundSetup, round_no: int, pool: ProcessPool,
                lift_after: float, config: ModuleType = java_config) -> Steps:
-    """The round's steps with Kafka's Java client (or, with the Go program's pool and
-    `config`, Sarama): its abort blocks, so A (then B) runs in a thread while this one
-    lifts the hold `lift_after` s after A began."""
+    """The round's steps with Kafka's Java client (or, with the Go program's or the Node
+    program's pool and `config`, Sarama, franz-go or kafkajs), through its `timed_txn`."""
     settings = WorkloadSettings(txn=True, op_timeout=OP_TIMEOUT)
     jvm, session = open_session(pool, setup.bootstrap, settings, f"probe-{round_no}", setup.txn_id,
                                 setup.txn_id, OP_TIMEOUT, config)
     try:
-        warm = timed_txn(jvm, session, setup.topic, "warm-up", 10, commit=True)
-        fault, held = hold_leader(cluster, setup)
-        a_began = time.time()
-
-        def a_then_b() -> tuple[dict, dict]:
-            # the abort may block up to max.block.ms (the op timeout) per try; retried as
-            # KafkaProducer allows, for as long as the hold could last
-            a = timed_txn(jvm, session, setup.topic, "A", OP_TIMEOUT, commit=False,
-                          retry=HOLD_FACTOR * OP_TIMEOUT + lift_after)
-            return a, timed_txn(jvm, session, setup.topic, "B", 3 * OP_TIMEOUT, commit=True)
-
-        with ThreadPoolExecutor(1) as worker:
-            steps = worker.submit(a_then_b)
-            try:
-                time.sleep(max(0.0, a_began + lift_after - time.time()))
-            finally:
-                lifted = time.time()  # the times below are relative to this
-                fault.stop(cluster)  # what the leader was holding (A's request) arrives now
-                lift_took = time.time() - lifted
-            a, b_txn = steps.result()
+        return timed_steps(cluster, setup, lift_after,
+                           lambda *step: timed_txn(jvm, session, setup.topic, *step))
     finally:
         jvm.call(session, "close", 30)
+
+
+# (value, wait, commit, retry) -> one timed transaction, as timed_txn returns it
+TimedTxn = Callable[..., dict]
+
+
+def timed_steps(cluster: Cluster, setup: RoundSetup, lift_after: float, txn: TimedTxn) -> Steps:
+    """The round's steps with a client whose abort blocks (`txn` runs one of its timed
+    transactions): A (then B) runs in a thread while this one lifts the hold `lift_after`
+    s after A began."""
+    warm = txn("warm-up", 10, True)
+    fault, held = hold_leader(cluster, setup)
+    a_began = time.time()
+
+    def a_then_b() -> tuple[dict, dict]:
+        # the abort may block up to max.block.ms (the op timeout) per try; retried as
+        # KafkaProducer allows, for as long as the hold could last
+        a = txn("A", OP_TIMEOUT, False, HOLD_FACTOR * OP_TIMEOUT + lift_after)
+        return a, txn("B", 3 * OP_TIMEOUT, True)
+
+    with ThreadPoolExecutor(1) as worker:
+        steps = worker.submit(a_then_b)
+        try:
+            time.sleep(max(0.0, a_began + lift_after - time.time()))
+        finally:
+            lifted = time.time()  # the times below are relative to this
+            fault.stop(cluster)  # what the leader was holding (A's request) arrives now
+            lift_took = time.time() - lifted
+        a, b_txn = steps.result()
     b = {"offset": b_txn["send"]["offset"]} if "offset" in b_txn.get("send", {}) else {
         "error": b_txn.get("error") or b_txn.get("send", {}).get("error", "unresolved")}
     commit = NOT_TRIED

@@ -4,6 +4,8 @@ the checkers find valid, with and without transactions."""
 from __future__ import annotations
 
 import inspect
+import threading
+import time
 
 import pytest
 
@@ -94,3 +96,46 @@ def test_kafka_python_transactions_are_valid(cluster, tmp_path):
     assert any(e["error"][0] == "ABORTED_ON_PURPOSE" for e in completions(events, "txn", "fail"))
     # a committed transaction's poll read what others' committed transactions sent
     assert any(mop[0] == "poll" and mop[1] for e in completions(events, "txn") for mop in e["value"])
+
+
+class FakeTimedProducer:
+    """A TimedProducer (workloads/kafka_python/timed.py) whose send is answered after
+    `answer_s` (never if None), and whose end takes `end_s`."""
+
+    def __init__(self, answer_s: float | None, end_s: float = 0.0, outcome: str = "ok"):
+        self.answer_s, self.end_s, self.outcome = answer_s, end_s, outcome
+        self.bounds: list[float] = []
+
+    def begin(self) -> None:
+        pass
+
+    def send(self, topic: str, value: str, seen: dict) -> None:
+        if self.answer_s is not None:
+            threading.Timer(self.answer_s, lambda: seen.update(at=time.time(), offset=7)).start()
+
+    def end(self, commit: bool, bound: float) -> str:
+        self.bounds.append(bound)
+        time.sleep(self.end_s)
+        return self.outcome
+
+
+def test_the_python_clients_timed_transaction_reports_as_the_bridges_does():
+    """late_batch_python.timed_txn: the send's answer with its time, the wait cut at
+    `wait`, one end bounded by the op timeout or the retry window, whichever is longer;
+    a send answered while the end waited is seen too (the abort that waited for A)."""
+    from harness.probes.late_batch_python import timed_txn
+    from harness.probes.late_batch_timing import OP_TIMEOUT
+
+    answered = timed_txn(FakeTimedProducer(0.05), "t", "B", 5, True)
+    assert answered["send"]["offset"] == 7 and answered["waited"] - answered["begun"] < 1
+    assert [outcome for outcome, *_ in answered["ends"]] == ["ok"]
+
+    late = FakeTimedProducer(0.3, end_s=0.5, outcome="ok")
+    a = timed_txn(late, "t", "A", 0.1, False, retry=26)
+    assert a["waited"] - a["begun"] >= 0.1 and late.bounds == [26]
+    (_, started, ended), = a["ends"]
+    assert started < a["send"]["at"] <= ended  # answered while the abort waited
+
+    unanswered = FakeTimedProducer(None, outcome="KafkaTimeoutError")
+    c = timed_txn(unanswered, "t", "A", 0.1, False)
+    assert c["send"] == {} and c["ends"][0][0] == "KafkaTimeoutError" and unanswered.bounds == [OP_TIMEOUT]

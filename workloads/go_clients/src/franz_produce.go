@@ -12,6 +12,7 @@ type delivery struct {
 	slot   int
 	offset int64
 	err    error
+	at     int64 // when it arrived, epoch ms (the late-batch probe's timeline)
 }
 
 // produce hands the records to the client; each one's delivery arrives on the channel.
@@ -21,7 +22,7 @@ func produce(cl *kgo.Client, records []outRecord) chan delivery {
 		slot := i
 		cl.Produce(context.Background(), &kgo.Record{Topic: r.Topic, Partition: r.Partition,
 			Key: []byte(r.Key), Value: []byte(r.Value)}, func(rec *kgo.Record, err error) {
-			done <- delivery{slot, rec.Offset, err}
+			done <- delivery{slot, rec.Offset, err, nowMs()}
 		})
 	}
 	return done

@@ -17,10 +17,7 @@ func (s *saramaSession) timedTxn(records []outRecord, wait time.Duration, commit
 		return nil, err
 	}
 	send := s.produce(records)
-	seen := make([]map[string]any, len(records))
-	for i := range seen {
-		seen[i] = map[string]any{}
-	}
+	seen := newSeen(len(records))
 	s.collect(send, seen, time.After(wait))
 	out["waited"] = nowMs()
 	end := s.producer.AbortTxn
@@ -48,48 +45,14 @@ func (s *saramaSession) timedTxn(records []outRecord, wait time.Duration, commit
 // `until`, only those that have arrived.
 func (s *saramaSession) collect(send int64, seen []map[string]any, until <-chan time.Time) {
 	for pending := countEmpty(seen); pending > 0; {
-		d, ok := s.nextDelivery(until)
+		d, ok := nextFrom(s.deliveries, until)
 		if !ok {
 			return
 		}
 		if d.send != send {
 			continue
 		}
-		seen[d.slot]["at"] = d.at
-		if d.err != nil {
-			seen[d.slot]["error"] = saramaErrName(d.err)
-		} else {
-			seen[d.slot]["offset"] = d.offset
-		}
+		note(seen[d.slot], d.at, d.offset, d.err, saramaErrName)
 		pending--
 	}
 }
-
-func (s *saramaSession) nextDelivery(until <-chan time.Time) (saramaDelivery, bool) {
-	if until == nil {
-		select {
-		case d := <-s.deliveries:
-			return d, true
-		default:
-			return saramaDelivery{}, false
-		}
-	}
-	select {
-	case d := <-s.deliveries:
-		return d, true
-	case <-until:
-		return saramaDelivery{}, false
-	}
-}
-
-func countEmpty(seen []map[string]any) int {
-	n := 0
-	for _, m := range seen {
-		if len(m) == 0 {
-			n++
-		}
-	}
-	return n
-}
-
-func nowMs() int64 { return time.Now().UnixMilli() }
