@@ -4,6 +4,7 @@ lines whenever a broker dies; every client of logtrial's is given one of these."
 from __future__ import annotations
 
 import logging
+import os
 
 # the run's clients: into logtrial.log (the runner's handler on the root logger)
 LIBRDKAFKA_LOG = logging.getLogger("librdkafka")
@@ -20,3 +21,16 @@ class _QuietLogger(logging.Logger):
 
 
 QUIET_CLIENT_LOGGER = _QuietLogger()
+
+
+# librdkafka's own debug contexts for every client of a run (`broker,metadata`,
+# `msg,eos`, `all`), into logtrial.log: what a crash or a lost write is explained from
+DEBUG_ENV = "LOGTRIAL_LIBRDKAFKA_DEBUG"
+
+
+def librdkafka_logging() -> dict:
+    """The logging part of every librdkafka client's configuration."""
+    contexts = os.environ.get(DEBUG_ENV, "").strip()
+    if contexts:
+        LIBRDKAFKA_LOG.setLevel(logging.DEBUG)  # the run's log is at INFO otherwise
+    return {"logger": LIBRDKAFKA_LOG, **({"debug": contexts} if contexts else {})}

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from confluent_kafka.admin import AdminClient
 
-from common.client_logging import LIBRDKAFKA_LOG
+from common.client_logging import librdkafka_logging
 from clusters.db import Membership, require
 from clusters.kafka.quorum import quorum_state
 
@@ -71,7 +71,7 @@ class RoleResolver:
     # -- broker ids -> node names -------------------------------------------------------
     def _admin(self) -> AdminClient:
         return AdminClient({"bootstrap.servers": self.cluster.db.bootstrap_servers(),
-                            "socket.timeout.ms": ADMIN_TIMEOUT_S * 1000, "logger": LIBRDKAFKA_LOG})
+                            "socket.timeout.ms": ADMIN_TIMEOUT_S * 1000, **librdkafka_logging()})
 
     def _node_for_broker_id(self, broker_id: int, metadata=None) -> str:
         node_id = getattr(self.cluster.db, "node_id", None)  # KafkaDB: node name -> node.id

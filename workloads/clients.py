@@ -14,7 +14,7 @@ from typing import Any, Callable
 from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, OFFSET_INVALID, Consumer, KafkaError, KafkaException,
                              Producer, TopicPartition)
 
-from common.client_logging import LIBRDKAFKA_LOG
+from common.client_logging import librdkafka_logging
 from workloads.consumer_config import shared_consumer_config
 from workloads.errors import Classified, classify, harness_error
 from workloads import producer_knobs
@@ -39,7 +39,7 @@ def producer_config(bootstrap: str, settings: WorkloadSettings, client_id: str,
         "request.timeout.ms": max(1000, timeout_ms // 2),
         "socket.timeout.ms": max(1000, timeout_ms // 2),
         "reconnect.backoff.max.ms": 1000,
-        "logger": LIBRDKAFKA_LOG,
+        **librdkafka_logging(),
     }
     if settings.retries is not None:
         config["retries"] = settings.retries
@@ -57,7 +57,7 @@ def lookup_config(bootstrap: str, client_id: str, group_id: str) -> dict:
     killed); a consumer starting at the offsets committed so far may read
     again what such a transaction read, which no checker counts against Kafka."""
     return {"bootstrap.servers": bootstrap, "client.id": client_id, "group.id": group_id,
-            "isolation.level": "read_uncommitted", "enable.auto.commit": False, "logger": LIBRDKAFKA_LOG}
+            "isolation.level": "read_uncommitted", "enable.auto.commit": False, **librdkafka_logging()}
 
 
 def consumer_config(bootstrap: str, settings: WorkloadSettings, client_id: str, group_id: str,
@@ -67,7 +67,7 @@ def consumer_config(bootstrap: str, settings: WorkloadSettings, client_id: str, 
         "fetch.wait.max.ms": 50,
         "socket.timeout.ms": 5000,
         "enable.partition.eof": False,
-        "logger": LIBRDKAFKA_LOG,
+        **librdkafka_logging(),
     }
 
 

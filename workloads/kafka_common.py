@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from common.client_logging import LIBRDKAFKA_LOG
+from common.client_logging import librdkafka_logging
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def kafka_error_of(e: KafkaException) -> KafkaError:
 
 def admin_config(bootstrap: str) -> dict:
     return {"bootstrap.servers": bootstrap, "socket.timeout.ms": 5000,
-            "logger": LIBRDKAFKA_LOG}
+            **librdkafka_logging()}
 
 
 def broker_count(bootstrap: str) -> int:
