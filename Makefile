@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install base system kafka tansu venv archives broker-archive spark-archive java-client clients demo test bench clean
+.PHONY: install base system kafka tansu venv archives broker-archive spark-archive java-client clients demo test test-deep bench clean
 
 # everything, tansu too
 install: base spark-archive clients tansu
@@ -75,6 +75,12 @@ demo: base
 TEST_WORKERS ?= 3
 test: base spark-archive clients
 	@$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30 $(PYTEST_ARGS)
+
+# the nightly depth: every property test four times its nominal examples (make test
+# runs a third of them: tests/fixtures/depth.py) and every published case on Spark too
+test-deep: base spark-archive clients
+	@LOGTRIAL_HYPOTHESIS_PROFILE=nightly LOGTRIAL_SPARK_ALL=1 \
+		$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30 $(PYTEST_ARGS)
 
 bench: base spark-archive java-client
 	@$(BIN)/python -m benchmarks.run_all

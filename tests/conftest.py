@@ -8,6 +8,11 @@ import pytest
 
 pytest.register_assert_rewrite("tests.fixtures")  # imported here before pytest_plugins loads them
 from tests.fixtures.builds import BUILD_FIXTURES, builds_needed, is_built, start_in_background  # noqa: E402
+from tests.fixtures.depth import PROFILE_ENV, register_profiles  # noqa: E402
+
+# the property tests' depth: `commit` by default, `nightly` (four times the examples of
+# every property test) with LOGTRIAL_HYPOTHESIS_PROFILE=nightly, as `make test-deep` sets
+HYPOTHESIS_PROFILE = register_profiles()
 
 pytest_plugins = [
     "tests.fixtures.builds",
@@ -95,6 +100,6 @@ def builds_last(items: list) -> list:
 
 
 def pytest_report_header(config) -> list[str]:
-    """Which builds are missing, and what becomes of the tests that need them."""
-    return [f"{kind.name}: {kind.install_state()[1]}; the tests that need it start the build in the "
+    """The property tests' depth; which builds are missing, and what becomes of the tests that need them."""
+    return [f"hypothesis profile: {HYPOTHESIS_PROFILE} ({PROFILE_ENV})"] + [f"{kind.name}: {kind.install_state()[1]}; the tests that need it start the build in the "
             f"background and run last" for kind in BUILD_FIXTURES.values() if not is_built(kind)]

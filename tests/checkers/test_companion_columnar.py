@@ -27,6 +27,7 @@ from tests.checkers.test_history_stream import BROKEN, GOOD
 from tests.checkers.test_queue_anomalies import planted_history
 from tests.checkers.test_queue_engines import random_events
 from tests.checkers.test_queue_engines import histories
+from tests.fixtures.depth import examples
 
 SPLIT_SHARES = (None, 0.0, 0.3, 0.5, 0.9)       # None: one part
 
@@ -200,7 +201,7 @@ def test_columnar_writes_what_the_careful_path_writes(tmp_path, monkeypatch, nam
             assert assert_same_or_refused(history, tmp_path, block_bytes), (seed, block_bytes)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 @given(histories, st.integers(0, 11), st.integers(0, 10**6),
        st.sampled_from(SPLIT_SHARES), st.sampled_from([1, 200, 4096, 1 << 20]), st.booleans())
 def test_random_histories_written_alike(tmp_path_factory, batch, producer_seed, interleave, share, block_bytes,
@@ -251,7 +252,7 @@ def _mutated(events: list[dict], mutation) -> list[str]:
     return lines
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data(), st.integers(0, 30), st.sampled_from(SPLIT_SHARES), st.sampled_from([1, 300, 1 << 20]))
 def test_columnar_never_accepts_what_the_careful_path_refuses(tmp_path_factory, data, seed, share, block_bytes):
     """Valid histories with one change: a field set to junk or dropped, a

@@ -20,6 +20,7 @@ from checkers.history.read import read_history
 from checkers.list_append.checker import check_list_append, txns, txns_from_rows
 from tests.checkers import la_reference as ref
 from tests.checkers.la_histories import history
+from tests.fixtures.depth import examples
 
 SPACE = 100     # keys and processes of history h live in [h*SPACE, (h+1)*SPACE)
 
@@ -47,7 +48,7 @@ def counts(results) -> Counter:
     return Counter({t: found["count"] for t, found in results["anomalies"].items()})
 
 
-@settings(max_examples=300, deadline=None,
+@settings(max_examples=examples(300), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(one_history)
 def test_checker_agrees_with_reference(tmp_path, params):

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from checkers.queue import txn_reads as tr
 from checkers.history.queue_records import COLUMNS, NULL, OK, POLL, RESET, SEND
+from tests.fixtures.depth import examples
 
 KEYS = (1, 2, 3)
 OFFSETS = 8
@@ -100,7 +101,7 @@ def as_set(found: pd.DataFrame) -> set[tuple]:
     return set(found[list(tr.FOUND_COLUMNS)].itertuples(index=False, name=None))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
 @given(consumer_records(), st.integers(1, 4), st.randoms(use_true_random=False))
 def test_whole_and_sliced_agree_with_the_walk(records, slices, rng):
     expected = walked(records)
@@ -117,7 +118,7 @@ def test_whole_and_sliced_agree_with_the_walk(records, slices, rng):
     assert as_set(tr.match(summary, parts)) == expected
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
 @given(consumer_records(), st.randoms(use_true_random=False))
 def test_bucket_rows_of_any_key_buckets_agree_with_the_walk(records, rng):
     """What the bucket pass gathers (bucket_rows per bucket of keys, every

@@ -23,6 +23,7 @@ from tests.checkers.test_queue_anomalies import clean_history, planted_history
 from tests.checkers.test_queue_cycles import cycles_history
 from tests.checkers.test_queue_rebalance import rebalance_history
 from tests.checkers.test_queue_property import KINDS, actions_of, simulate
+from tests.fixtures.depth import examples
 
 S = 1_000_000_000
 
@@ -313,7 +314,7 @@ histories = st.lists(st.lists(engine_action, min_size=5, max_size=25), min_size=
 
 
 @pytest.mark.spark
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(3), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(histories, min_size=4, max_size=4), st.integers(0, 11))
 def test_engines_agree_on_random_histories(spark, tmp_path_factory, batch, seed):
     """Each example: four files of two to eight random histories, each checked

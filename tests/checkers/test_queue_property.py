@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from checkers.history.read import read_history
 from checkers.queue.local import check_queue_local
 from tests.checkers import queue_reference
+from tests.fixtures.depth import examples
 
 FAULTS = ("none", "none", "none", "lose", "dup", "skip", "back", "phantom", "offset")
 KINDS = ("send", "send", "poll", "poll", "txn", "assign")
@@ -137,7 +138,7 @@ def local_results(path) -> dict:
     return check_queue_local(read_history(path, "queue").ops, limit=10**6, cycles=False)
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(4), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.lists(action, min_size=5, max_size=25), min_size=10, max_size=10))
 def test_spark_checker_agrees_with_reference(spark, tmp_path_factory, histories):
     from checkers.history.spark_read import load_history, pair_operations
@@ -149,7 +150,7 @@ def test_spark_checker_agrees_with_reference(spark, tmp_path_factory, histories)
     assert spark_found(local_results(path)) == expected
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.lists(action, min_size=5, max_size=25), min_size=1, max_size=4))
 def test_local_checker_agrees_with_reference(tmp_path_factory, histories):
     events, path = write_events(histories, tmp_path_factory.mktemp("prop-local"))
