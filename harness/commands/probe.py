@@ -1,9 +1,9 @@
-"""`logtrial probe late-batch|txn-version|stale-offset-fetch`: the findings' probes
+"""`logtrial probe late-batch|txn-version|stale-offset-fetch|storage-loss-fetch`: the findings' probes
 (harness/probes/, docs/findings.md), each reproducing one finding on demand.
 
 Exit codes: 0 the probe saw nothing wrong; 1 it saw its finding (late-batch: a round
 lost B, read A or was not ok; stale-offset-fetch: the consumer did not start at the
-committed offset); 2 (CRASHED) the probe itself failed; 3 bad input (no such cluster,
+committed offset; storage-loss-fetch: the consumers' process died of SIGSEGV); 2 (CRASHED) the probe itself failed; 3 bad input (no such cluster,
 a bad option). The probes' own modules load only when one runs: `logtrial probe
 --help` starts no client."""
 from __future__ import annotations
@@ -137,3 +137,25 @@ def stale_offset_fetch(bootstrap: str, timeout: float) -> NoReturn:
             click.echo(f"logtrial probe stale-offset-fetch: {e}", err=True)
             sys.exit(exit_codes.BAD_INPUT)
     exit_with(probe_run)
+
+
+@probe.command("storage-loss-fetch", short_help="librdkafka's segfault when tansu's storage dies.")
+@cluster_argument
+@click.argument("rounds", type=click.IntRange(min=1), default=5, required=False)
+@click.option("--debug-log", type=click.Path(dir_okay=False),
+              help="Append the consumers' librdkafka debug log (fetch, metadata) to this file.")
+def storage_loss_fetch(inventory: str, rounds: int, debug_log: str | None) -> NoReturn:
+    """librdkafka consumers fetch from the tansu cluster NAME while its PostgreSQL is
+    SIGKILLed, up to ROUNDS times (default 5). Exit 1 at the first round whose consumer
+    process died of SIGSEGV; 0 if none did.
+
+    (harness/probes/storage_loss_fetch.py tells more.)"""
+    from harness.probes import storage_loss_fetch as probe_module  # loads the client: only when run
+
+    def probe_run(cluster: Cluster) -> int:
+        try:
+            return probe_module.run(cluster, rounds, debug_log)
+        except probe_module.NotTansu as e:
+            click.echo(f"logtrial probe storage-loss-fetch: {e}", err=True)
+            sys.exit(exit_codes.BAD_INPUT)
+    on_cluster(inventory, probe_run)

@@ -20,6 +20,7 @@ from clusters.tansu.install import cargo_home
 from clusters.tansu.system import TANSU
 from clusters.tansu.schema import postgres_schema, storage_crate_dir
 from harness.commands.test_all import cell_label, matrix, options_for
+from harness.probes import storage_loss_fetch
 from harness.runner import TestOptions, run_test
 from harness.system_support import Unsupported, check_supported
 from nemesis import partition, shapes
@@ -158,6 +159,21 @@ def test_what_tansu_lacks_is_refused_naming_it(tansu):
         check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", workload="list-append"))
     # the default targets less the roles tansu has none of, not a refusal
     check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", nemesis=("kill",)))
+
+
+@pytest.mark.cluster
+def test_librdkafka_consumers_die_of_sigsegv_when_tansus_storage_dies(tansu, tmp_path, capsys):
+    """docs/findings.md row 7: tansu answers a Fetch whose topic-id lookup failed with a
+    zero topic id and a CurrentLeader hint; librdkafka's main thread looks up a NULL
+    topic name. 6 of the first 7 rounds crashed when it was found, so five rounds
+    without a crash would mean librdkafka or tansu changed."""
+    _, cluster = tansu
+    debug_log = tmp_path / "fetch-debug.log"
+    assert storage_loss_fetch.run(cluster, rounds=5, debug_log=str(debug_log)) == 1
+    rounds = [line for line in capsys.readouterr().out.splitlines() if line.startswith("round ")]
+    assert rounds[-1].endswith("SEGFAULT: the consumers' process died of SIGSEGV after the storage died")
+    assert "FETCH" in debug_log.read_text()  # the consumers' own debug lines were kept
+    assert all(cluster.db.serves_metadata(n) for n in cluster.nodes)  # storage back, brokers serving
 
 
 @pytest.mark.cluster

@@ -1,0 +1,103 @@
+"""Reproduces the segfault of librdkafka's main thread on tansu (docs/findings.md,
+"A crash of the client process").
+
+When tansu's PostgreSQL dies, a broker's pooled connection fails the topic-id lookup
+of a Fetch (v13+ names topics by id). tansu then answers the topic with
+UNKNOWN_TOPIC_OR_PARTITION, an all-zero topic id and a CurrentLeader hint of leader 0,
+epoch 0, beside an empty NodeEndpoints (tansu-storage 0.6.0, service/fetch.rs,
+`unknown_topic_response`). librdkafka takes the hint for a leader change and queues a
+metadata update for a topic with neither name nor id (rdkafka_fetcher.c,
+`rd_kafka_handle_Fetch_metadata_update`); its main thread looks the missing name up in
+its metadata cache (rdkafka_metadata.c, `rd_kafka_metadata_update_op` ->
+`rd_kafka_metadata_cache_find`) and strcmp reads address 0.
+
+    logtrial probe storage-loss-fetch NAME [ROUNDS]
+
+Each round: a child process's librdkafka consumers fetch a topic's partitions, the
+storage node's PostgreSQL is SIGKILLed, and the probe waits for the child. A child
+killed by SIGSEGV is the finding (exit 1); one alive after the wait is a round
+without it. PostgreSQL is started again and the brokers waited for between rounds.
+"""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from confluent_kafka import libversion
+
+from clusters.cluster import Cluster
+from clusters.kafka.admin import create_topic
+
+PARTITIONS = 4
+CRASH_WAIT_S = 20.0    # the crash came within a second of the kill when it came
+FETCHING_WAIT_S = 60.0
+SERVING_WAIT_S = 120.0
+
+
+class NotTansu(ValueError):
+    pass
+
+
+def run(cluster: Cluster, rounds: int, debug_log: str | None) -> int:
+    storage = getattr(cluster.db, "storage_node", None)
+    if storage is None:
+        raise NotTansu("probe storage-loss-fetch needs a tansu cluster (its PostgreSQL node)")
+    topic = f"lt-storage-loss-{uuid.uuid4().hex[:8]}"
+    create_topic(cluster, topic, partitions=PARTITIONS, replication_factor=1, min_insync_replicas=1)
+    print(f"librdkafka {libversion()[0]}, tansu {cluster.db.version}; topic {topic}, {PARTITIONS} partitions")
+    for number in range(1, rounds + 1):
+        outcome = one_round(cluster, storage, topic, debug_log)
+        print(f"round {number}: {outcome}")
+        if outcome.startswith("SEGFAULT"):
+            return 1
+    return 0
+
+
+def one_round(cluster: Cluster, storage: str, topic: str, debug_log: str | None) -> str:
+    stderr = open(debug_log, "a") if debug_log else subprocess.DEVNULL
+    child = subprocess.Popen([sys.executable, "-m", "harness.probes.fetch_loop", cluster.db.bootstrap_servers(),
+                              topic, str(PARTITIONS)], stdout=subprocess.PIPE, stderr=stderr, text=True,
+                             cwd=Path(__file__).resolve().parents[2])
+    try:
+        if not wait_fetching(child):
+            return f"INCONCLUSIVE: the consumers never fetched (child exit {child.poll()})"
+        cluster.db.kill(storage)
+        print(f"  killed PostgreSQL on {storage}")
+        try:
+            code = child.wait(timeout=CRASH_WAIT_S)
+        except subprocess.TimeoutExpired:
+            return f"ok: the consumers lived {CRASH_WAIT_S:g} s past the kill"
+        if code == -signal.SIGSEGV:
+            return "SEGFAULT: the consumers' process died of SIGSEGV after the storage died"
+        return f"INCONCLUSIVE: the consumers' process exited {code}"
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if stderr is not subprocess.DEVNULL:
+            stderr.close()
+        restart_storage(cluster, storage)
+
+
+def wait_fetching(child: subprocess.Popen) -> bool:
+    deadline = time.monotonic() + FETCHING_WAIT_S
+    while time.monotonic() < deadline and child.poll() is None:
+        if child.stdout.readline().strip() == "fetching":
+            time.sleep(2.0)  # fetch sessions established on every broker
+            return True
+    return False
+
+
+def restart_storage(cluster: Cluster, storage: str) -> None:
+    cluster.db.start(storage)
+    cluster.db.wait_ready(storage, SERVING_WAIT_S)
+    deadline = time.monotonic() + SERVING_WAIT_S
+    brokers = [n for n in cluster.nodes if n != storage]
+    while not all(cluster.db.serves_metadata(n) for n in brokers):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"brokers {brokers} not serving {SERVING_WAIT_S:g} s after PostgreSQL restarted")
+        time.sleep(1.0)
