@@ -165,7 +165,7 @@ def test_what_tansu_lacks_is_refused_naming_it(tansu):
 def test_librdkafka_consumers_die_of_sigsegv_when_tansus_storage_dies(tansu, tmp_path, capsys):
     """docs/findings.md row 7: tansu answers a Fetch whose topic-id lookup failed with a
     zero topic id and a CurrentLeader hint; librdkafka's main thread looks up a NULL
-    topic name. 6 of the first 7 rounds crashed when it was found, so five rounds
+    topic name. 5 of the first 6 rounds crashed when it was found, so five rounds
     without a crash would mean librdkafka or tansu changed."""
     _, cluster = tansu
     debug_log = tmp_path / "fetch-debug.log"
