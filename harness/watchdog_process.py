@@ -89,7 +89,35 @@ def recover(run_dir: Path, outcome: str, pid: int, hang_timeout: float) -> None:
             f"the control process (pid {pid}) died before the run ended (killed, or crashed)")
     clear_heartbeat(run_dir)
     store.mark_incomplete(run_dir, f"{what}; its watchdog is healing its cluster ({WATCHDOG_LOG})")
-    store.mark_incomplete(run_dir, f"{what}; {heal_run_cluster(run_dir)}")
+    healed = f"{what}; {heal_run_cluster(run_dir)}"
+    store.mark_incomplete(run_dir, healed)
+    checked = check_what_was_written(run_dir, what)
+    if checked:
+        store.mark_incomplete(run_dir, f"{healed}; {checked}")
+
+
+def check_what_was_written(run_dir: Path, what: str) -> str | None:
+    """The run's checker over the history written so far, into results.json with
+    `partial` saying why the history stops short (the verdict stays `incomplete`:
+    a lost write may just be a read never made). None when the run checks nothing."""
+    test = store.read_test_json(run_dir)
+    if not (test.get("options") or {}).get("check", True) or not (run_dir / store.HISTORY).exists():
+        return None
+    from checkers.api import check_history, write_results  # loads the checkers: only when needed
+    from checkers.options import CheckOptions
+    recorded = test.get("check") if isinstance(test.get("check"), dict) else {}
+    say(run_dir, "checking the history written so far")
+    try:
+        results = check_history(run_dir / store.HISTORY, workload=test.get("workload") or "queue", out_dir=run_dir,
+                                spark_master=recorded.get("spark_master"), engine=recorded.get("engine", "auto"),
+                                options=CheckOptions.from_record(recorded))
+    except Exception as e:  # noqa: BLE001 - said in the record; the history is still there
+        say(run_dir, f"the check failed: {type(e).__name__}: {e}")
+        return f"the check of the history written so far FAILED ({type(e).__name__}: {e})"
+    write_results({**results, "partial": f"the history stops where {what}"}, run_dir)
+    found = {kind: found["count"] for kind, found in results["anomalies"].items()}
+    say(run_dir, f"the history written so far: valid {results['valid']}, anomalies {found or 'none'}")
+    return f"the history written so far checked: valid {results['valid']} (results.json, partial)"
 
 
 def heal_run_cluster(run_dir: Path) -> str:

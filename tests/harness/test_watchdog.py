@@ -18,6 +18,7 @@ from clusters.nodes.local import LocalCluster
 from harness.watchdog import STACKS, WATCHDOG_LOG, Heartbeat
 from harness.watchdog_process import DIED, ENDED, HUNG, recover, watch
 from results import store
+from results.runs import read_run
 from tests.fixtures.cluster import shared_cluster_name
 from tests.harness.test_interrupted_runs import assert_history_parses, unhealed_faults
 
@@ -171,7 +172,7 @@ def test_a_run_killed_with_a_partition_in_force_is_healed_by_its_watchdog(healed
     run = subprocess.Popen([sys.executable, "-m", "harness.cli", "test", "--nodes-file", str(local.inventory_path),
                             "--store", str(tmp_path), "--time-limit", "60", "--rate", "20", "--concurrency", "2",
                             "--nemesis", "partition", "--nemesis-interval", "2", "--seed", "4",
-                            "--leave-db-running", "--no-check", "--no-report"],
+                            "--leave-db-running", "--no-report"],
                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
@@ -182,11 +183,16 @@ def test_a_run_killed_with_a_partition_in_force_is_healed_by_its_watchdog(healed
         run.wait()
     assert partition_in_force(tmp_path)
     (run_dir,) = [p.parent for p in tmp_path.glob("*/*/test.json")]
-    test = wait_for_record(run_dir, "healed its cluster")
+    test = wait_for_record(run_dir, "(results.json, partial)")
     assert test["status"] == "incomplete"
     assert test["error"].startswith(f"the control process (pid {run.pid}) died before the run ended (killed, "
                                     "or crashed); its watchdog healed its cluster ("), test["error"]
-    assert test["error"].endswith("and collected its nodes' logs"), test["error"]
+    assert "and collected its nodes' logs; the history written so far checked: valid " in test["error"]
+    results = json.loads((run_dir / "results.json").read_text())  # the verdict on what was written
+    assert results["partial"] == f"the history stops where the control process (pid {run.pid}) died before " \
+                                 "the run ended (killed, or crashed)"
+    assert results["stats"]["ops"] > 0 and results["valid"] in (True, False, "unknown")
+    assert read_run(run_dir).verdict == "incomplete"  # not a verdict on the whole run
     assert "partition" in (run_dir / WATCHDOG_LOG).read_text()
     assert sorted(p.name for p in (run_dir / "nodes").iterdir()) == ["n1", "n2", "n3"]
     assert any((run_dir / "nodes" / "n1").rglob("server.log*"))
