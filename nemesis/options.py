@@ -16,7 +16,7 @@ import click
 from nemesis.registry import BY_NAME_ONLY, FAULT_NAMES, parse_kinds
 from nemesis.runner import DEFAULT_INTERVAL, DEFAULT_TARGETS
 from nemesis.schedule import ScheduleError, load_schedule
-from nemesis.targets import TARGETS
+from nemesis.targets import TARGETS, parse_targets
 
 
 def _kinds(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
@@ -27,12 +27,10 @@ def _kinds(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
 
 
 def _targets(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
-    names = [part.strip() for part in value.split(",") if part.strip()]
-    unknown = [n for n in names if n not in TARGETS]
-    if unknown or not names:
-        what = f"unknown target {', '.join(map(repr, unknown))}" if unknown else "no target"
-        raise click.BadParameter(f"{what} (valid: {', '.join(TARGETS)})", ctx, param)
-    return list(dict.fromkeys(names))
+    try:
+        return parse_targets(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e), ctx, param) from None
 
 
 def _schedule_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

@@ -15,6 +15,16 @@ ROLE_TARGETS = ("controller", "leader")
 TARGETS = COUNT_TARGETS + ROLE_TARGETS
 
 
+def parse_targets(value: str) -> list[str]:
+    """`one,majority` -> its names, once each; ValueError naming an unknown one."""
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    unknown = [n for n in names if n not in TARGETS]
+    if unknown or not names:
+        what = f"unknown target {', '.join(map(repr, unknown))}" if unknown else "no target"
+        raise ValueError(f"{what} (valid: {', '.join(TARGETS)})")
+    return list(dict.fromkeys(names))
+
+
 def count_for(spec: str, n: int) -> int:
     """How many of n nodes a count target strikes (minority: the largest minority)."""
     return {"one": 1, "minority": max(1, (n - 1) // 2), "majority": n // 2 + 1, "all": n}[spec]

@@ -29,6 +29,7 @@ from harness.check_cli import check_options
 from harness.presets import PRESETS, preset_options
 from harness.kafka_options import kafka_versions_option
 from harness.matrix_journal import JOURNAL, Finished, Journal, mark_abandoned
+from nemesis.targets import parse_targets
 from results.index import write_static_index
 from results.campaign import campaign_table
 from results.matrix_report import MatrixRun, exit_code, summary_table, write_junit
@@ -209,6 +210,10 @@ def matrix_run(cell: Cell, summary, code: int, error: str | None):
 @click.option("--txn-versions", metavar="1,2", default="",
               help="Comma-separated transaction.version levels each combination runs on (finalized before the "
                    "run, as --txn-version; Kafka 4.x). Default: the cluster's.")
+@click.option("--db-targets", default=None, metavar="one,majority,...", callback=lambda ctx, param, value:
+              None if value is None else db_targets(ctx, param, value),
+              help="Which brokers each fault strikes, for every run (as `test --db-targets`): one, minority, "
+                   "majority, all, controller, leader. Default: the fault's own, or the preset's.")
 @click.option("--seeds", metavar="1-20", default="",
               help="A seeds axis: each combination runs once per seed (ranges and lists: 1-20, 3,7,11), "
                    "in place of --test-count; the anomaly counts are then summed per combination.")
@@ -420,6 +425,13 @@ def validate_all(base, cells: list[Cell]) -> None:
         except ValueError as e:
             click.echo(f"logtrial test-all: {cell_label(cell)}: {e}", err=True)
             sys.exit(exit_codes.BAD_INPUT)
+
+
+def db_targets(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    try:
+        return tuple(parse_targets(value))
+    except ValueError as e:
+        raise click.BadParameter(str(e), ctx, param) from None
 
 
 def bad_input_exits(build: Callable[[], T]) -> T:

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+
 from clusters.kafka.log_dump import Batch, Record
+from common import exit_codes
 from harness.commands.test_all import matrix, parse_seeds
 from harness.forensics import LostWriteTrace, read_forensics, trace, trace_run
 from results.campaign import COUNTED, totals_by_cell
@@ -123,16 +125,25 @@ def test_a_campaign_runs_each_seed_and_sums_its_cell(healed_cluster, tmp_path):
         [sys.executable, "-m", "harness.cli", "test-all", "--nodes-file", str(healed_cluster.inventory.path),
          "--leave-db-running", "--store", str(store), "--workloads", "queue", "--txn", "on",
          "--nemeses", "client-delay", "--preset", "late-batch", "--seeds", "3-4", "--time-limit", "6",
-         "--rate", "20", "--concurrency", "2", "--engine", "local", "--forensics"],
+         "--rate", "20", "--concurrency", "2", "--engine", "local", "--forensics", "--db-targets", "leader,one"],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     output = done.stdout + done.stderr
     assert done.returncode in (0, 1), output
     seeds = sorted(json.loads(p.read_text())["seed"] for p in store.glob("*/*/test.json"))
     assert seeds == [3, 4], output
     options = [json.loads(p.read_text())["options"] for p in store.glob("*/*/test.json")]
-    assert {(o["db_targets"][0], o["op_timeout"]) for o in options} == {("leader", 3.0)}  # the preset's
+    # --db-targets given wins over the preset's ("leader"); its op timeout stays the preset's
+    assert {(tuple(o["db_targets"]), o["op_timeout"]) for o in options} == {(("leader", "one"), 3.0)}
     table = (store / "campaign.md").read_text()
     assert "| queue nemesis=client-delay txn=on | 2 (of 2) |" in table, table
     for run in (p.parent for p in store.glob("*/*/test.json")):
         lost = json.loads((run / "results.json").read_text())["anomalies"].get("lost-write", {}).get("count", 0)
         assert bool(read_forensics(run)) == bool(lost)
+
+
+def test_an_unknown_target_is_bad_input_named_before_any_run(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "test-all", "--local", "3", "--store",
+                           str(tmp_path), "--db-targets", "one,most"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == exit_codes.BAD_INPUT
+    assert "unknown target 'most' (valid: one, minority, majority, all, controller, leader)" in done.stderr
+    assert not any(tmp_path.iterdir())
