@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-
 from clusters.kafka.log_dump import Batch, Record
 from common import exit_codes
 from harness.commands.test_all import matrix, parse_seeds
