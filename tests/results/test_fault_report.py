@@ -9,7 +9,7 @@ from pathlib import Path
 
 from checkers.api import check_history
 from results.report import write_report
-from tests.checkers.histories import Builder
+from tests.checkers.test_fault_verdict import lost_write
 from tests.results.sample_runs import HOSTILE, make_run
 
 TRUNCATE_WHY = "DeleteRecords moves the log start to the high watermark"
@@ -21,13 +21,7 @@ def start(f: str, fault: str, why: str | None) -> tuple[str, dict]:
 
 def checked_run(tmp_path: Path, *starts: tuple[str, dict]) -> tuple[dict, str]:
     """A run whose ack of 10 on key 1 is lost after the starts: checked, then reported."""
-    h = Builder()
-    h.send(0, [(1, 0, 10)])
-    for f, value in starts:
-        h.nemesis(f, value)
-    h.send(0, [(1, 1, 11)])
-    h.poll(1, {1: [(1, 11)]})
-    h.write(tmp_path / "history.jsonl")
+    lost_write(*starts).write(tmp_path / "history.jsonl")
     (tmp_path / "test.json").write_text(json.dumps({"name": "queue", "status": "complete", "workload": "queue"}))
     results = check_history(tmp_path / "history.jsonl", out_dir=tmp_path, engine="local")
     return results, write_report(tmp_path).read_text()
