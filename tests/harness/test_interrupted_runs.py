@@ -4,7 +4,8 @@ nothing: `logtrial cluster heal`, then `logtrial cluster down`.
 
 The cluster lives in a state root of its own (LOGTRIAL_STATE_DIR), so "every
 local cluster" means this one only, and no other cluster on the machine is
-touched. The interrupt points come from a seeded RNG; each run is printed
+touched. `make test` makes 2 runs per signal, `make test-deep` (the nightly
+profile) 5 (tests/fixtures/depth.py). The interrupt points come from a seeded RNG; each run is printed
 (pytest -s) and the counts are in docs/benchmarks.md, "Interrupted runs".
 The runs have no watchdog (`--hang-timeout 0`), which would heal a SIGKILLed
 run itself (tests/harness/test_watchdog.py): this is the path left when the
@@ -28,13 +29,15 @@ from clusters.nodes.local import LocalCluster, link_exists, list_netns
 from nemesis import partition
 from results.runs import read_run
 from tests.fixtures.cluster import shared_cluster_name
+from tests.fixtures.depth import repetitions
 from tests.fixtures.processes import running_from, still_running
 from nemesis.heal import verify_healed
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-SIGNALS = [signal.SIGINT] * 5 + [signal.SIGKILL] * 5
+RUNS_PER_SIGNAL = repetitions(5)   # 2 per commit, 5 nightly (tests/fixtures/depth.py)
+SIGNALS = [signal.SIGINT] * RUNS_PER_SIGNAL + [signal.SIGKILL] * RUNS_PER_SIGNAL
 SEED = 20261124
 HISTORY_APPEARS_S = 60.0   # a run's history file exists by then, however loaded the machine
 
@@ -142,7 +145,7 @@ def test_interrupted_runs_keep_their_history_and_heal_then_down_leave_nothing(is
         tally["heal actions"] += len(actions)
         print(f"run {i}: {sig.name} after {after_s:.1f} s, exit {code}, {events} history lines, "
               f"heal: {actions or 'nothing to undo'}")
-    assert tally["SIGINT"] == 5 and tally["SIGKILL"] == 5
+    assert tally["SIGINT"] == RUNS_PER_SIGNAL and tally["SIGKILL"] == RUNS_PER_SIGNAL
     # SIGINT heals on its way out; SIGKILL leaves the faults it had started
     assert tally["with faults in force"] >= 1, tally
     print(f"tally: {tally}")
