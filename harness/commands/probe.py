@@ -1,9 +1,10 @@
-"""`logtrial probe late-batch|txn-version|stale-offset-fetch|storage-loss-fetch`: the findings' probes
+"""`logtrial probe late-batch|txn-version|stale-offset-fetch|storage-loss-fetch|fetch-answer`: the
+findings' probes
 (harness/probes/, docs/findings.md), each reproducing one finding on demand.
 
 Exit codes: 0 the probe saw nothing wrong; 1 it saw its finding (late-batch: a round
 lost B, read A or was not ok; stale-offset-fetch: the consumer did not start at the
-committed offset; storage-loss-fetch: the consumers' process died of SIGSEGV); 2 (CRASHED) the probe itself failed; 3 bad input (no such cluster,
+committed offset; storage-loss-fetch, fetch-answer: the consumers' process died of SIGSEGV); 2 (CRASHED) the probe itself failed; 3 bad input (no such cluster,
 a bad option). The probes' own modules load only when one runs: `logtrial probe
 --help` starts no client."""
 from __future__ import annotations
@@ -159,3 +160,19 @@ def storage_loss_fetch(inventory: str, rounds: int, debug_log: str | None) -> No
             click.echo(f"logtrial probe storage-loss-fetch: {e}", err=True)
             sys.exit(exit_codes.BAD_INPUT)
     on_cluster(inventory, probe_run)
+
+
+@probe.command("fetch-answer", short_help="The same segfault against a fake broker (no cluster).")
+@click.argument("answer", type=click.Choice(("tansu", "echoed-id", "no-hint")), default="tansu", required=False)
+@click.option("--debug-log", type=click.Path(dir_okay=False),
+              help="Append the consumers' librdkafka debug log (fetch, metadata) to this file.")
+def fetch_answer(answer: str, debug_log: str | None) -> NoReturn:
+    """librdkafka consumers against a broker on 127.0.0.1 that answers every Fetch as
+    ANSWER says: `tansu` (default) as tansu 0.6.0 does when its storage fails a topic-id
+    lookup (a zero topic id and a CurrentLeader hint), `echoed-id` with the topic's own id,
+    `no-hint` without the hint. Exit 1 if the consumers' process died of SIGSEGV.
+
+    (harness/probes/fake_fetch_broker.py tells more.)"""
+    from harness.probes import storage_loss_fetch as probe_module  # loads the client: only when run
+
+    exit_with(lambda: probe_module.run_fake(answer, debug_log))

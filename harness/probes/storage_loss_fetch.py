@@ -12,11 +12,16 @@ its metadata cache (rdkafka_metadata.c, `rd_kafka_metadata_update_op` ->
 `rd_kafka_metadata_cache_find`) and strcmp reads address 0.
 
     logtrial probe storage-loss-fetch NAME [ROUNDS]
+    logtrial probe fetch-answer [tansu|echoed-id|no-hint]
 
 Each round: a child process's librdkafka consumers fetch a topic's partitions, the
 storage node's PostgreSQL is SIGKILLed, and the probe waits for the child. A child
 killed by SIGSEGV is the finding (exit 1); one alive after the wait is a round
 without it. PostgreSQL is started again and the brokers waited for between rounds.
+
+`fetch-answer` needs no cluster: a fake broker on loopback answers every Fetch as tansu
+does (`tansu`), or with the topic's own id (`echoed-id`), or without the leader hint
+(`no-hint`). Only the first kills the client: both ingredients are needed.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Callable
 
 from confluent_kafka import libversion
 
@@ -34,6 +40,7 @@ from clusters.kafka.admin import create_topic
 
 PARTITIONS = 4
 CRASH_WAIT_S = 20.0    # the crash came within a second of the kill when it came
+FAKE_CRASH_WAIT_S = 5.0  # against the fake broker it comes with the first answer
 FETCHING_WAIT_S = 60.0
 SERVING_WAIT_S = 120.0
 
@@ -58,21 +65,51 @@ def run(cluster: Cluster, rounds: int, debug_log: str | None) -> int:
 
 
 def one_round(cluster: Cluster, storage: str, topic: str, debug_log: str | None) -> str:
-    stderr = open(debug_log, "a") if debug_log else subprocess.DEVNULL
-    child = subprocess.Popen([sys.executable, "-m", "harness.probes.fetch_loop", cluster.db.bootstrap_servers(),
-                              topic, str(PARTITIONS)], stdout=subprocess.PIPE, stderr=stderr, text=True,
-                             cwd=Path(__file__).resolve().parents[2])
-    try:
-        if not wait_fetching(child):
-            return f"INCONCLUSIVE: the consumers never fetched (child exit {child.poll()})"
+    def kill_storage() -> None:
         cluster.db.kill(storage)
         print(f"  killed PostgreSQL on {storage}")
+    try:
+        return consumers_through(cluster.db.bootstrap_servers(), topic, PARTITIONS, kill_storage, debug_log,
+                                 after="the storage died")
+    finally:
+        restart_storage(cluster, storage)
+
+
+def run_fake(answer: str, debug_log: str | None) -> int:
+    """The same consumers against a fake broker on loopback that answers every Fetch as
+    `answer` says (harness/probes/fake_fetch_broker.py): no tansu, no PostgreSQL, no
+    network namespace. 1 if they died of SIGSEGV."""
+    from harness.probes.fake_fetch_broker import FakeFetchBroker
+    broker = FakeFetchBroker("lt-fake", answer)
+    try:
+        print(f"librdkafka {libversion()[0]}; a fake broker at {broker.bootstrap} answers every Fetch as {answer!r}")
+        outcome = consumers_through(broker.bootstrap, "lt-fake", 1, lambda: None, debug_log,
+                                    after="the fake broker's answers to its fetches", crash_wait_s=FAKE_CRASH_WAIT_S)
+    finally:
+        broker.close()
+    print(outcome)
+    return 1 if outcome.startswith("SEGFAULT") else 0
+
+
+def consumers_through(bootstrap: str, topic: str, partitions: int, fault: Callable[[], None],
+                      debug_log: str | None, after: str, crash_wait_s: float = CRASH_WAIT_S) -> str:
+    """Starts the child's consumers, strikes `fault` once they fetch, and says how the child fared."""
+    stderr = open(debug_log, "a") if debug_log else subprocess.DEVNULL
+    child = subprocess.Popen([sys.executable, "-m", "harness.probes.fetch_loop", bootstrap, topic, str(partitions)],
+                             stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=Path(__file__).resolve().parents[2])
+    try:
+        if not wait_fetching(child):
+            code = child.poll()
+            if code == -signal.SIGSEGV:
+                return f"SEGFAULT: the consumers' process died of SIGSEGV after {after}"
+            return f"INCONCLUSIVE: the consumers never fetched (child exit {code})"
+        fault()
         try:
-            code = child.wait(timeout=CRASH_WAIT_S)
+            code = child.wait(timeout=crash_wait_s)
         except subprocess.TimeoutExpired:
-            return f"ok: the consumers lived {CRASH_WAIT_S:g} s past the kill"
+            return f"ok: the consumers lived {crash_wait_s:g} s"
         if code == -signal.SIGSEGV:
-            return "SEGFAULT: the consumers' process died of SIGSEGV after the storage died"
+            return f"SEGFAULT: the consumers' process died of SIGSEGV after {after}"
         return f"INCONCLUSIVE: the consumers' process exited {code}"
     finally:
         if child.poll() is None:
@@ -80,7 +117,6 @@ def one_round(cluster: Cluster, storage: str, topic: str, debug_log: str | None)
             child.wait()
         if stderr is not subprocess.DEVNULL:
             stderr.close()
-        restart_storage(cluster, storage)
 
 
 def wait_fetching(child: subprocess.Popen) -> bool:
