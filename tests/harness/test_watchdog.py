@@ -20,6 +20,7 @@ from harness.watchdog_process import DIED, ENDED, HUNG, recover, watch
 from results import store
 from results.runs import read_run
 from tests.fixtures.cluster import shared_cluster_name
+from tests.fixtures.killed_runs import sigkill_run_when, wait_for_record
 from tests.harness.test_interrupted_runs import assert_history_parses, unhealed_faults
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,43 +158,25 @@ def partition_in_force(store_dir: Path) -> bool:
     return bool(events) and '"f":"start-partition"' in events[-1]
 
 
-def wait_for_record(run_dir: Path, words: str, timeout: float = 240) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        test = json.loads((run_dir / "test.json").read_text())
-        if words in (test.get("error") or "") or time.monotonic() > deadline:
-            return test
-        time.sleep(0.5)
-
-
 @pytest.mark.cluster
 def test_a_run_killed_with_a_partition_in_force_is_healed_by_its_watchdog(healed_cluster, tmp_path):
     local = LocalCluster(shared_cluster_name())
-    run = subprocess.Popen([sys.executable, "-m", "harness.cli", "test", "--nodes-file", str(local.inventory_path),
-                            "--store", str(tmp_path), "--time-limit", "60", "--rate", "20", "--concurrency", "2",
-                            "--nemesis", "partition", "--nemesis-interval", "2", "--seed", "4",
-                            "--leave-db-running", "--no-report"],
-                           cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while not partition_in_force(tmp_path) and time.monotonic() < deadline:
-            time.sleep(0.1)
-    finally:
-        run.kill()   # SIGKILL: nothing of the control process gets to clean up
-        run.wait()
+    pid = sigkill_run_when(["--nodes-file", str(local.inventory_path), "--time-limit", "60", "--rate", "20",
+                            "--concurrency", "2", "--nemesis", "partition", "--nemesis-interval", "2", "--seed", "4",
+                            "--leave-db-running", "--no-report"], tmp_path, partition_in_force, timeout=120)
     assert partition_in_force(tmp_path)
     (run_dir,) = [p.parent for p in tmp_path.glob("*/*/test.json")]
     test = wait_for_record(run_dir, "(results.json, partial)")
     assert test["status"] == "incomplete"
-    assert test["error"].startswith(f"the control process (pid {run.pid}) died before the run ended (killed, "
+    assert test["error"].startswith(f"the control process (pid {pid}) died before the run ended (killed, "
                                     "or crashed); its watchdog healed its cluster ("), test["error"]
     assert "and collected its nodes' logs; the history written so far checked: valid " in test["error"]
     results = json.loads((run_dir / "results.json").read_text())  # the verdict on what was written
-    assert results["partial"] == f"the history stops where the control process (pid {run.pid}) died before " \
+    assert results["partial"] == f"the history stops where the control process (pid {pid}) died before " \
                                  "the run ended (killed, or crashed)"
     assert results["stats"]["ops"] > 0 and results["valid"] in (True, False, "unknown")
     assert read_run(run_dir).verdict == "incomplete"  # not a verdict on the whole run
-    assert "partition" in (run_dir / WATCHDOG_LOG).read_text()
+    assert "removed logtrial's iptables chain" in (run_dir / WATCHDOG_LOG).read_text()  # the partition, healed
     assert sorted(p.name for p in (run_dir / "nodes").iterdir()) == ["n1", "n2", "n3"]
     assert any((run_dir / "nodes" / "n1").rglob("server.log*"))
     assert unhealed_faults(local) == []

@@ -5,10 +5,6 @@ finished (the layer cut, the broker never killed) leaves no FUSE mount on the no
 from __future__ import annotations
 
 import dataclasses
-import json
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Iterator
 
@@ -25,10 +21,10 @@ from nemesis.heal import heal_inventory
 from nemesis.kind import FaultContext
 from nemesis.power import KIND, OFF_MINORITY
 from tests.fixtures.cluster import shared_cluster_name
+from tests.fixtures.killed_runs import sigkill_run_when, wait_for_record
 
 pytestmark = [pytest.mark.own_cluster, pytest.mark.slow]
 RECORDS = 40
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -126,24 +122,14 @@ def powered_off(store: Path) -> bool:
 def test_a_run_killed_while_its_nodes_are_powered_off_is_healed_with_no_fuse_mount(
         power_cluster: LocalCluster, tmp_path: Path) -> None:
     ask_for_powerfs(power_cluster, False)  # the run asks for the layer itself (--nemesis power)
-    run = subprocess.Popen([sys.executable, "-m", "harness.cli", "test", "--nodes-file",
-                            str(power_cluster.inventory_path), "--store", str(tmp_path), "--time-limit", "60",
-                            "--rate", "20", "--concurrency", "2", "--nemesis", "power", "--nemesis-interval", "3",
-                            "--db-targets", "all", "--leave-db-running", "--no-check", "--no-report"],
-                           cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 600
-        while not powered_off(tmp_path) and run.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-    finally:
-        run.kill()  # SIGKILL: the control process never powers the node on again
-        run.wait()
+    # SIGKILL: the control process never powers the node on again
+    sigkill_run_when(["--nodes-file", str(power_cluster.inventory_path), "--time-limit", "60", "--rate", "20",
+                      "--concurrency", "2", "--nemesis", "power", "--nemesis-interval", "3", "--db-targets", "all",
+                      "--leave-db-running", "--no-check", "--no-report"], tmp_path, powered_off, timeout=600)
     assert powered_off(tmp_path)
     (run_dir,) = [p.parent for p in tmp_path.glob("*/*/test.json")]
-    deadline = time.monotonic() + 600
-    while "healed its cluster" not in (json.loads((run_dir / "test.json").read_text()).get("error") or ""):
-        assert time.monotonic() < deadline, "the watchdog did not heal the cluster"
-        time.sleep(1)
+    test = wait_for_record(run_dir, "healed its cluster", timeout=600)
+    assert "healed its cluster" in (test.get("error") or ""), "the watchdog did not heal the cluster"
     with Cluster.open(power_cluster.inventory_path, start=False) as cluster:
         assert fuse_mounts(cluster) == []
         assert cluster.db.serves_metadata("n1")
