@@ -12,7 +12,8 @@ from pathlib import Path
 from results.matrix_report import MatrixRun
 
 # the anomaly types a campaign counts (docs/findings.md's columns)
-COUNTED = ("lost-write", "G1a", "partial-txn-read", "duplicate", "inconsistent-offsets")
+# unseen: acknowledged and never read, not even by the final reads: what a power loss costs
+COUNTED = ("lost-write", "unseen", "G1a", "partial-txn-read", "duplicate", "inconsistent-offsets")
 CAMPAIGN_JSON = "campaign.json"
 CAMPAIGN_MD = "campaign.md"
 
@@ -45,7 +46,7 @@ def add_run(totals: CellTotals, run: MatrixRun, run_dir: Path | None) -> None:
     counts = {name: anomalies.get(name, {}).get("count", 0) for name in COUNTED}
     for name, n in counts.items():
         totals.counts[name] += n
-    if counts["lost-write"] or counts["G1a"]:
+    if counts["lost-write"] or counts["unseen"] or counts["G1a"]:
         totals.hit += 1
         if run.seed is not None:
             totals.seeds_hit.append(run.seed)
@@ -65,7 +66,7 @@ def totals_by_cell(runs: list[MatrixRun], store: Path) -> list[CellTotals]:
 
 
 def markdown(cells: list[CellTotals]) -> str:
-    lines = ["| cell | runs checked | runs with a lost write or aborted read | "
+    lines = ["| cell | runs checked | runs with a lost or unseen write or an aborted read | "
              + " | ".join(f"`{name}`" for name in COUNTED)
              + " | lost writes whose offset holds a committed / aborted record | committed txns |",
              "|---" * (len(COUNTED) + 5) + "|"]
