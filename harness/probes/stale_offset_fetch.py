@@ -21,7 +21,7 @@ import concurrent.futures
 import time
 import uuid
 
-from confluent_kafka import Consumer, Producer, TopicPartition, libversion
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition, libversion
 from confluent_kafka.admin import AdminClient, NewTopic
 
 RECORDS = 6
@@ -30,6 +30,7 @@ STILL_UNSTABLE_S = 3.0  # longer than librdkafka's retry backoff, so a late answ
 
 
 ADMIN_TIMEOUT_S = 30.0  # librdkafka retries an unreachable broker for ever: the probe must not
+BACKSTOP_S = 10.0       # beyond the request timeout, should librdkafka never answer
 
 
 class NoBroker(RuntimeError):
@@ -41,8 +42,10 @@ def make_topics(bootstrap: str, names: list[str], timeout_s: float = ADMIN_TIMEO
     futures = admin.create_topics([NewTopic(name, 1, 1) for name in names], request_timeout=timeout_s)
     for future in futures.values():
         try:
-            future.result(timeout=timeout_s)
-        except concurrent.futures.TimeoutError:
+            future.result(timeout=timeout_s + BACKSTOP_S)  # librdkafka's request timeout comes first
+        except (concurrent.futures.TimeoutError, KafkaException) as e:
+            if isinstance(e, KafkaException) and e.args[0].code() != KafkaError._TIMED_OUT:
+                raise
             raise NoBroker(f"no broker at {bootstrap} created the probe's topics within "
                            f"{timeout_s:g} s (is one listening there?)") from None
 
