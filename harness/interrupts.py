@@ -9,10 +9,8 @@ in its waits, and a run that was asked to stop always ends as interrupted.
 from __future__ import annotations
 
 import signal
-import threading
 
-_requested = threading.Event()
-_signal_name: list[str] = []
+_requested: list[str] = []  # the signal's name, once one came
 
 
 def install() -> None:
@@ -28,21 +26,15 @@ def install() -> None:
 
 def request(name: str) -> None:
     """Remembers a stop request; the run raises it at its next phase or wait."""
-    _signal_name[:] = [name]
-    _requested.set()
-
-
-def requested() -> bool:
-    return _requested.is_set()
+    _requested[:] = [name]
 
 
 def raise_if_requested() -> None:
     """Raises KeyboardInterrupt again when a signal came and its first one was swallowed."""
-    if _requested.is_set():
-        raise KeyboardInterrupt(_signal_name[0] if _signal_name else "interrupted")
+    if _requested:
+        raise KeyboardInterrupt(_requested[0])
 
 
 def clear() -> None:
-    """Forgets a request (between the tests of `--test-count`, after one was interrupted)."""
+    """Forgets a request (a test that made one, in-process)."""
     _requested.clear()
-    _signal_name.clear()

@@ -169,6 +169,15 @@ def matrix_run(cell: Cell, summary, code: int, error: str | None):
                      cell.kafka_version, quorum_label(cell), cell.client, cell.db, cell.txn_version, cell.seed)
 
 
+def db_targets(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None  # each fault's own, or the preset's
+    try:
+        return tuple(parse_targets(value))
+    except ValueError as e:
+        raise click.BadParameter(str(e), ctx, param) from None
+
+
 @click.command(name="test-all")
 @click.option("--workloads", default="queue,list-append", show_default=True, help="Comma-separated workloads.")
 @click.option("--nemeses", default="none,partition,pause,kill", show_default=True,
@@ -210,8 +219,7 @@ def matrix_run(cell: Cell, summary, code: int, error: str | None):
 @click.option("--txn-versions", metavar="1,2", default="",
               help="Comma-separated transaction.version levels each combination runs on (finalized before the "
                    "run, as --txn-version; Kafka 4.x). Default: the cluster's.")
-@click.option("--db-targets", default=None, metavar="one,majority,...", callback=lambda ctx, param, value:
-              None if value is None else db_targets(ctx, param, value),
+@click.option("--db-targets", default=None, metavar="one,majority,...", callback=db_targets,
               help="Which brokers each fault strikes, for every run (as `test --db-targets`): one, minority, "
                    "majority, all, controller, leader. Default: the fault's own, or the preset's.")
 @click.option("--seeds", metavar="1-20", default="",
@@ -425,13 +433,6 @@ def validate_all(base, cells: list[Cell]) -> None:
         except ValueError as e:
             click.echo(f"logtrial test-all: {cell_label(cell)}: {e}", err=True)
             sys.exit(exit_codes.BAD_INPUT)
-
-
-def db_targets(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
-    try:
-        return tuple(parse_targets(value))
-    except ValueError as e:
-        raise click.BadParameter(str(e), ctx, param) from None
 
 
 def bad_input_exits(build: Callable[[], T]) -> T:

@@ -98,18 +98,17 @@ def consumers_through(bootstrap: str, topic: str, partitions: int, fault: Callab
     child = subprocess.Popen([sys.executable, "-m", "harness.probes.fetch_loop", bootstrap, topic, str(partitions)],
                              stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=Path(__file__).resolve().parents[2])
     try:
-        if not wait_fetching(child):
-            code = child.poll()
-            if code == -signal.SIGSEGV:
-                return f"SEGFAULT: the consumers' process died of SIGSEGV after {after}"
-            return f"INCONCLUSIVE: the consumers never fetched (child exit {code})"
-        fault()
-        try:
-            code = child.wait(timeout=crash_wait_s)
-        except subprocess.TimeoutExpired:
-            return f"ok: the consumers lived {crash_wait_s:g} s"
+        if wait_fetching(child):
+            fault()
+            try:
+                child.wait(timeout=crash_wait_s)
+            except subprocess.TimeoutExpired:
+                return f"ok: the consumers lived {crash_wait_s:g} s"
+        code = child.poll()
         if code == -signal.SIGSEGV:
             return f"SEGFAULT: the consumers' process died of SIGSEGV after {after}"
+        if code is None:
+            return "INCONCLUSIVE: the consumers never fetched"
         return f"INCONCLUSIVE: the consumers' process exited {code}"
     finally:
         if child.poll() is None:

@@ -16,6 +16,7 @@ from typing import Callable
 
 from confluent_kafka import Producer
 
+from tests.fixtures.log_lines import LogLines
 from workloads.clients import ClientPair, Indefinite, purge
 from workloads.settings import WorkloadSettings
 
@@ -152,19 +153,11 @@ def a_producer_whose_init_failed_ends_while_its_error_is_held() -> None:
     del held
 
 
-class _Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
 
 def test_purge_does_not_wait_for_the_broker_threads() -> None:
     """librdkafka's own log of the purge names its flags: `non-blocking`, so the
     purge does not wait, GIL held, for the producer's broker threads."""
-    lines = _Lines()
+    lines = LogLines()
     logger = logging.getLogger("lt-purge-test")
     logger.addHandler(lines)
     logger.setLevel(logging.DEBUG)

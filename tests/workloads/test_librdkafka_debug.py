@@ -2,22 +2,14 @@
 the clients' logger (what a client crash or a lost write is explained from)."""
 from __future__ import annotations
 
-import logging
 
 from confluent_kafka import Producer
 
 from common.client_logging import DEBUG_ENV, LIBRDKAFKA_LOG, librdkafka_logging
+from tests.fixtures.log_lines import LogLines
 from workloads.clients import producer_config
 from workloads.settings import WorkloadSettings
 
-
-class Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
 
 
 def test_without_the_variable_a_client_has_no_debug_contexts(monkeypatch):
@@ -30,7 +22,7 @@ def test_the_variable_gives_every_client_its_contexts_and_their_lines_reach_the_
     monkeypatch.setattr(LIBRDKAFKA_LOG, "level", LIBRDKAFKA_LOG.level)  # restored after the test
     config = producer_config("127.0.0.1:1", WorkloadSettings(), "debug-test", None)
     assert config["debug"] == "broker,metadata"
-    lines = Lines()
+    lines = LogLines()
     LIBRDKAFKA_LOG.addHandler(lines)
     try:
         producer = Producer(config)
