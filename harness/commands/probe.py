@@ -1,10 +1,11 @@
-"""`logtrial probe late-batch|txn-version|stale-offset-fetch|storage-loss-fetch|fetch-answer`: the
-findings' probes
-(harness/probes/, docs/findings.md), each reproducing one finding on demand.
+"""`logtrial probe late-batch|txn-version|stale-offset-fetch|storage-loss-fetch|deleted-topic-fetch|
+fetch-answer`: the findings' probes (harness/probes/, docs/findings.md), each reproducing one
+finding on demand.
 
 Exit codes: 0 the probe saw nothing wrong; 1 it saw its finding (late-batch: a round
 lost B, read A or was not ok; stale-offset-fetch: the consumer did not start at the
-committed offset; storage-loss-fetch, fetch-answer: the consumers' process died of SIGSEGV); 2 (CRASHED) the probe itself failed; 3 bad input (no such cluster,
+committed offset; storage-loss-fetch, deleted-topic-fetch, fetch-answer: the consumers'
+process died of SIGSEGV); 2 (CRASHED) the probe itself failed; 3 bad input (no such cluster,
 a bad option). The probes' own modules load only when one runs: `logtrial probe
 --help` starts no client."""
 from __future__ import annotations
@@ -38,6 +39,12 @@ def local_inventory(ctx: click.Context, param: click.Parameter, name: str) -> st
 
 
 cluster_argument = click.argument("inventory", metavar="NAME", callback=local_inventory)
+fetch_debug_log = click.option("--debug-log", type=click.Path(dir_okay=False),
+                               help="Append the consumers' librdkafka debug log (fetch, metadata) to this file.")
+
+
+def rounds_argument(default: int) -> Callable:
+    return click.argument("rounds", type=click.IntRange(min=1), default=default, required=False)
 
 
 def exit_with(probe_run: Callable[[], int]) -> NoReturn:
@@ -142,9 +149,8 @@ def stale_offset_fetch(bootstrap: str, timeout: float) -> NoReturn:
 
 @probe.command("storage-loss-fetch", short_help="librdkafka's segfault when tansu's storage dies.")
 @cluster_argument
-@click.argument("rounds", type=click.IntRange(min=1), default=5, required=False)
-@click.option("--debug-log", type=click.Path(dir_okay=False),
-              help="Append the consumers' librdkafka debug log (fetch, metadata) to this file.")
+@rounds_argument(default=5)
+@fetch_debug_log
 def storage_loss_fetch(inventory: str, rounds: int, debug_log: str | None) -> NoReturn:
     """librdkafka consumers fetch from the tansu cluster NAME while its PostgreSQL is
     SIGKILLed, up to ROUNDS times (default 5). Exit 1 at the first round whose consumer
@@ -162,10 +168,24 @@ def storage_loss_fetch(inventory: str, rounds: int, debug_log: str | None) -> No
     on_cluster(inventory, probe_run)
 
 
+@probe.command("deleted-topic-fetch", short_help="The same segfault when a fetched topic is deleted.")
+@cluster_argument
+@rounds_argument(default=1)
+@fetch_debug_log
+def deleted_topic_fetch(inventory: str, rounds: int, debug_log: str | None) -> NoReturn:
+    """librdkafka consumers fetch a fresh topic of the local cluster NAME (tansu or Kafka)
+    and the probe deletes it, up to ROUNDS times (default 1). Exit 1 at the first round
+    whose consumer process died of SIGSEGV (tansu 0.6.0); 0 if none did (Kafka).
+
+    (harness/probes/deleted_topic_fetch.py tells more.)"""
+    from harness.probes import deleted_topic_fetch as probe_module  # loads the client: only when run
+
+    on_cluster(inventory, lambda cluster: probe_module.run(cluster, rounds, debug_log))
+
+
 @probe.command("fetch-answer", short_help="The same segfault against a fake broker (no cluster).")
 @click.argument("answer", type=click.Choice(("tansu", "echoed-id", "no-hint")), default="tansu", required=False)
-@click.option("--debug-log", type=click.Path(dir_okay=False),
-              help="Append the consumers' librdkafka debug log (fetch, metadata) to this file.")
+@fetch_debug_log
 def fetch_answer(answer: str, debug_log: str | None) -> NoReturn:
     """librdkafka consumers against a broker on 127.0.0.1 that answers every Fetch as
     ANSWER says: `tansu` (default) as tansu 0.6.0 does when its storage fails a topic-id
@@ -173,6 +193,6 @@ def fetch_answer(answer: str, debug_log: str | None) -> NoReturn:
     `no-hint` without the hint. Exit 1 if the consumers' process died of SIGSEGV.
 
     (harness/probes/fake_fetch_broker.py tells more.)"""
-    from harness.probes import storage_loss_fetch as probe_module  # loads the client: only when run
+    from harness.probes import fetch_crash as probe_module  # loads the client: only when run
 
     exit_with(lambda: probe_module.run_fake(answer, debug_log))

@@ -5,7 +5,7 @@ topic id, a CurrentLeader hint (leader 0, epoch 0) and an empty NodeEndpoints.
 It speaks just enough of the protocol for a librdkafka consumer that assigns a
 partition: ApiVersions (v3), Metadata (v12) and Fetch (v16). It is the reproduction for
 librdkafka's maintainers, with no tansu and no PostgreSQL (docs/findings.md, "A crash
-of the client process"): `logtrial probe storage-loss-fetch --fake-broker`.
+of the client process"): `logtrial probe fetch-answer`.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The child process of `probe storage-loss-fetch`: librdkafka consumers that fetch
+"""The child process of the segfault probes (harness/probes/fetch_crash.py): librdkafka consumers that fetch
 every partition of a topic, polling until killed. It runs apart from the probe so
 that a segfault in librdkafka ends this process, not the probe. It prints `fetching`
 once every consumer has polled; librdkafka's debug lines (fetch, metadata) go to its

@@ -20,7 +20,7 @@ from clusters.tansu.install import cargo_home
 from clusters.tansu.system import TANSU
 from clusters.tansu.schema import postgres_schema, storage_crate_dir
 from harness.commands.test_all import cell_label, matrix, options_for
-from harness.probes import storage_loss_fetch
+from harness.probes import deleted_topic_fetch, storage_loss_fetch
 from harness.runner import TestOptions, run_test
 from harness.system_support import Unsupported, check_supported
 from nemesis import partition, shapes
@@ -162,18 +162,30 @@ def test_what_tansu_lacks_is_refused_naming_it(tansu):
 
 
 @pytest.mark.cluster
-def test_librdkafka_consumers_die_of_sigsegv_when_tansus_storage_dies(tansu, tmp_path, capsys):
-    """docs/findings.md row 7: tansu answers a Fetch whose topic-id lookup failed with a
-    zero topic id and a CurrentLeader hint; librdkafka's main thread looks up a NULL
-    topic name. 5 of the first 6 rounds crashed when it was found, so five rounds
-    without a crash would mean librdkafka or tansu changed."""
+def test_librdkafka_consumers_die_of_sigsegv_when_the_topic_they_fetch_is_deleted(tansu, tmp_path, capsys):
+    """docs/findings.md row 7: tansu answers a Fetch of an id it cannot find with a zero
+    topic id and a CurrentLeader hint; librdkafka's main thread looks up a NULL topic name.
+    A deleted topic's id is never found, so the first round must crash."""
     _, cluster = tansu
     debug_log = tmp_path / "fetch-debug.log"
-    assert storage_loss_fetch.run(cluster, rounds=5, debug_log=str(debug_log)) == 1
-    rounds = [line for line in capsys.readouterr().out.splitlines() if line.startswith("round ")]
-    assert rounds[-1].endswith("SEGFAULT: the consumers' process died of SIGSEGV after the storage died")
+    assert deleted_topic_fetch.run(cluster, rounds=1, debug_log=str(debug_log)) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "round 1: SEGFAULT: the consumers' process died of SIGSEGV after their topic was deleted"
     assert "FETCH" in debug_log.read_text()  # the consumers' own debug lines were kept
-    assert all(cluster.db.serves_metadata(n) for n in cluster.nodes)  # storage back, brokers serving
+
+
+@pytest.mark.cluster
+def test_the_storage_loss_probe_gives_a_verdict_and_brings_the_storage_back(tansu, capsys):
+    """The probe as the crash was found: PostgreSQL SIGKILLed under fetching consumers.
+    Whether they crash is a race (harness/probes/storage_loss_fetch.py): most rounds on a
+    quiet machine, none of five in a loaded CI run. So this asserts the probe's own work:
+    a verdict for the round, and the storage and brokers serving again after it."""
+    _, cluster = tansu
+    assert storage_loss_fetch.run(cluster, rounds=1, debug_log=None) in (0, 1)
+    verdict = capsys.readouterr().out.splitlines()[-1]
+    assert verdict in ("round 1: SEGFAULT: the consumers' process died of SIGSEGV after the storage died",
+                       "round 1: ok: the consumers lived 20 s")
+    assert all(cluster.db.serves_metadata(n) for n in cluster.nodes)
 
 
 @pytest.mark.cluster

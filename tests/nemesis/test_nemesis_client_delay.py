@@ -21,7 +21,7 @@ from checkers.history.stream import raw_events
 from clusters.kafka.admin import (TRANSACTION_VERSION, elect_preferred, finalized_feature, partition_states,
                                   reassign, wait_replicated)
 from harness.probes.coordinator import coordinator_id, java_string_hash, transaction_state
-from harness.probes.late_batch_setup import set_up
+from harness.probes.late_batch_setup import set_up, wait_for_leader
 from harness.runner import TestOptions, run_test
 from nemesis import client_delay
 from nemesis.client_delay import ClientDelayFault
@@ -273,8 +273,8 @@ def test_the_probe_places_its_topic_away_from_the_coordinator_wherever_leaders_s
         setup = set_up(cluster)
         assert coordinator_id(admin, setup.bootstrap, setup.txn_id) == lead
         assert setup.leader != "n3"
-        partition = admin.list_topics(topic=setup.topic, timeout=10).topics[setup.topic].partitions[0]
-        assert partition.leader == cluster.db.node_id(setup.leader)
+        # this admin's broker may learn of the new topic later than set_up's did
+        wait_for_leader(admin, setup.topic, cluster.db.node_id(setup.leader))
     finally:
         reassign(cluster, "n1", before)
         assert wait_replicated(cluster, 60, before) == []

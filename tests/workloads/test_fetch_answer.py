@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from harness.probes.fake_fetch_broker import ECHOED_ID, NO_HINT, TANSU
-from harness.probes.storage_loss_fetch import run_fake
+from harness.probes.fetch_crash import run_fake
 
 
 def test_tansus_answer_kills_the_consumers_process_with_sigsegv(capsys):
