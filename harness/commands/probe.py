@@ -1,12 +1,12 @@
 """`logtrial probe late-batch|txn-version|stale-offset-fetch|storage-loss-fetch|deleted-topic-fetch|
-fetch-answer`: the findings' probes (harness/probes/, docs/findings.md), each reproducing one
+fetch-answer|isr-power-loss`: the findings' probes (harness/probes/, docs/findings.md), each reproducing one
 finding on demand.
 
 Exit codes: 0 the probe saw nothing wrong; 1 it saw its finding (late-batch: a round
 lost B, read A or was not ok; stale-offset-fetch: the consumer did not start at the
 committed offset; storage-loss-fetch, deleted-topic-fetch, fetch-answer: the consumers'
-process died of SIGSEGV); 2 (CRASHED) the probe itself failed; 3 bad input (no such cluster,
-a bad option). The probes' own modules load only when one runs: `logtrial probe
+process died of SIGSEGV; isr-power-loss: acknowledged records lost); 2 (CRASHED) the
+probe itself failed; 3 bad input (no such cluster, a bad option). The probes' own modules load only when one runs: `logtrial probe
 --help` starts no client."""
 from __future__ import annotations
 
@@ -57,6 +57,18 @@ def exit_with(probe_run: Callable[[], int]) -> NoReturn:
         traceback.print_exc()
         code = CRASHED
     sys.exit(code)
+
+
+def refusing(probe_run: Callable[[Cluster], int], refusal: type[Exception], command: str) -> Callable[[Cluster], int]:
+    """`probe_run`, whose `refusal` (the cluster is not of the kind the probe needs) is bad
+    input (exit 3), not a crash."""
+    def run(cluster: Cluster) -> int:
+        try:
+            return probe_run(cluster)
+        except refusal as e:
+            click.echo(f"logtrial probe {command}: {e}", err=True)
+            sys.exit(exit_codes.BAD_INPUT)
+    return run
 
 
 def on_cluster(inventory: str, probe_run: Callable[[Cluster], int]) -> NoReturn:
@@ -159,13 +171,8 @@ def storage_loss_fetch(inventory: str, rounds: int, debug_log: str | None) -> No
     (harness/probes/storage_loss_fetch.py tells more.)"""
     from harness.probes import storage_loss_fetch as probe_module  # loads the client: only when run
 
-    def probe_run(cluster: Cluster) -> int:
-        try:
-            return probe_module.run(cluster, rounds, debug_log)
-        except probe_module.NotTansu as e:
-            click.echo(f"logtrial probe storage-loss-fetch: {e}", err=True)
-            sys.exit(exit_codes.BAD_INPUT)
-    on_cluster(inventory, probe_run)
+    on_cluster(inventory, refusing(lambda cluster: probe_module.run(cluster, rounds, debug_log),
+                                   probe_module.NotTansu, "storage-loss-fetch"))
 
 
 @probe.command("deleted-topic-fetch", short_help="The same segfault when a fetched topic is deleted.")
@@ -181,6 +188,25 @@ def deleted_topic_fetch(inventory: str, rounds: int, debug_log: str | None) -> N
     from harness.probes import deleted_topic_fetch as probe_module  # loads the client: only when run
 
     on_cluster(inventory, lambda cluster: probe_module.run(cluster, rounds, debug_log))
+
+
+@probe.command("isr-power-loss", short_help="Acknowledged records lost when both ISR members lose power.")
+@cluster_argument
+@rounds_argument(default=1)
+@click.option("--fsync-each", is_flag=True,
+              help="The topic fsyncs each record (flush.messages=1): the control, which must lose nothing.")
+def isr_power_loss(inventory: str, rounds: int, fsync_each: bool) -> NoReturn:
+    """On the local 3-node Kafka cluster NAME, whose data sits on powerfs (`cluster up
+    --set logtrial.powerfs=true`): a partition's third replica is stopped, acks=all
+    records are acknowledged by the other two, and both lose power at once. Up to ROUNDS
+    rounds (default 1). Exit 1 at the first round whose read after the loss misses
+    acknowledged records.
+
+    (harness/probes/isr_power_loss.py tells more.)"""
+    from harness.probes import isr_power_loss as probe_module  # loads the client: only when run
+
+    on_cluster(inventory, refusing(lambda cluster: probe_module.run(cluster, rounds, fsync_each),
+                                   probe_module.NotOnPowerfs, "isr-power-loss"))
 
 
 @probe.command("fetch-answer", short_help="The same segfault against a fake broker (no cluster).")

@@ -16,7 +16,8 @@ from harness.commands.probe import CRASHED, exit_with
 # command -> its module in harness/probes/
 PROBES = {"late-batch": "late_batch", "txn-version": "txn_version",
           "stale-offset-fetch": "stale_offset_fetch", "storage-loss-fetch": "storage_loss_fetch",
-          "deleted-topic-fetch": "deleted_topic_fetch", "fetch-answer": "fetch_crash"}
+          "deleted-topic-fetch": "deleted_topic_fetch", "fetch-answer": "fetch_crash",
+          "isr-power-loss": "isr_power_loss"}
 
 
 def run(*args: str):
@@ -44,7 +45,8 @@ def no_clusters(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.mark.parametrize("command", ["late-batch", "txn-version", "storage-loss-fetch", "deleted-topic-fetch"])
+@pytest.mark.parametrize("command", ["late-batch", "txn-version", "storage-loss-fetch", "deleted-topic-fetch",
+                                     "isr-power-loss"])
 def test_an_unknown_cluster_is_bad_input_naming_it(no_clusters, command):
     result = run("probe", command, "no-such-cluster")
     assert result.exit_code == exit_codes.BAD_INPUT, result.output
