@@ -33,7 +33,7 @@ from checkers.graph.search import SEARCH_ORDER, cycle_anomalies
 from checkers.history.collector import without_cyclic_gc
 from checkers.history.read import OP_COLUMNS
 from checkers.list_append.explain import explain
-from checkers.list_append.keys import Finding, KeyMop, analyze_key, group_by_key
+from checkers.list_append.keys import Finding, KeyMop, analyze_key
 from checkers.list_append.txn import txn_findings
 from checkers.verdict import consistency
 from checkers.verdict.taxonomy import DEFAULT_EXAMPLES
@@ -109,10 +109,10 @@ def key_mops(txn: Txn) -> list[KeyMop]:
     """The txn's micro-ops one key at a time; `last`: an append no later
     append of the txn to the same key follows."""
     op, otype, mops = txn.id, txn.type, txn.mops
-    make = KeyMop._make     # tuple.__new__: no Python-level __new__ per micro-op
+    new = tuple.__new__     # no Python-level __new__ (nor _make) per micro-op
     appended = [key for f, key, _ in mops if f == "append"]
     if len(appended) == len(set(appended)):     # the usual txn: each key appended at most once
-        return [make((key, op, otype, pos, f, value, True)) for pos, (f, key, value) in enumerate(mops)]
+        return [new(KeyMop, (key, op, otype, pos, f, value, True)) for pos, (f, key, value) in enumerate(mops)]
     later: set = set()
     last = [True] * len(mops)
     for pos in range(len(mops) - 1, -1, -1):
@@ -120,7 +120,21 @@ def key_mops(txn: Txn) -> list[KeyMop]:
         if f == "append":
             last[pos] = key not in later
             later.add(key)
-    return [make((key, op, otype, pos, f, value, last[pos])) for pos, (f, key, value) in enumerate(mops)]
+    return [new(KeyMop, (key, op, otype, pos, f, value, last[pos])) for pos, (f, key, value) in enumerate(mops)]
+
+
+def _by_key(all_txns: Iterable[Txn]) -> dict[object, list[KeyMop]]:
+    """group_by_key of every txn's key_mops, in one loop (no generator
+    chain between them: this runs once per micro-op)."""
+    out: dict[object, list[KeyMop]] = {}
+    for t in all_txns:
+        for m in key_mops(t):
+            group = out.get(m[0])
+            if group is None:
+                out[m[0]] = [m]
+            else:
+                group.append(m)
+    return out
 
 
 def order_edges(all_txns: Iterable[Txn], model: str) -> OrderEdges:
@@ -163,7 +177,7 @@ def analyze(all_txns: list[Txn]) -> tuple[list[Finding], list[tuple]]:
         if t.type == "ok":
             findings.extend(txn_findings(t.id, t.mops))
     edges: list[tuple] = []
-    for key, mops in group_by_key(m for t in all_txns for m in key_mops(t)).items():
+    for key, mops in _by_key(all_txns).items():
         found, key_edges = analyze_key(key, mops)
         findings.extend(found)
         edges.extend(key_edges)

@@ -70,13 +70,16 @@ def observed_states(mops: list[KeyMop], with_failed: bool = False) -> list[list]
     the longest one, the version order, never depends on the order the
     mops came in (Spark's rows come in no fixed order)."""
     single = _single_append(mops, with_failed)
-    if single is not None:
-        return [single]
+    return [single] if single is not None else _read_states(mops)
+
+
+def _read_states(mops: list[KeyMop]) -> list[list]:
+    """observed_states from the reads alone (no single append)."""
     first_reader: dict[tuple, int] = {}
     for _, op, otype, _, f, value, _ in mops:
         if f == "r" and otype == "ok" and value:
             state = tuple(value)
-            if state not in first_reader or op < first_reader[state]:
+            if op < first_reader.get(state, op + 1):
                 first_reader[state] = op
     return [list(s) for s in sorted(first_reader, key=lambda s: (len(s), first_reader[s]))]
 
@@ -149,12 +152,15 @@ def intermediate_reads(mops: list[KeyMop]) -> Iterator[Finding]:
                                                      "writer": writer})
 
 
-def dirty_updates(key, mops: list[KeyMop]) -> Iterator[Finding]:
+def dirty_updates(key, mops: list[KeyMop], read_states: list[list] | None = None) -> Iterator[Finding]:
     """A failed txn's element followed, in the key's version order (failed
-    txns' appends counted), by a committed txn's element."""
+    txns' appends counted), by a committed txn's element. `read_states`:
+    _read_states(mops), when the caller has it already."""
     if not any(m.otype == "fail" and m.f == "append" for m in mops):
         return                   # no failed append, nothing to follow one
-    order = version_order(observed_states(mops, with_failed=True))
+    single = _single_append(mops, True)
+    order = version_order([single] if single is not None else
+                          read_states if read_states is not None else _read_states(mops))
     writers = {m.value: m for m in mops if m.f == "append"}
     prev_type, values, aborted = "ok", [], None
     for v in order:
@@ -196,31 +202,32 @@ def edges(key, mops: list[KeyMop], order: list) -> list[tuple]:
     index = {v: i for i, v in enumerate(order)}
     writer: dict = {}
     readers: dict[object, list[int]] = {}
-    for m in mops:
-        if m.f == "append":
-            if m.otype != "fail":
-                writer[m.value] = m.op
-        elif m.f == "r" and m.otype == "ok":
-            readers.setdefault(m.value[-1] if m.value else INIT, []).append(m.op)
+    # fields unpacked, not looked up by name: this loops over every micro-op
+    for _, op, otype, _, f, value, _ in mops:
+        if f == "append":
+            if otype != "fail":
+                writer[value] = op
+        elif f == "r" and otype == "ok":
+            readers.setdefault(value[-1] if value else INIT, []).append(op)
     last_seen = order[-1] if order else INIT
     out: list[tuple] = []
-    for m in mops:
-        if m.otype == "fail":
+    for _, op, otype, _, f, value, _ in mops:
+        if otype == "fail":
             continue
-        if m.f == "r":
-            if m.otype == "ok" and m.value:
-                w = writer.get(m.value[-1])
-                if w is not None and w != m.op:
-                    out.append((w, m.op, "wr", key, m.value[-1], None, None))
+        if f == "r":
+            if otype == "ok" and value:
+                w = writer.get(value[-1])
+                if w is not None and w != op:
+                    out.append((w, op, "wr", key, value[-1], None, None))
             continue
-        i = index.get(m.value)
+        i = index.get(value)
         prev = last_seen if i is None else (order[i - 1] if i > 0 else INIT)
         if prev is not INIT:
             w = writer.get(prev)
-            if w is not None and w != m.op:
-                out.append((w, m.op, "ww", key, m.value, None, prev))
+            if w is not None and w != op:
+                out.append((w, op, "ww", key, value, None, prev))
         rw_prev = None if prev is INIT else prev
-        out.extend((r, m.op, "rw", key, m.value, None, rw_prev) for r in readers.get(prev, ()) if r != m.op)
+        out.extend((r, op, "rw", key, value, None, rw_prev) for r in readers.get(prev, ()) if r != op)
     return out
 
 
@@ -228,16 +235,25 @@ def analyze_key(key, mops: list[KeyMop]) -> tuple[list[Finding], list[tuple]]:
     """Every per-key anomaly and the key's edges. As in Elle, a key whose
     reads disagree (incompatible-order) still takes its longest read as the
     version order for edges: the cycles it then shows are reported too.
-    Edges are Step-shaped tuples (see `edges`)."""
-    states = observed_states(mops)
+    Edges are Step-shaped tuples (see `edges`).
+
+    The finders that look only at appends and at ok reads of something are
+    given just those (in the same order: the same findings), and the states
+    read are computed once for the version order and dirty updates alike."""
+    appends = [m for m in mops if m[4] == "append"]
+    reads = [m for m in mops if m[4] == "r" and m[2] == "ok" and m[5]]
+    read_states = _read_states(reads)
+    single = _single_append(appends, False)
+    states = [single] if single is not None else read_states
     findings: list[Finding] = []
     clash = incompatible_order(key, states)
     if clash is not None:
-        clash.example["ops"] = _readers_of(mops, clash.example["values"])
+        clash.example["ops"] = _readers_of(reads, clash.example["values"])
         clash.sort = (min(clash.example["ops"]), 0)
         findings.append(clash)
-    for finder in (duplicate_elements(mops), aborted_reads(mops), intermediate_reads(mops),
-                   dirty_updates(key, mops), lost_updates(key, mops)):
+    both = appends + reads
+    for finder in (duplicate_elements(reads), aborted_reads(both), intermediate_reads(both),
+                   dirty_updates(key, both, read_states), lost_updates(key, mops)):
         findings.extend(finder)
     return findings, edges(key, mops, version_order(states))
 
