@@ -1,12 +1,13 @@
-"""`logtrial probe late-batch|txn-version|stale-offset-fetch|storage-loss-fetch|deleted-topic-fetch|
-fetch-answer|isr-power-loss`: the findings' probes (harness/probes/, docs/findings.md), each reproducing one
-finding on demand.
+"""`logtrial probe late-batch|txn-version|stale-offset-fetch|storage-loss-fetch|
+deleted-topic-fetch|fetch-answer|isr-power-loss|format-power-loss`: the findings' probes
+(harness/probes/, docs/findings.md), each reproducing one finding on demand.
 
 Exit codes: 0 the probe saw nothing wrong; 1 it saw its finding (late-batch: a round
 lost B, read A or was not ok; stale-offset-fetch: the consumer did not start at the
 committed offset; storage-loss-fetch, deleted-topic-fetch, fetch-answer: the consumers'
-process died of SIGSEGV; isr-power-loss: acknowledged records lost); 2 (CRASHED) the
-probe itself failed; 3 bad input (no such cluster, a bad option). The probes' own modules load only when one runs: `logtrial probe
+process died of SIGSEGV; isr-power-loss: acknowledged records lost; format-power-loss:
+the broker no longer starts); 2 (CRASHED) the probe itself failed; 3 bad input (no such
+cluster, a bad option). The probes' own modules load only when one runs: `logtrial probe
 --help` starts no client."""
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import click
 from common import exit_codes
 from clusters.nodes.local import LocalCluster, LocalClusterError
 from harness.probes.late_batch_timing import LATE_BATCH_CLIENTS, LIBRDKAFKA_LIFT_S
+from harness.probes.powerfs_cluster import NotOnPowerfs
 
 if TYPE_CHECKING:
     from clusters.cluster import Cluster
@@ -206,7 +208,20 @@ def isr_power_loss(inventory: str, rounds: int, fsync_each: bool) -> NoReturn:
     from harness.probes import isr_power_loss as probe_module  # loads the client: only when run
 
     on_cluster(inventory, refusing(lambda cluster: probe_module.run(cluster, rounds, fsync_each),
-                                   probe_module.NotOnPowerfs, "isr-power-loss"))
+                                   NotOnPowerfs, "isr-power-loss"))
+
+
+@probe.command("format-power-loss", short_help="A node formatted before a power loss never starts.")
+@cluster_argument
+def format_power_loss(inventory: str) -> NoReturn:
+    """On the local Kafka cluster NAME, whose data sits on powerfs (`cluster up --set
+    logtrial.powerfs=true`): its last node's log dir is emptied and formatted again, then
+    the node loses power and is powered on. Exit 1 if the broker no longer starts.
+
+    (harness/probes/format_power_loss.py tells more.)"""
+    from harness.probes import format_power_loss as probe_module  # loads the client: only when run
+
+    on_cluster(inventory, refusing(probe_module.run, NotOnPowerfs, "format-power-loss"))
 
 
 @probe.command("fetch-answer", short_help="The same segfault against a fake broker (no cluster).")

@@ -38,6 +38,7 @@ from clusters.db import PowerLoss, Process, require
 from clusters.kafka.admin import PartitionState, admin_client, partition_key, partition_states
 from clusters.nodes import powerfs
 from common.client_logging import QUIET_CLIENT_LOGGER
+from harness.probes.powerfs_cluster import require_powerfs
 from nemesis.fault import strike
 
 MESSAGES = 200
@@ -48,15 +49,8 @@ ELECTION_WORDS = ("UNCLEAN partition change", "Recovering unflushed segment", "C
                   "Truncating partition")
 
 
-class NotOnPowerfs(ValueError):
-    pass
-
-
 def run(cluster: Cluster, rounds: int, fsync_each: bool = False) -> int:
-    db = require(cluster.db, PowerLoss, "probe isr-power-loss")
-    if not db.powerfs or len(cluster.nodes) != NODES:
-        raise NotOnPowerfs(f"probe isr-power-loss needs a {NODES}-node Kafka cluster on powerfs "
-                           f"(`logtrial cluster up --name NAME --set {powerfs.POWERFS_KEY}=true`)")
+    require_powerfs(cluster, "isr-power-loss", NODES)
     for number in range(1, rounds + 1):
         lost = one_round(cluster, fsync_each)
         print(f"round {number}: " + (f"LOST {lost} acknowledged records" if lost else "ok: every acknowledged record read"))

@@ -17,7 +17,7 @@ from harness.commands.probe import CRASHED, exit_with
 PROBES = {"late-batch": "late_batch", "txn-version": "txn_version",
           "stale-offset-fetch": "stale_offset_fetch", "storage-loss-fetch": "storage_loss_fetch",
           "deleted-topic-fetch": "deleted_topic_fetch", "fetch-answer": "fetch_crash",
-          "isr-power-loss": "isr_power_loss"}
+          "isr-power-loss": "isr_power_loss", "format-power-loss": "format_power_loss"}
 
 
 def run(*args: str):
@@ -46,7 +46,7 @@ def no_clusters(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("command", ["late-batch", "txn-version", "storage-loss-fetch", "deleted-topic-fetch",
-                                     "isr-power-loss"])
+                                     "isr-power-loss", "format-power-loss"])
 def test_an_unknown_cluster_is_bad_input_naming_it(no_clusters, command):
     result = run("probe", command, "no-such-cluster")
     assert result.exit_code == exit_codes.BAD_INPUT, result.output

@@ -17,6 +17,7 @@ from clusters.nodes.inventory import load_inventory, write_inventory
 from clusters.nodes.local import LocalCluster
 from clusters.reconfigure import restart_if_reconfigured
 from clusters.smoke import consume_all, produce
+from harness.probes import format_power_loss
 from nemesis.heal import heal_inventory
 from nemesis.kind import FaultContext
 from nemesis.power import KIND, OFF_MINORITY
@@ -112,6 +113,22 @@ def test_a_killed_layer_daemon_is_healed_and_the_broker_restarted_on_a_new_layer
         assert f"n1: unmounted powerfs from {data_dir}" in actions
         assert fuse_mounts(cluster) == [data_dir]  # the inventory asks for it: a fresh layer
         assert powerfs.broken(session, data_dir) is None and cluster.db.serves_metadata("n1")
+
+
+def test_a_node_formatted_just_before_a_power_loss_never_starts_again(
+        power_cluster: LocalCluster, capsys) -> None:
+    """docs/findings.md row 16 (harness/probes/format_power_loss.py): Kafka writes
+    bootstrap.checkpoint with no fsync, so the loss empties it and the broker exits at
+    every start; the probe then formats the node again and starts it."""
+    ask_for_powerfs(power_cluster, True)
+    with Cluster.open(power_cluster.inventory_path) as cluster:
+        restart_if_reconfigured(cluster)  # onto the layer, whatever the test before left
+        assert format_power_loss.run(cluster) == 1
+        out = capsys.readouterr().out
+        assert "n1: bootstrap.checkpoint is 0 bytes after the loss" in out
+        assert "No FeatureLevelRecord for metadata.version" in out  # the broker's own words
+        assert out.splitlines()[-1] == "UNBOOTABLE: the broker exits at every start"
+        assert cluster.db.serves_metadata("n1")
 
 
 def powered_off(store: Path) -> bool:

@@ -1,0 +1,92 @@
+"""A Kafka node formatted shortly before a power loss never starts again: Kafka 4.1.1
+writes `bootstrap.checkpoint` with no fsync (docs/findings.md, row 16).
+
+    logtrial probe format-power-loss NAME
+
+NAME is a local Kafka cluster whose data sits on powerfs (`logtrial cluster up --name
+NAME --nodes 1 --set logtrial.powerfs=true`). On its last node the probe
+1. stops the broker and empties its log dir (a replaced disk, as the membership fault's
+   remove-node leaves it);
+2. formats it again (`kafka-storage format`, through the layer);
+3. cuts the node's power (the power fault's own steps) and powers it on;
+4. waits for the broker to serve.
+
+`BootstrapDirectory.writeBinaryFile` (kafka-metadata) writes a temporary file through
+`BatchFileWriter`, whose `close()` has no `force()`, and renames it over
+`bootstrap.checkpoint` with no fsync of the directory. powerfs keeps the rename and
+forgets the content, as a file system may within its writeback window (about 30 s on
+Linux's defaults), so the broker finds an empty file and exits: `No FeatureLevelRecord
+for metadata.version was found in the bootstrap metadata`. meta.properties, which
+Kafka fsyncs, survives. Exit 1 if the broker did not start (UNBOOTABLE), 0 if it did.
+Afterwards the probe formats the node again, fsyncs what the format wrote (`sync FILE`),
+and starts it.
+"""
+from __future__ import annotations
+
+import shlex
+
+from clusters.cluster import Cluster
+from clusters.db import DatabaseError
+from clusters.nodes import powerfs
+from harness.probes.powerfs_cluster import require_powerfs
+
+START_WAIT_S = 60.0
+BOOTSTRAP_FILE = "bootstrap.checkpoint"
+FATAL_WORDS = "No FeatureLevelRecord"
+
+
+def run(cluster: Cluster) -> int:
+    db = require_powerfs(cluster, "format-power-loss")
+    node = cluster.nodes[-1]
+    fresh_disk(cluster, node)
+    dropped = db.power_cut(node, powerfs.CLEAN)
+    db.power_off(node)
+    print(f"  {node}: formatted, then power lost: forgot {dropped['bytes']:,} bytes in {dropped['files']} files "
+          f"({', '.join(sorted({f['path'].rsplit('/', 1)[-1] for f in dropped['file_list']}))})")
+    db.power_on(node)
+    started = serves(cluster, node)
+    print(f"  {node}: {BOOTSTRAP_FILE} is {file_size(cluster, node, BOOTSTRAP_FILE)} bytes after the loss")
+    if not started:
+        for line in fatal_lines(cluster, node):
+            print(f"    {line}")
+    restore(cluster, node)
+    print("UNBOOTABLE: the broker exits at every start" if not started else "ok: the broker started")
+    return 0 if started else 1
+
+
+def fresh_disk(cluster: Cluster, node: str) -> None:
+    """The broker stopped, its log dir emptied and formatted again."""
+    cluster.db.stop(node)
+    data = shlex.quote(cluster.db.data_dir(node))
+    cluster.ssh[node].exec(f"find {data} -mindepth 1 -delete", timeout=60)
+    cluster.db.storage.reformat(node)
+
+
+def serves(cluster: Cluster, node: str) -> bool:
+    try:
+        cluster.db.wait_ready(node, START_WAIT_S)
+        return True
+    except DatabaseError:
+        return False
+
+
+def file_size(cluster: Cluster, node: str, name: str) -> str:
+    path = shlex.quote(f"{cluster.db.data_dir(node)}/{name}")
+    return cluster.ssh[node].exec(f"stat -c %s {path} 2>/dev/null || echo missing", check=False).stdout.strip()
+
+
+def fatal_lines(cluster: Cluster, node: str) -> list[str]:
+    log = shlex.quote(f"{cluster.db.paths.logs_dir(node)}/server.log")
+    out = cluster.ssh[node].exec(f"grep -h '{FATAL_WORDS}' {log} | tail -1", check=False).stdout
+    return [line.strip()[:300] for line in out.splitlines()]
+
+
+def restore(cluster: Cluster, node: str) -> None:
+    """The node formatted again, what the format wrote fsynced (Kafka does not, so the next
+    power loss would empty it again), and started: the cluster serves after the probe."""
+    if cluster.db.is_running(node):
+        return
+    fresh_disk(cluster, node)
+    data = shlex.quote(cluster.db.data_dir(node))
+    cluster.ssh[node].exec(f"find {data} -type f -print0 | xargs -0 -r sync && sync {data}", timeout=60)
+    cluster.db.start(node)
