@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from itertools import compress
+from itertools import chain, compress
 from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -33,7 +33,7 @@ from checkers.graph.search import SEARCH_ORDER, cycle_anomalies
 from checkers.history.collector import without_cyclic_gc
 from checkers.history.read import OP_COLUMNS
 from checkers.list_append.explain import explain
-from checkers.list_append.keys import Finding, KeyMop, analyze_key
+from checkers.list_append.keys import Finding, KeyMop, analyze_key, group_by_key
 from checkers.list_append.txn import txn_findings
 from checkers.verdict import consistency
 from checkers.verdict.taxonomy import DEFAULT_EXAMPLES
@@ -123,20 +123,6 @@ def key_mops(txn: Txn) -> list[KeyMop]:
     return [new(KeyMop, (key, op, otype, pos, f, value, last[pos])) for pos, (f, key, value) in enumerate(mops)]
 
 
-def _by_key(all_txns: Iterable[Txn]) -> dict[object, list[KeyMop]]:
-    """group_by_key of every txn's key_mops, in one loop (no generator
-    chain between them: this runs once per micro-op)."""
-    out: dict[object, list[KeyMop]] = {}
-    for t in all_txns:
-        for m in key_mops(t):
-            group = out.get(m[0])
-            if group is None:
-                out[m[0]] = [m]
-            else:
-                group.append(m)
-    return out
-
-
 def order_edges(all_txns: Iterable[Txn], model: str) -> OrderEdges:
     """The order edges the model needs, as Elle adds them: realtime (which
     covers process order) for strict-serializable, else process order for
@@ -177,7 +163,8 @@ def analyze(all_txns: list[Txn]) -> tuple[list[Finding], list[tuple]]:
         if t.type == "ok":
             findings.extend(txn_findings(t.id, t.mops))
     edges: list[tuple] = []
-    for key, mops in _by_key(all_txns).items():
+    # chain.from_iterable, not a generator expression: C-level, and this is once per micro-op
+    for key, mops in group_by_key(chain.from_iterable(map(key_mops, all_txns))).items():
         found, key_edges = analyze_key(key, mops)
         findings.extend(found)
         edges.extend(key_edges)

@@ -62,15 +62,19 @@ def _single_append(mops: list[KeyMop], with_failed: bool) -> list | None:
     return [appends[0]] if len(appends) == 1 else None
 
 
-def observed_states(mops: list[KeyMop], with_failed: bool = False) -> list[list]:
+def observed_states(mops: list[KeyMop], with_failed: bool = False,
+                    read_states: list[list] | None = None) -> list[list]:
     """Distinct non-empty states read by ok txns, shortest first; a key with
     a single append (of a txn that did not fail, or of any txn
     `with_failed`) has state [v]. States of one length (reads that disagree:
     incompatible-order) go in the order of their first reader's op id, so
     the longest one, the version order, never depends on the order the
-    mops came in (Spark's rows come in no fixed order)."""
+    mops came in (Spark's rows come in no fixed order). `read_states`:
+    _read_states(mops), when the caller has it already."""
     single = _single_append(mops, with_failed)
-    return [single] if single is not None else _read_states(mops)
+    if single is not None:
+        return [single]
+    return read_states if read_states is not None else _read_states(mops)
 
 
 def _read_states(mops: list[KeyMop]) -> list[list]:
@@ -158,9 +162,7 @@ def dirty_updates(key, mops: list[KeyMop], read_states: list[list] | None = None
     _read_states(mops), when the caller has it already."""
     if not any(m.otype == "fail" and m.f == "append" for m in mops):
         return                   # no failed append, nothing to follow one
-    single = _single_append(mops, True)
-    order = version_order([single] if single is not None else
-                          read_states if read_states is not None else _read_states(mops))
+    order = version_order(observed_states(mops, with_failed=True, read_states=read_states))
     writers = {m.value: m for m in mops if m.f == "append"}
     prev_type, values, aborted = "ok", [], None
     for v in order:
@@ -243,8 +245,7 @@ def analyze_key(key, mops: list[KeyMop]) -> tuple[list[Finding], list[tuple]]:
     appends = [m for m in mops if m[4] == "append"]
     reads = [m for m in mops if m[4] == "r" and m[2] == "ok" and m[5]]
     read_states = _read_states(reads)
-    single = _single_append(appends, False)
-    states = [single] if single is not None else read_states
+    states = observed_states(appends, read_states=read_states)
     findings: list[Finding] = []
     clash = incompatible_order(key, states)
     if clash is not None:
@@ -267,7 +268,12 @@ def _readers_of(mops: list[KeyMop], values: list[list]) -> list[int]:
 
 
 def group_by_key(mops: Iterable[KeyMop]) -> dict[object, list[KeyMop]]:
+    # runs once per micro-op: a plain lookup, no list built per call as setdefault would
     out: dict[object, list[KeyMop]] = {}
     for m in mops:
-        out.setdefault(m.key, []).append(m)
+        group = out.get(m[0])
+        if group is None:
+            out[m[0]] = [m]
+        else:
+            group.append(m)
     return out

@@ -29,17 +29,19 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import Callable
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
 from clusters.cluster import Cluster
-from clusters.db import PowerLoss, Process, require
-from clusters.kafka.admin import PartitionState, admin_client, partition_key, partition_states
+from clusters.db import Process, require
+from clusters.kafka.admin import PartitionState, admin_client, partition_key, partition_states, split_key
 from clusters.nodes import powerfs
 from common.client_logging import QUIET_CLIENT_LOGGER
 from harness.probes.powerfs_cluster import require_powerfs
-from nemesis.fault import strike
+from nemesis.kind import FaultContext
+from nemesis.power import KIND as POWER
 
 MESSAGES = 200
 NODES = 3
@@ -94,10 +96,10 @@ def create_placed(cluster: Cluster, topic: str, replicas: list[int], config: dic
     wait_for(cluster, partition_key(topic, 0), lambda s: s.leader == replicas[0], f"leader {replicas[0]}")
 
 
-def wait_for(cluster: Cluster, key: str, done, what: str) -> PartitionState:
+def wait_for(cluster: Cluster, key: str, done: Callable[[PartitionState], bool], what: str) -> PartitionState:
     deadline = time.monotonic() + WAIT_S
     while True:
-        state = partition_states(cluster, [key.rpartition("/")[0]]).get(key)
+        state = partition_states(cluster, [split_key(key)[0]]).get(key)
         if state is not None and done(state):
             return state
         if time.monotonic() > deadline:
@@ -121,17 +123,15 @@ def produce(bootstrap: str, topic: str) -> set[str]:
 
 
 def power_cycle(cluster: Cluster, nodes: list[str]) -> dict:
-    """Both nodes lose power at once, as the power fault strikes them, then come back; what
-    each node's layer dropped."""
-    db = require(cluster.db, PowerLoss, "probe isr-power-loss")
-    dropped: dict[str, dict] = {}
-    errors = strike(nodes, lambda node: dropped.__setitem__(node, db.power_cut(node, powerfs.CLEAN)))
-    errors.update(strike(nodes, db.power_off))
-    errors.update(strike(nodes, db.power_on))
-    errors.update(strike(nodes, lambda node: cluster.db.wait_ready(node, timeout=WAIT_S)))
+    """The power fault itself strikes `nodes` at once and then powers them on; what each
+    node's layer dropped."""
+    fault = POWER.make(FaultContext())
+    struck = fault.start(cluster, {"target": "nodes", "nodes": nodes, "majority": 2 * len(nodes) > len(cluster.nodes),
+                                   "mode": powerfs.CLEAN})
+    errors = {**struck.get("errors", {}), **fault.stop(cluster).get("errors", {})}
     if errors:
         raise RuntimeError(f"the power cycle failed: {errors}")
-    return dropped
+    return struck["dropped"]
 
 
 def read_partition(bootstrap: str, topic: str) -> set[str]:
