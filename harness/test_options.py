@@ -21,7 +21,7 @@ from results import store
 from workloads.client_kinds import client_kind
 from workloads.producer_knobs import check_max_in_flight
 from workloads.registry import WorkloadKind, workload_kind
-from workloads.settings import WorkloadSettings
+from workloads.settings import DEFAULT_CLIENT, WorkloadSettings
 
 TXN_VERSIONS = (1, 2)
 TXN_VERSION_SINCE = (4, 0, 0)
@@ -257,7 +257,7 @@ def test_name(options: TestOptions) -> str:
     flags = [(s.txn, "txn"), (not s.idempotence, "no-idem"), (s.isolation_level != "read_committed", "read-uncommitted"),
              (s.sub_via != "assign", s.sub_via), (s.enable_auto_commit, "auto-commit"), (s.crash_clients, "crash"),
              (cluster.pin_clients, "pinned"), (cluster.dynamic_quorum, "dynamic-quorum"),
-             (s.client != "librdkafka", s.client), (cluster.txn_version is not None, f"tv{cluster.txn_version}")]
+             (s.client != DEFAULT_CLIENT, s.client), (cluster.txn_version is not None, f"tv{cluster.txn_version}")]
     parts += [label for on, label in flags if on]
     if cluster.db not in (None, DEFAULT_SYSTEM):
         parts.append(cluster.db)

@@ -11,15 +11,17 @@ from workloads.aiokafka_client import config as aiokafka_config
 from workloads.aiokafka_client.factory import open_aiokafka
 from workloads.aiokafka_client.install import PINNED as AIOKAFKA
 from workloads.base import Client
+from workloads.bridge.kind import Bridge
 from workloads.go_clients import build as go_build
+from workloads.go_clients import factory as go_clients
 from workloads.go_clients.config import sarama_gaps
 from workloads.java_client import build as java_build
+from workloads.java_client import factory as java_client
 from workloads.kafka_python import install as kafka_python_install
-from workloads.go_clients.factory import open_franz_go, open_sarama
 from workloads.kafka_python.factory import KafkaPythonClients
+from workloads.kafkajs_client import factory as kafkajs_client
 from workloads.kafkajs_client import install as kafkajs_install
-from workloads.kafkajs_client.factory import kafkajs_gaps, open_kafkajs
-from workloads.settings import WorkloadSettings
+from workloads.settings import DEFAULT_CLIENT, WorkloadSettings
 
 
 class ClientFactory(Protocol):
@@ -39,6 +41,17 @@ class ClientKind:
     # what it cannot do of what the settings ask, naming the capability (refused
     # before any work starts: WorkloadSpec.validate); None: it does all of it
     gaps: Callable[[WorkloadSettings], str | None] | None = None
+    # how the findings' probes drive it (harness/probes/): in child processes through
+    # the bridge's protocol, or in this process through its module's TimedProducer
+    # ("module" path: workloads/<client>/timed.py); neither: librdkafka, the default
+    bridge: Bridge | None = None
+    timed: str | None = None
+
+
+def bridged(name: str, bridge: Bridge, install_state: Callable[[], tuple[bool, str]],
+            gaps: Callable[[WorkloadSettings], str | None] | None = None) -> ClientKind:
+    """The entry of a client in child processes: the queue workload's, through its bridge."""
+    return ClientKind(name, bridge.open, ("queue",), install_state, gaps, bridge=bridge)
 
 
 class LibrdkafkaClients:
@@ -55,32 +68,16 @@ class LibrdkafkaClients:
         pass
 
 
-class JavaClients:
-    """kafka-clients of the cluster's version in JVMs (workloads/java_client/)."""
-
-    def __init__(self, kafka_version: str | None):
-        from workloads.java_client.pool import JvmPool  # compiles and starts a JVM: only when asked
-        self.pool = JvmPool(kafka_version)
-
-    def queue_client(self, workload, process: int, final: bool = False) -> Client:
-        from workloads.java_client.queue_client import JavaQueueClient
-        return JavaQueueClient(workload, process, self.pool, final)
-
-    def versions(self) -> dict[str, str]:
-        return self.pool.versions()
-
-    def close(self) -> None:
-        self.pool.close()
-
-
 CLIENT_KINDS: dict[str, ClientKind] = {
-    "librdkafka": ClientKind("librdkafka", lambda version: LibrdkafkaClients(), ("queue", "list-append")),
-    "java": ClientKind("java", JavaClients, ("queue",), java_build.install_state),
-    "franz-go": ClientKind("franz-go", open_franz_go, ("queue",), go_build.install_state),
-    "sarama": ClientKind("sarama", open_sarama, ("queue",), go_build.install_state, sarama_gaps),
-    "kafka-python": ClientKind("kafka-python", KafkaPythonClients, ("queue",), kafka_python_install.install_state),
-    "aiokafka": ClientKind("aiokafka", open_aiokafka, ("queue",), AIOKAFKA.install_state, aiokafka_config.gaps),
-    "kafkajs": ClientKind("kafkajs", open_kafkajs, ("queue",), kafkajs_install.install_state, kafkajs_gaps),
+    DEFAULT_CLIENT: ClientKind(DEFAULT_CLIENT, lambda version: LibrdkafkaClients(), ("queue", "list-append")),
+    "java": bridged("java", java_client.BRIDGE, java_build.install_state),
+    "franz-go": bridged("franz-go", go_clients.FRANZ_GO, go_build.install_state),
+    "sarama": bridged("sarama", go_clients.SARAMA, go_build.install_state, sarama_gaps),
+    "kafka-python": ClientKind("kafka-python", KafkaPythonClients, ("queue",), kafka_python_install.install_state,
+                               timed="workloads.kafka_python.timed"),
+    "aiokafka": ClientKind("aiokafka", open_aiokafka, ("queue",), AIOKAFKA.install_state, aiokafka_config.gaps,
+                           timed="workloads.aiokafka_client.timed"),
+    "kafkajs": bridged("kafkajs", kafkajs_client.BRIDGE, kafkajs_install.install_state, kafkajs_client.kafkajs_gaps),
 }
 CLIENT_NAMES: tuple[str, ...] = tuple(CLIENT_KINDS)
 

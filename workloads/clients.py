@@ -312,6 +312,7 @@ class PairIdentity:
         self.transactional_id = transactional_id
         self.group_id = group_id
         self.auto_offset_reset = auto_offset_reset
+        self.producer_client_id = f"lt-p{process}"  # a probe names its own
 
 
 class ClientPair(PairIdentity):
@@ -329,7 +330,7 @@ class ClientPair(PairIdentity):
     @property
     def producer(self) -> Producer:
         if self._producer is None:
-            producer = Producer(producer_config(self.bootstrap, self.settings, f"lt-p{self.process}",
+            producer = Producer(producer_config(self.bootstrap, self.settings, self.producer_client_id,
                                                 self.transactional_id))
             if self.transactional_id is not None:
                 try:

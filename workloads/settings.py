@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+DEFAULT_CLIENT = "librdkafka"  # confluent-kafka's, in this process (workloads/client_kinds.py)
+
 
 @dataclass(frozen=True)
 class WorkloadSettings:
-    client: str = "librdkafka"            # which Kafka client (workloads/client_kinds.py)
+    client: str = DEFAULT_CLIENT          # which Kafka client (workloads/client_kinds.py)
     # the Kafka version whose kafka-clients jar the Java client runs: the cluster's,
     # filled in at setup (None: the default version)
     kafka_clients_version: str | None = None

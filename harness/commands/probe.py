@@ -19,8 +19,10 @@ import click
 
 from common import exit_codes
 from clusters.nodes.local import LocalCluster, LocalClusterError
-from harness.probes.late_batch_timing import LATE_BATCH_CLIENTS, LIBRDKAFKA_LIFT_S
+from harness.probes.late_batch_timing import LIBRDKAFKA_LIFT_S
 from harness.probes.powerfs_cluster import NotOnPowerfs
+from workloads.client_kinds import CLIENT_NAMES
+from workloads.settings import DEFAULT_CLIENT
 
 if TYPE_CHECKING:
     from clusters.cluster import Cluster
@@ -94,7 +96,7 @@ def probe() -> None:
 @probe.command("late-batch", short_help="Where a batch held past its abort lands (txn).")
 @cluster_argument
 @click.argument("rounds", type=click.IntRange(min=1), default=1, required=False)
-@click.option("--client", type=click.Choice(LATE_BATCH_CLIENTS), default="librdkafka", show_default=True,
+@click.option("--client", type=click.Choice(CLIENT_NAMES), default=DEFAULT_CLIENT, show_default=True,
               help="The producer: librdkafka (confluent-kafka), Kafka's Java client of the "
                    "cluster's version (workloads/java_client/), Sarama or franz-go "
                    "(workloads/go_clients/), kafkajs (workloads/kafkajs_client/), kafka-python or "
@@ -115,7 +117,7 @@ def late_batch(inventory: str, rounds: int, client: str, lift_after: float, debu
     Prints each round's steps, its partition's log and a verdict: B LOST / A READ, A'S
     SEQUENCE GIVEN TO B, ok, or INCONCLUSIVE. Exit 1 if any round was not ok
     (harness/probes/late_batch.py tells more)."""
-    if client != "librdkafka" and debug_log:
+    if client != DEFAULT_CLIENT and debug_log:
         raise click.UsageError("--debug-log is librdkafka's")
     from harness.probes import late_batch as probe_module  # loads the clients: only when run
 

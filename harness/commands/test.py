@@ -14,6 +14,7 @@ from harness.presets import preset_options
 from harness.runner import run_test
 from harness.test_options import TestOptions
 from workloads.client_kinds import CLIENT_NAMES
+from workloads.settings import DEFAULT_CLIENT
 from workloads.registry import WORKLOAD_NAMES
 
 # precedence of exit codes when --test-count runs several tests: the worst wins
@@ -36,7 +37,7 @@ def nemesis_options(f):
 
 @click.command()
 @click.option("--workload", type=click.Choice(WORKLOAD_NAMES), default="queue", show_default=True)
-@click.option("--client", type=click.Choice(CLIENT_NAMES), default="librdkafka", show_default=True,
+@click.option("--client", type=click.Choice(CLIENT_NAMES), default=DEFAULT_CLIENT, show_default=True,
               help="The Kafka client under test (workloads/client_kinds.py): librdkafka is confluent-kafka's; "
                    "the others run only the workloads they have clients for, and refuse what they cannot do.")
 @click.option("--nodes-file", type=click.Path(exists=True, dir_okay=False),

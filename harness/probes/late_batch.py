@@ -57,15 +57,13 @@ from clusters.cluster import Cluster
 from clusters.kafka.log_dump import Record, first_segment_records
 from harness.probes.late_batch_java import java_steps
 from harness.probes.late_batch_librdkafka import librdkafka_steps
-from harness.probes.late_batch_python import MODULES as PYTHON_CLIENTS, python_steps
+from harness.probes.late_batch_python import python_steps
 from harness.probes.late_batch_setup import set_up
 from harness.probes.late_batch_timing import LIBRDKAFKA_LIFT_S
 from harness.probes.librdkafka_log import stderr_appended_to
 from workloads.bridge.pool import ProcessPool
-from workloads.go_clients import config as go_config
-from workloads.java_client import config as java_config
-from workloads.java_client.pool import JvmPool
-from workloads.kafkajs_client import config as kafkajs_config
+from workloads.client_kinds import client_kind
+from workloads.settings import DEFAULT_CLIENT
 
 INCONCLUSIVE = "INCONCLUSIVE: the abort did not end, so B was not sent"
 SEQUENCE_REUSED = "A'S SEQUENCE GIVEN TO B (same epoch); A's batch is not in the log"
@@ -87,16 +85,16 @@ def committed_log(bootstrap: str, topic: str) -> dict[int, bytes]:
     return found
 
 
-def one_round(cluster: Cluster, round_no: int, debug: bool = False, client: str = "librdkafka",
+def one_round(cluster: Cluster, round_no: int, debug: bool = False, client: str = DEFAULT_CLIENT,
               pool: ProcessPool | None = None, lift_after: float = LIBRDKAFKA_LIFT_S) -> str:
     """Runs one round and prints it (the lines tests parse: `round N: ...`, then the
     partition's log as `    offset N: epoch E seq S VALUE`, then `round N: VERDICT`)."""
     setup = set_up(cluster)
-    if client in PYTHON_CLIENTS:
-        held, b, commit, seen = python_steps(cluster, setup, round_no, client, lift_after)
-    elif client != "librdkafka":
-        config = {"sarama": go_config, "franz-go": go_config, "kafkajs": kafkajs_config}.get(client, java_config)
-        held, b, commit, seen = java_steps(cluster, setup, round_no, pool, lift_after, config)
+    kind = client_kind(client)
+    if kind.timed:
+        held, b, commit, seen = python_steps(cluster, setup, round_no, kind.timed, lift_after)
+    elif kind.bridge:
+        held, b, commit, seen = java_steps(cluster, setup, round_no, pool, lift_after, kind.bridge.config)
     else:
         held, b, commit, seen = librdkafka_steps(cluster, setup, round_no, debug)
     log = committed_log(setup.bootstrap, setup.topic)
@@ -133,7 +131,7 @@ def lost_or_read(verdict: str) -> bool:
 
 
 def run(cluster: Cluster, rounds: int, debug_log: str | None = None, until_lost: bool = False,
-        client: str = "librdkafka", lift_after: float = LIBRDKAFKA_LIFT_S) -> int:
+        client: str = DEFAULT_CLIENT, lift_after: float = LIBRDKAFKA_LIFT_S) -> int:
     """Up to `rounds` rounds; 0 if every round was ok, else 1. With `debug_log`,
     librdkafka's debug log is appended to that file."""
     with stderr_appended_to(debug_log) if debug_log else nullcontext():
@@ -143,20 +141,12 @@ def run(cluster: Cluster, rounds: int, debug_log: str | None = None, until_lost:
 def _rounds(cluster: Cluster, rounds: int, debug: bool, until_lost: bool, client: str,
             lift_after: float) -> int:
     verdicts = []
+    bridge = client_kind(client).bridge
     pool = None
-    if client == "java":
-        pool = JvmPool(cluster.db.release.version)  # compiles and starts a JVM
-        print(f"kafka-clients {pool.versions()['kafka_clients']}, "
-              f"Kafka {cluster.db.release.version}", flush=True)
-    elif client in ("sarama", "franz-go"):
-        from workloads.go_clients.pool import GoPool  # builds and starts the Go program
-        pool = GoPool(client)
-        module = client.replace("-", "_")
-        print(f"{client} {pool.versions()[module]}, Kafka {cluster.db.release.version}", flush=True)
-    elif client == "kafkajs":
-        from workloads.kafkajs_client.pool import KafkajsPool  # installs and starts Node
-        pool = KafkajsPool()
-        print(f"kafkajs {pool.versions()['kafkajs']}, Kafka {cluster.db.release.version}", flush=True)
+    if bridge is not None:
+        pool = bridge.pool(cluster.db.release.version)  # builds and starts its child process
+        versions = ", ".join(f"{name} {version}" for name, version in pool.versions().items())
+        print(f"{client}: {versions}; Kafka {cluster.db.release.version}", flush=True)
     try:
         for i in range(rounds):
             verdicts.append(one_round(cluster, i, debug=debug, client=client,

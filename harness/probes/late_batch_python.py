@@ -16,10 +16,6 @@ from harness.probes.late_batch_timing import OP_TIMEOUT
 from workloads.clients import Indefinite
 from workloads.settings import WorkloadSettings
 
-# client -> the module of its TimedProducer (loaded only when its round runs)
-MODULES = {"kafka-python": "workloads.kafka_python.timed", "aiokafka": "workloads.aiokafka_client.timed"}
-
-
 def timed_txn(producer: Any, topic: str, value: str, wait: float, commit: bool, retry: float = 0.0) -> dict:
     """One transaction of one send: begun, the send awaited at most `wait` s, then
     committed or aborted, the end bounded by the op timeout or `retry`, whichever is
@@ -42,10 +38,11 @@ def timed_txn(producer: Any, topic: str, value: str, wait: float, commit: bool, 
     return {"begun": begun, "waited": waited, "send": dict(seen), "ends": [(outcome, started, time.time())]}
 
 
-def python_steps(cluster: Cluster, setup: RoundSetup, round_no: int, client: str, lift_after: float) -> Steps:
-    """The round's steps with `client` (a key of MODULES)."""
+def python_steps(cluster: Cluster, setup: RoundSetup, round_no: int, timed: str, lift_after: float) -> Steps:
+    """The round's steps with the client whose TimedProducer is in module `timed`
+    (its registry entry's, workloads/client_kinds.py)."""
     settings = WorkloadSettings(txn=True, op_timeout=OP_TIMEOUT)
-    module = importlib.import_module(MODULES[client])
+    module = importlib.import_module(timed)
     producer = module.TimedProducer(setup.bootstrap, settings, round_no, setup.txn_id)
     try:
         return timed_steps(cluster, setup, lift_after,

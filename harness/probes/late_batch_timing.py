@@ -1,7 +1,5 @@
-"""The late-batch round's clock and its clients, shared by the clients' steps and the
-command line (kept apart so that `logtrial probe --help` loads no client)."""
-
-LATE_BATCH_CLIENTS = ("librdkafka", "java", "sarama", "franz-go", "kafkajs", "kafka-python", "aiokafka")
+"""The late-batch round's clock, shared by the clients' steps and the command line
+(kept apart so that `logtrial probe --help` loads no client)."""
 
 OP_TIMEOUT = 10.0  # how long A waits for its delivery report before it is aborted
 HOLD_FACTOR = 1.5  # the leader holds what clients send it this many op timeouts

@@ -16,8 +16,8 @@ the transactional requests each client sent are counted in the brokers' logs.
 """
 from __future__ import annotations
 
-import asyncio
 import collections
+import importlib
 import re
 import shlex
 import uuid
@@ -31,10 +31,9 @@ from clusters.kafka.admin import TRANSACTION_VERSION, create_topic, run_tool, se
 from clusters.kafka.log_dump import Batch, first_segment_batches
 from harness.probes.java_session import open_session
 from workloads import clients
+from harness.probes.late_batch_python import timed_txn
 from workloads.bridge.pool import ProcessPool
-from workloads.go_clients import config as go_config
-from workloads.java_client import config as java_config
-from workloads.java_client.pool import JvmPool
+from workloads.client_kinds import CLIENT_KINDS, ClientKind
 from workloads.settings import WorkloadSettings
 
 SETTINGS = WorkloadSettings(txn=True)
@@ -52,65 +51,20 @@ def librdkafka_transactions(bootstrap: str, topic: str, count: int) -> None:
     producer.flush(5)
 
 
-def java_transactions(bootstrap: str, topic: str, count: int) -> None:
-    bridge_transactions(JvmPool(None), java_config, "java", bootstrap, topic, count)
-
-
-def sarama_transactions(bootstrap: str, topic: str, count: int) -> None:
-    """Sarama's, told no cluster version: its transactional requests' versions are the
-    same from Kafka 2.8 on (src/sarama_config.go takes 3.0.0)."""
-    from workloads.go_clients.pool import GoPool  # builds and starts the Go program: only when run
-    bridge_transactions(GoPool("sarama"), go_config, "sarama", bootstrap, topic, count)
-
-
-def franz_go_transactions(bootstrap: str, topic: str, count: int) -> None:
-    """franz-go's, which asks the brokers' ApiVersions for what to send."""
-    from workloads.go_clients.pool import GoPool  # builds and starts the Go program: only when run
-    bridge_transactions(GoPool("franz-go"), go_config, "franzgo", bootstrap, topic, count)
-
-
-def kafkajs_transactions(bootstrap: str, topic: str, count: int) -> None:
-    from workloads.kafkajs_client import config as kafkajs_config
-    from workloads.kafkajs_client.pool import KafkajsPool  # installs its modules: only when run
-    bridge_transactions(KafkajsPool(), kafkajs_config, "kafkajs", bootstrap, topic, count)
-
-
-def kafka_python_transactions(bootstrap: str, topic: str, count: int) -> None:
-    """kafka-python's, in this process, with the queue workload's producer settings."""
-    from workloads.kafka_python import config as kafka_python_config
-    from workloads.kafka_python.install import PINNED  # pip-installs it on first use
-    kafka = PINNED.load()
-    producer = kafka.KafkaProducer(**kafka_python_config.producer_config(
-        bootstrap, SETTINGS, "probe-kafkapython", f"probe-{uuid.uuid4().hex[:8]}"))
+def timed_transactions(timed: str, name: str, bootstrap: str, topic: str, count: int) -> None:
+    """`count` one-send transactions by a Python client in this process, through the
+    TimedProducer in module `timed` (its registry entry's) and the late-batch probe's
+    timed transaction, with the queue workload's producer settings."""
+    producer = importlib.import_module(timed).TimedProducer(
+        bootstrap, SETTINGS, 0, f"probe-{uuid.uuid4().hex[:8]}", client_id=f"probe-{name}")
     try:
-        producer.init_transactions()
         for i in range(count):
-            producer.begin_transaction()
-            producer.send(topic, value=str(i).encode(), partition=0).get(JAVA_OP_TIMEOUT_S)
-            producer.commit_transaction()
+            txn = timed_txn(producer, topic, str(i), JAVA_OP_TIMEOUT_S, commit=True)
+            outcome = txn["ends"][0][0] if "ends" in txn else txn["error"]
+            if outcome != "ok" or "offset" not in txn["send"]:
+                raise RuntimeError(f"{name} transaction {i}: {outcome}, send {txn['send']}")
     finally:
-        producer.close(10)
-
-
-def aiokafka_transactions(bootstrap: str, topic: str, count: int) -> None:
-    """aiokafka's, in this process on an event loop of its own, with the queue
-    workload's producer settings (workloads/aiokafka_client/config.py)."""
-    from workloads.aiokafka_client import config as aiokafka_config
-    from workloads.aiokafka_client.install import PINNED  # pip-installs it on first use
-    aiokafka = PINNED.load()
-
-    async def transactions() -> None:
-        producer = aiokafka.AIOKafkaProducer(**aiokafka_config.producer_config(
-            bootstrap, SETTINGS, "probe-aiokafka", f"probe-{uuid.uuid4().hex[:8]}"))
-        await producer.start()
-        try:
-            for i in range(count):
-                await producer.begin_transaction()
-                await (await producer.send(topic, value=str(i).encode(), partition=0))
-                await producer.commit_transaction()
-        finally:
-            await producer.stop()
-    asyncio.run(asyncio.wait_for(transactions(), JAVA_OP_TIMEOUT_S * 4))
+        producer.close()
 
 
 def bridge_transactions(pool: ProcessPool, config: ModuleType, name: str, bootstrap: str, topic: str,
@@ -129,18 +83,24 @@ def bridge_transactions(pool: ProcessPool, config: ModuleType, name: str, bootst
         pool.close()
 
 
-# client -> commits `count` one-send transactions to partition 0 of a topic
-CLIENTS: dict[str, Callable[[str, str, int], None]] = {
-    "librdkafka": librdkafka_transactions, "java": java_transactions, "franz-go": franz_go_transactions,
-    "sarama": sarama_transactions, "kafkajs": kafkajs_transactions, "kafka-python": kafka_python_transactions,
-    "aiokafka": aiokafka_transactions}
+def transactions(kind: ClientKind) -> Callable[[str, str, int], None]:
+    """(bootstrap, topic, count) -> commits `count` one-send transactions to partition 0
+    of the topic with `kind`'s client, as its registry entry says it is driven. Its
+    client id is probe-NAME without dashes (what request_versions counts)."""
+    name = kind.name.replace("-", "")
+    if kind.bridge is not None:
+        return lambda *args: bridge_transactions(kind.bridge.pool(None), kind.bridge.config, name, *args)
+    if kind.timed is not None:
+        return lambda *args: timed_transactions(kind.timed, name, *args)
+    return librdkafka_transactions
 
 
 def probe(cluster: Cluster, count: int = 4) -> dict[str, list[Batch]]:
     """client -> the batches its `count` transactions left in a fresh topic's log."""
     node = cluster.inventory.nodes[0].name
     found = {}
-    for name, run_transactions in CLIENTS.items():
+    for name, kind in CLIENT_KINDS.items():
+        run_transactions = transactions(kind)
         topic = f"tv-probe-{name}-{uuid.uuid4().hex[:6]}"
         create_topic(cluster, topic, partitions=1, replication_factor=len(cluster.inventory.nodes),
                      min_insync_replicas=1)

@@ -16,9 +16,8 @@ import pytest
 from clusters.nodes.inventory import Inventory, Node, parse_inventory
 from clusters.system_kind import ExtraNode, SystemKind
 from clusters.systems import DEFAULT_SYSTEM, KINDS, SYSTEMS, for_system, kind_of
+from tests.architecture.name_scan import PACKAGES, ROOT, branches_on, branches_outside
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("harness", "clusters", "nemesis", "workloads", "checkers", "results")
 REGISTRY = ROOT / "clusters" / "systems.py"
 
 
@@ -96,35 +95,12 @@ def _imported(path: Path) -> set[str]:
     return found
 
 
-def _names_a_system(node: ast.AST) -> bool:
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return any(_names_a_system(e) for e in node.elts)
-    return isinstance(node, ast.Constant) and node.value in SYSTEMS
-
-
-def _a_table_by_system(node: ast.Dict) -> bool:
-    """Keys naming two systems, or a tuple key naming one; not a record with a
-    field called "kafka" (test.json's versions)."""
-    keys = [k for k in node.keys if k is not None]
-    return (sum(_names_a_system(k) for k in keys) >= 2
-            or any(isinstance(k, ast.Tuple) and _names_a_system(k) for k in keys))
-
-
 def branches_on_a_system(path: Path) -> list[str]:
-    """Where `path` compares with a system's name, or keys a table by systems."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if (isinstance(node, ast.Compare) and any(_names_a_system(o) for o in [node.left, *node.comparators])
-                or isinstance(node, ast.Dict) and _a_table_by_system(node)):
-            found.append(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{node.lineno}")
-    return found
+    return branches_on(path, SYSTEMS)
 
 
 def test_no_module_outside_the_registry_branches_on_a_systems_name():
-    allowed = {REGISTRY} | kind_modules()
-    found = [hit for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))
-             if path.resolve() not in allowed for hit in branches_on_a_system(path)]
-    assert found == []
+    assert branches_outside({REGISTRY} | kind_modules(), SYSTEMS) == []
 
 
 def test_the_scan_sees_a_comparison_a_membership_and_a_table(tmp_path):

@@ -48,6 +48,7 @@ class AiokafkaPair:
 
     def __post_init__(self) -> None:
         self.loop = LoopThread(f"aiokafka-p{self.process}")
+        self.producer_client_id = f"lt-p{self.process}"  # a probe names its own
         self._producer: Any = None
         self._consumer: Any = None
         self._lookup: Any = None
@@ -89,7 +90,7 @@ class AiokafkaPair:
     @property
     def producer(self) -> Any:
         return self._made("_producer", lambda: aiokafka.AIOKafkaProducer(**config.producer_config(
-            self.bootstrap, self.settings, f"lt-p{self.process}", self.transactional_id)),
+            self.bootstrap, self.settings, self.producer_client_id, self.transactional_id)),
             definite=self.transactional_id is None)
 
     @property

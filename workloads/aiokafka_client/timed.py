@@ -12,10 +12,12 @@ from workloads.settings import WorkloadSettings
 
 
 class TimedProducer:
-    """A transactional AIOKafkaProducer for one round (client id lt-p`process`)."""
+    """A transactional AIOKafkaProducer for one round (client id lt-p`process`, or `client_id`)."""
 
-    def __init__(self, bootstrap: str, settings: WorkloadSettings, process: int, txn_id: str):
+    def __init__(self, bootstrap: str, settings: WorkloadSettings, process: int, txn_id: str,
+                 client_id: str | None = None):
         self.pair = AiokafkaPair(bootstrap, settings, process, txn_id, txn_id)
+        self.pair.producer_client_id = client_id or self.pair.producer_client_id
         self.producer = self.pair.producer  # start(): InitProducerId
 
     def begin(self) -> None:

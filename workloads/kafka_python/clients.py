@@ -51,7 +51,7 @@ class KafkaPythonPair(PairIdentity):
     def producer(self) -> Any:
         if self._producer is None:
             producer = guarded(lambda: kafka.KafkaProducer(**config.producer_config(
-                self.bootstrap, self.settings, f"lt-p{self.process}", self.transactional_id)), definite=True)
+                self.bootstrap, self.settings, self.producer_client_id, self.transactional_id)), definite=True)
             if self.transactional_id is not None:
                 try:
                     guarded(producer.init_transactions)

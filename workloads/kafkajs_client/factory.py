@@ -1,33 +1,15 @@
-"""kafkajs's entry in the client registry (workloads/client_kinds.py): a run's kafkajs
-clients, one Node process per network namespace behind them, and what kafkajs cannot
-do, refused before a run starts."""
+"""kafkajs's entry in the client registry (workloads/client_kinds.py): its clients in
+the Node program (workloads/kafkajs_client/src/), one process per network namespace
+behind them, and what kafkajs cannot do, refused before a run starts."""
 from __future__ import annotations
 
-from workloads.base import Client
+from workloads.bridge.kind import Bridge
+from workloads.kafkajs_client import config
+from workloads.kafkajs_client.pool import KafkajsPool
 from workloads.settings import WorkloadSettings
 
-
-class KafkajsClients:
-    """kafkajs's clients in the Node program (workloads/kafkajs_client/src/)."""
-
-    def __init__(self) -> None:
-        from workloads.kafkajs_client.pool import KafkajsPool  # installs and starts Node: only when asked
-        self.pool = KafkajsPool()
-
-    def queue_client(self, workload, process: int, final: bool = False) -> Client:
-        from workloads.kafkajs_client.queue_client import KafkajsQueueClient
-        return KafkajsQueueClient(workload, process, self.pool, final)
-
-    def versions(self) -> dict[str, str]:
-        return self.pool.versions()
-
-    def close(self) -> None:
-        self.pool.close()
-
-
-def open_kafkajs(kafka_version: str | None) -> KafkajsClients:
-    """The run's kafkajs clients; the cluster's version does not matter to them."""
-    return KafkajsClients()
+# the cluster's version does not matter to kafkajs's program
+BRIDGE = Bridge(lambda kafka_version: KafkajsPool(), config, "workloads.kafkajs_client.queue_client:KafkajsQueueClient")
 
 
 def kafkajs_gaps(settings: WorkloadSettings) -> str | None:
