@@ -215,7 +215,9 @@ def isr_power_loss(inventory: str, rounds: int, fsync_each: bool) -> NoReturn:
 
 @probe.command("format-power-loss", short_help="A node formatted before a power loss never starts.")
 @cluster_argument
-def format_power_loss(inventory: str) -> NoReturn:
+@click.option("--fsync-format", is_flag=True,
+              help="The control: fsync what the format wrote before the loss (as the harness's set-up does).")
+def format_power_loss(inventory: str, fsync_format: bool) -> NoReturn:
     """On the local Kafka cluster NAME, whose data sits on powerfs (`cluster up --set
     logtrial.powerfs=true`): its last node's log dir is emptied and formatted again, then
     the node loses power and is powered on. Exit 1 if the broker no longer starts.
@@ -223,7 +225,8 @@ def format_power_loss(inventory: str) -> NoReturn:
     (harness/probes/format_power_loss.py tells more.)"""
     from harness.probes import format_power_loss as probe_module  # loads the client: only when run
 
-    on_cluster(inventory, refusing(probe_module.run, NotOnPowerfs, "format-power-loss"))
+    on_cluster(inventory, refusing(lambda cluster: probe_module.run(cluster, fsync_format),
+                                   NotOnPowerfs, "format-power-loss"))
 
 
 @probe.command("fetch-answer", short_help="The same segfault against a fake broker (no cluster).")

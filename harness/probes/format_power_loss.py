@@ -1,7 +1,7 @@
 """A Kafka node formatted shortly before a power loss never starts again: Kafka 4.1.1
 writes `bootstrap.checkpoint` with no fsync (docs/findings.md, row 16).
 
-    logtrial probe format-power-loss NAME
+    logtrial probe format-power-loss NAME [--fsync-format]
 
 NAME is a local Kafka cluster whose data sits on powerfs (`logtrial cluster up --name
 NAME --nodes 1 --set logtrial.powerfs=true`). On its last node the probe
@@ -19,7 +19,9 @@ Linux's defaults), so the broker finds an empty file and exits: `No FeatureLevel
 for metadata.version was found in the bootstrap metadata`. meta.properties, which
 Kafka fsyncs, survives. Exit 1 if the broker did not start (UNBOOTABLE), 0 if it did.
 Afterwards the probe formats the node again, fsyncs what the format wrote (`sync FILE`),
-and starts it.
+and starts it. `--fsync-format` is the control: the format fsynced before the loss, as
+the harness's own set-up and heals do (clusters/kafka/storage.py); the loss then
+forgets nothing the format wrote, and the broker starts.
 """
 from __future__ import annotations
 
@@ -35,10 +37,10 @@ BOOTSTRAP_FILE = "bootstrap.checkpoint"
 FATAL_WORDS = "No FeatureLevelRecord"
 
 
-def run(cluster: Cluster) -> int:
+def run(cluster: Cluster, fsync_format: bool = False) -> int:
     db = require_powerfs(cluster, "format-power-loss")
     node = cluster.nodes[-1]
-    fresh_disk(cluster, node)
+    fresh_disk(cluster, node, durable=fsync_format)
     dropped = db.power_cut(node, powerfs.CLEAN)
     db.power_off(node)
     print(f"  {node}: formatted, then power lost: forgot {dropped['bytes']:,} bytes in {dropped['files']} files "
@@ -54,12 +56,12 @@ def run(cluster: Cluster) -> int:
     return 0 if started else 1
 
 
-def fresh_disk(cluster: Cluster, node: str) -> None:
-    """The broker stopped, its log dir emptied and formatted again."""
+def fresh_disk(cluster: Cluster, node: str, durable: bool) -> None:
+    """The broker stopped, its log dir emptied and formatted again (fsynced if `durable`)."""
     cluster.db.stop(node)
     data = shlex.quote(cluster.db.data_dir(node))
     cluster.ssh[node].exec(f"find {data} -mindepth 1 -delete", timeout=60)
-    cluster.db.storage.reformat(node)
+    cluster.db.storage.reformat(node, durable=durable)
 
 
 def serves(cluster: Cluster, node: str) -> bool:
@@ -86,7 +88,5 @@ def restore(cluster: Cluster, node: str) -> None:
     power loss would empty it again), and started: the cluster serves after the probe."""
     if cluster.db.is_running(node):
         return
-    fresh_disk(cluster, node)
-    data = shlex.quote(cluster.db.data_dir(node))
-    cluster.ssh[node].exec(f"find {data} -type f -print0 | xargs -0 -r sync && sync {data}", timeout=60)
+    fresh_disk(cluster, node, durable=True)
     cluster.db.start(node)

@@ -5,6 +5,7 @@ finished (the layer cut, the broker never killed) leaves no FUSE mount on the no
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Iterator
 
@@ -128,6 +129,23 @@ def test_a_node_formatted_just_before_a_power_loss_never_starts_again(
         assert "n1: bootstrap.checkpoint is 0 bytes after the loss" in out
         assert "No FeatureLevelRecord for metadata.version" in out  # the broker's own words
         assert out.splitlines()[-1] == "UNBOOTABLE: the broker exits at every start"
+        assert cluster.db.serves_metadata("n1")
+
+
+def test_a_node_the_harness_formats_survives_a_power_loss_right_after(power_cluster: LocalCluster, capsys) -> None:
+    """The control of row 16, and what the harness's own set-up and heals do: the format
+    fsynced (clusters/kafka/storage.py), the loss forgets none of it and the broker starts."""
+    ask_for_powerfs(power_cluster, True)
+    with Cluster.open(power_cluster.inventory_path) as cluster:
+        restart_if_reconfigured(cluster)
+        assert format_power_loss.run(cluster, fsync_format=True) == 0
+        out = capsys.readouterr().out
+        forgot = next(line for line in out.splitlines() if "formatted, then power lost: forgot" in line)
+        # what the format wrote is kept (the list may name the old log's files, deleted before)
+        assert "bootstrap.checkpoint" not in forgot and "meta.properties" not in forgot
+        size = re.search(r"n1: bootstrap.checkpoint is (\d+) bytes after the loss", out)
+        assert size and int(size[1]) > 0
+        assert out.splitlines()[-1] == "ok: the broker started"
         assert cluster.db.serves_metadata("n1")
 
 
