@@ -90,6 +90,9 @@ def parse_args() -> argparse.Namespace:
                         help="minute from which growth is measured (the reference sample)")
     parser.add_argument("--work-dir", default="/tmp/logtrial-soak", help="the run's store and the child's output")
     parser.add_argument("--out", help="the JSON (default benchmarks/results/soak-<date>.json)")
+    parser.add_argument("--tracemalloc", type=float, metavar="SECONDS",
+                        help="run the child under tracemalloc, a heap snapshot every SECONDS into WORK_DIR/heap "
+                             "(benchmarks/heap_growth.py compares two); it slows the child")
     return parser.parse_args()
 
 
@@ -111,14 +114,23 @@ def ensure_cluster(name: str) -> Path:
 
 
 def start_test(args: argparse.Namespace, inventory: Path, out_dir: Path) -> subprocess.Popen:
-    command = logtrial("test", "--nodes-file", str(inventory), "--workload", "queue", "--txn",
-                       "--nemesis", ",".join(args.faults),
-                       "--nemesis-interval", str(args.nemesis_interval), "--time-limit", str(args.minutes * 60),
-                       "--seed", str(args.seed), "--store", str(out_dir / "store"),
-                       "--no-check", "--no-report", *(["--safe"] if args.safe else []))
+    command = (traced(args.tracemalloc, out_dir) or logtrial()) + [
+        "test", "--nodes-file", str(inventory), "--workload", "queue", "--txn",
+        "--nemesis", ",".join(args.faults),
+        "--nemesis-interval", str(args.nemesis_interval), "--time-limit", str(args.minutes * 60),
+        "--seed", str(args.seed), "--store", str(out_dir / "store"),
+        "--no-check", "--no-report", *(["--safe"] if args.safe else [])]
     output = open(out_dir / "test-output.log", "w")
-    print("running:", " ".join(command[2:]), flush=True)
+    print("running:", " ".join(command), flush=True)
     return subprocess.Popen(command, cwd=ROOT, env=child_env(), stdout=output, stderr=subprocess.STDOUT)
+
+
+def traced(every: float | None, out_dir: Path) -> list[str]:
+    """The CLI under tracemalloc, snapshotting every `every` s into out_dir/heap
+    (benchmarks/traced_child.py), in place of the plain CLI; [] without."""
+    if not every:
+        return []
+    return [sys.executable, "-m", "benchmarks.traced_child", str(every), str(out_dir / "heap")]
 
 
 def watch(child: subprocess.Popen, store: Path, every: float) -> list[dict]:
