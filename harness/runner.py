@@ -24,6 +24,7 @@ from checkers.api import check_history
 from checkers.history.writer import HistoryWriter
 from common import exit_codes
 from harness import interrupts
+from harness.client_open import open_bound, open_clients
 from clusters.cluster import HEAL_BOUND
 from clusters.nodes.lock import RunLock
 from clusters.nodes.pinning import ClientPins
@@ -35,7 +36,7 @@ from harness.test_record import TestRecord, start_record
 from harness.watchdog import Watchdog
 from harness.workers import Workers
 from results import store
-from workloads.base import Workload
+from workloads.base import Client, Workload
 from workloads.producer_knobs import with_idle
 
 log = logging.getLogger(__name__)
@@ -165,17 +166,31 @@ class Run:
             self.run_lock.release()
 
     def _main_phase(self) -> None:
-        self._enter("main")
         timing = self.options.timing
+        self.workers = Workers(self.history, self.workload, self.pins, self.seed, self.stop)
+        opened = self._open_clients()
+        self._enter("main")  # the clock starts: every client is open, the nemesis not yet started
         generator = with_idle(self.workload.generator(), getattr(self.workload, "settings", None), self.seed)
         nemesis_thread = self._start_nemesis()
-        self.workers = Workers(self.history, self.workload, self.pins, self.seed, self.stop)
-        self.workers.start(generator, timing.concurrency, timing.rate)
+        self.workers.start(generator, timing.rate, opened)
         self._sleep(timing.time_limit)
         self.stop.set()
         self.workers.join(self.options.workload.settings.op_timeout)
         if nemesis_thread is not None:
             nemesis_thread.join(timeout=self.options.nemesis.interval + 30)
+
+    def _open_clients(self) -> list[tuple[int, Client]]:
+        """Every slot's first client made and warmed before the clock (harness/client_open.py)."""
+        self._enter("open")
+        settings = self.options.workload.settings
+        kind = settings.client
+        processes = [self.workers.new_process() for _ in range(self.options.timing.concurrency)]
+        opened = open_clients(processes, self.workers.new_client, self.workload.first_keys(),
+                              kind, open_bound(settings.op_timeout))
+        self.record["client_open"] = opened.record(kind)
+        log.info("clients open: %d %s clients in %.1f s (slowest %.1f s)", len(opened.clients), kind,
+                 opened.seconds, max(opened.per_process_s.values(), default=0.0))
+        return opened.clients
 
     def _start_nemesis(self) -> threading.Thread | None:
         kinds = self.options.nemesis.active_kinds

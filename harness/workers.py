@@ -35,11 +35,12 @@ class Workers:
         with self._process_lock:
             return next(self._processes)
 
-    def start(self, generator: Generator, concurrency: int, rate: float) -> None:
-        """`concurrency` worker threads sharing `rate` ops/s, until `stop` is set."""
-        interval = concurrency / rate
-        for slot in range(concurrency):
-            worker = threading.Thread(target=self._worker, args=(slot, generator, interval),
+    def start(self, generator: Generator, rate: float, opened: list[tuple[int, Client]]) -> None:
+        """One worker thread per opened (process, client) (harness/client_open.py), sharing
+        `rate` ops/s, until `stop` is set."""
+        interval = len(opened) / rate
+        for slot, first in enumerate(opened):
+            worker = threading.Thread(target=self._worker, args=(slot, generator, interval, first),
                                       name=f"worker-{slot}", daemon=True)
             worker.start()
             self.threads.append(worker)
@@ -67,10 +68,11 @@ class Workers:
                               **completion.extra, **pinned)
         return completion
 
-    def _worker(self, slot: int, generator: Generator, interval: float) -> None:
+    def _worker(self, slot: int, generator: Generator, interval: float, first: tuple[int, Client]) -> None:
         rng = random.Random(self.seed + slot)
-        process = self.new_process()
-        client = self._new_client(process)
+        process, client = first
+        if self.pins is not None:  # opened on another thread: this one's calls reach the same node
+            self.pins.enter(process)
         next_due = time.monotonic() + rng.uniform(0, interval)
         try:
             while not self.stop.is_set():
@@ -86,14 +88,15 @@ class Workers:
                 if completion.type == "info" or completion.retire:
                     close_in_background(client)
                     process = self.new_process()
-                    client = self._new_client(process)
+                    client = self.new_client(process)
         except RuntimeError as e:  # the history closed under a worker stuck past the deadline
             log.warning("worker %s stopped: %s", slot, e)
         finally:
             close_in_background(client)
 
-    def _new_client(self, process: int) -> Client:
-        """A process's client; pinned, the calling thread first moves to its node's namespace."""
+    def new_client(self, process: int) -> Client:
+        """A process's client; pinned, the calling thread first moves to its node's namespace.
+        Mid-run (after an indeterminate op) it opens as it is made, unwarmed, as it always has."""
         if self.pins is not None:
             self.pins.enter(process)
         return self.workload.new_client(process)

@@ -43,6 +43,13 @@ class Completion:
 class Client(Protocol):
     def invoke(self, op: Op) -> Completion: ...
     def close(self) -> None: ...
+    # optional: `warm(keys)` makes what the first ops on `keys` would make lazily (clients,
+    # connections, metadata, the group's coordinator), raising ClientOpenError if it cannot;
+    # the runner calls it before its clock starts (harness/client_open.py)
+
+
+class ClientOpenError(RuntimeError):
+    """A client could not be opened (warmed) before the run's clock: the run stops."""
 
 
 class Generator(Protocol):
@@ -59,6 +66,7 @@ class Workload(Protocol):
 
     def setup(self) -> None: ...                          # topics for the first keys
     def topic_names(self) -> list[str]: ...
+    def first_keys(self) -> list[int]: ...               # what the clients are warmed for
     def generator(self) -> Generator: ...
     def new_client(self, process: int) -> Client: ...
     # reads everything back after the faults; new_process() gives a fresh process number

@@ -163,6 +163,10 @@ class KafkaWorkloadBase:
             rng = self._rngs[process] = random.Random(self.seed * 1_000_003 + process)
         return rng
 
+    def first_keys(self) -> list[int]:
+        """The keys the first ops use: what the clients warm up for (harness/client_open.py)."""
+        return self.rotation.active
+
     def topic_names(self) -> list[str]:
         """Topics of the active keys (the nemesis targets their partition leaders)."""
         return sorted({self.keys.topic(k) for k in self.rotation.active})

@@ -24,6 +24,7 @@ from workloads.clients import (Indefinite, ProcessClient, Transaction, fetch, fi
 from workloads.errors import classify, harness_error
 from workloads.kafka_common import KafkaWorkloadBase, decode
 from workloads.settings import WorkloadSettings
+from workloads.warm import warm_process_client
 
 READ_P = 0.5
 
@@ -61,6 +62,10 @@ class ListAppendClient(ProcessClient):
         # each process its own group: reads assign partitions, they never share them
         super().__init__(workload, process, f"{workload.run_id}-la-p{process}", f"{workload.run_id}-la-p{process}",
                          "earliest")
+
+    def warm(self, keys: list[int]) -> None:
+        """The pair made and connected for the first keys (the runner's open, before its clock)."""
+        warm_process_client(self, keys)
 
     def invoke(self, op: Op) -> Completion:
         try:

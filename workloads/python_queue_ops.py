@@ -14,6 +14,7 @@ from workloads.base import Completion, Op
 from workloads.clients import RESET_STARTS, ensure_topic, first_offsets
 from workloads.kafka_common import KeySpace, decode
 from workloads.queue_ops import QueueOps
+from workloads.warm import opened
 
 
 def polled_by_key(keys: KeySpace, batches: dict[Any, list]) -> dict[str, list[list[int]]]:
@@ -41,6 +42,14 @@ class PythonQueueOps(QueueOps):
 
     def _ensure_topic(self, key: int) -> None:
         ensure_topic(self.w.topics, key)
+
+    def warm(self, keys: list[int]) -> None:
+        """The producer, consumer and lookup made (these libraries connect as they are made)
+        and the group's coordinator found, before the run's clock (harness/client_open.py)."""
+        def steps() -> None:
+            _ = (self.pair.producer, self.pair.consumer)  # each made (and connected) on first access
+            self._committed_starts(keys)
+        opened(steps)
 
     def _keys_of(self, tps: Iterable) -> list[int]:
         """The keys of the library's topic-partitions."""

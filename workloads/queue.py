@@ -25,6 +25,7 @@ from workloads.clients import (Indefinite, ProcessClient, Transaction, committed
 from workloads.errors import classify
 from workloads.kafka_common import KafkaWorkloadBase, KeySpace
 from workloads.queue_ops import QueueOps
+from workloads.warm import opened, warm_process_client
 from workloads.settings import WorkloadSettings
 
 CRASH_P = 0.02
@@ -109,6 +110,12 @@ class QueueClient(ProcessClient, QueueOps):
         ProcessClient.__init__(self, workload, process, f"{workload.run_id}-q-p{process}", workload.group_id,
                                "earliest" if final else None)
         QueueOps.__init__(self, workload, process, final)
+
+    def warm(self, keys: list[int]) -> None:
+        """The pair made and connected for the first keys, and the lookup with the group's
+        coordinator found, as a first assign would (the runner's open, before its clock)."""
+        warm_process_client(self, keys)
+        opened(lambda: self._committed_starts(keys))
 
     # -- ops ------------------------------------------------------------------------------
     def _place_assigned(self, partitions: list[TopicPartition]) -> None:

@@ -67,8 +67,12 @@ def test_queue_run_is_well_formed_and_final_reads_see_every_ack(cluster, tmp_pat
     assert test_json["versions"]["librdkafka"]
     assert test_json["cluster"] == {"inventory": str(Path(cluster.inventory.path).resolve())}
     phases = [p["phase"] for p in test_json["phases"]]
-    assert phases == ["main", "heal", "recover", "final", "teardown", "check"]
+    assert phases == ["open", "main", "heal", "recover", "final", "teardown", "check"]
     assert [p["time_s"] for p in test_json["phases"]] == sorted(p["time_s"] for p in test_json["phases"])
+    # every client opened (and warmed) before the clock: no op before "main"
+    assert test_json["client_open"]["client"] == "librdkafka" and test_json["client_open"]["clients"] == 5
+    main_ns = test_json["phases"][1]["time_s"] * 1e9
+    assert min(e["time"] for e in events if e["process"] != "nemesis") >= main_ns - 1e6  # time_s: to the ms
     # the shared cluster is the default release; tests/clusters/test_kafka_versions.py runs 3.0.0 (ZooKeeper)
     assert test_json["kafka"] == {"version": "4.1.1", "mode": "kraft"} and test_json["versions"]["kafka"] == "4.1.1"
     for node in cluster.nodes:  # teardown collected every broker's log

@@ -56,3 +56,19 @@ def check_txn_run(result, events) -> None:
     assert wellformedness_problems(events, "queue") == []
     assert any(e["error"][0] == "ABORTED_ON_PURPOSE" for e in completions(events, "txn", "fail"))
     assert any(mop[0] == "poll" and mop[1] for e in completions(events, "txn") for mop in e["value"])
+
+
+def check_opened_before_the_clock(test_json, events, client: str) -> float:
+    """Every client opened (and warmed: harness/client_open.py) before the main phase:
+    test.json's `open` phase and `client_open`, no client op before "main", and the
+    first ok send within the time limit. Returns the seconds from "main" to that send."""
+    phases = {p["phase"]: p["time_s"] for p in test_json["phases"]}
+    assert phases["open"] < phases["main"] < phases["heal"], phases
+    opened = test_json["client_open"]
+    assert opened["client"] == client and opened["clients"] == test_json["options"]["concurrency"]
+    assert opened["seconds"] <= phases["main"] - phases["open"] + 0.01, (opened, phases)
+    client_times = [e["time"] for e in events if e["process"] != "nemesis"]
+    assert min(client_times) >= phases["main"] * 1e9 - 1e6  # time_s is rounded to the millisecond
+    first_send_s = min(e["time"] for e in completions(events, "send")) / 1e9
+    assert first_send_s < phases["heal"], (first_send_s, phases, outcomes(events))
+    return first_send_s - phases["main"]

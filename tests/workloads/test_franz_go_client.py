@@ -19,6 +19,7 @@ from workloads.client_kinds import client_kind
 from workloads.errors import ERROR_TABLE
 from workloads.go_clients import build
 from workloads.go_clients.franz_go_errors import FRANZ_GO_ERROR_TABLE, classify_franz_go
+from tests.workloads.client_runs import check_opened_before_the_clock
 
 PINNED = "v1.22.3"
 
@@ -103,6 +104,7 @@ def test_a_franz_go_run_is_valid(cluster, tmp_path):
     assert wellformedness_problems(events, "queue") == []
     assert len(oks(events, "send")) >= 10 and any(e["value"][0][1] for e in oks(events, "poll"))
     assert test_json["options"]["client"] == "franz-go"
+    check_opened_before_the_clock(test_json, events, "franz-go")
     assert test_json["versions"]["franz_go"] == PINNED and test_json["versions"]["go"].startswith("go")
     assert test_json["final"]["complete"] is True
     # every ok assign says where it started each key (the checker checked them: valid)

@@ -15,7 +15,7 @@ from harness.test_options import TestOptions
 from workloads.errors import ERROR_TABLE
 from workloads.java_client.build import clients_jar
 from workloads.java_client.errors import JAVA_ERROR_TABLE, classify_java
-from tests.workloads.client_runs import client_run
+from tests.workloads.client_runs import check_opened_before_the_clock, client_run
 
 
 def test_the_java_error_table_says_what_may_have_happened():
@@ -83,6 +83,18 @@ def test_a_java_client_run_is_valid(txn_version_restored, tmp_path):
     # every ok assign says where it started each key (the checker checked them: valid)
     assert all(set(e["starts"]) == {str(k) for k in e["value"]} for e in oks(events, "assign"))
     assert test_json["options"]["txn_version"] == 1 and test_json["transaction_version"] == 1
+
+
+def test_java_clients_are_open_before_the_clock(cluster, tmp_path):
+    """The JVM's class loading and each session's first connections, init and coordinator
+    lookup happen in the `open` phase (harness/client_open.py), before the clock: a
+    short run's first send completes well inside its time limit, under load too (an
+    8 s run at load 20 once had no ok send: the first open took 21 s inside the clock)."""
+    result, events, test_json = java_run(cluster, tmp_path, time_limit=6)
+    assert result.valid is True, result
+    first_send_after_s = check_opened_before_the_clock(test_json, events, "java")
+    print(f"java: clients open in {test_json['client_open']['seconds']} s, "
+          f"first ok send {first_send_after_s:.2f} s into the main phase")
 
 
 def test_a_java_client_run_through_subscribe_logs_where_each_rebalance_started(cluster, tmp_path):

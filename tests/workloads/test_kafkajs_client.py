@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from harness.test_options import TestOptions
-from tests.workloads.client_runs import check_queue_run, check_txn_run, client_run
+from tests.workloads.client_runs import check_opened_before_the_clock, check_queue_run, check_txn_run, client_run
 from workloads.client_kinds import client_kind
 from workloads.errors import ERROR_TABLE
 from workloads.kafkajs_client import install
@@ -121,6 +121,7 @@ def test_a_kafkajs_run_is_valid(cluster, tmp_path):
     result, events, test_json = client_run(cluster, tmp_path, "kafkajs", time_limit=8)
     check_queue_run(result, events)
     assert test_json["options"]["client"] == "kafkajs"
+    check_opened_before_the_clock(test_json, events, "kafkajs")
     assert test_json["versions"]["kafkajs"] == PINNED and test_json["versions"]["node"].startswith("v")
     assert test_json["final"]["complete"] is True
 

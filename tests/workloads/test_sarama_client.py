@@ -12,7 +12,7 @@ import pytest
 
 from checkers.history.wellformed import wellformedness_problems
 from harness.test_options import TestOptions
-from tests.workloads.client_runs import client_run, completions
+from tests.workloads.client_runs import check_opened_before_the_clock, client_run, completions
 from workloads.client_kinds import client_kind
 from workloads.go_clients import build
 from workloads.go_clients.sarama_errors import NOT_RAISED, SARAMA_ERROR_TABLE, classify_sarama
@@ -71,6 +71,7 @@ def test_a_sarama_run_is_valid(cluster, tmp_path):
     assert wellformedness_problems(events, "queue") == []
     assert len(completions(events, "send")) >= 10 and any(e["value"][0][1] for e in completions(events, "poll"))
     assert test_json["options"]["client"] == "sarama"
+    check_opened_before_the_clock(test_json, events, "sarama")
     assert test_json["versions"]["sarama"] == PINNED and test_json["versions"]["go"].startswith("go")
     assert test_json["final"]["complete"] is True
     assert all(set(e["starts"]) == {str(k) for k in e["value"]} for e in completions(events, "assign"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from workloads.base import Completion, Op
+from workloads.base import ClientOpenError, Completion, Op
 from workloads.clients import Indefinite, ensure_topic
 from workloads.errors import Classified, harness_error
 from workloads.bridge.pool import ProcessPool
@@ -57,6 +57,19 @@ class BridgeQueueClient:
             self._request("open", **args)
         except (TimeoutError, BridgeGone):
             pass  # the session's first op finds out again and says so
+
+    def warm(self, keys: list[int]) -> None:
+        """Makes in the child what the first ops would make lazily (clients, connections,
+        the first keys' metadata, the group's coordinator) before the run's clock starts
+        (harness/client_open.py); raises ClientOpenError if the child cannot."""
+        partitions = [[self.w.keys.topic(k), self.w.keys.partition(k)] for k in keys]
+        try:
+            reply = self._request("warm", partitions=partitions)
+        except (TimeoutError, BridgeGone) as e:
+            raise ClientOpenError(f"{self.child.name}: {e}") from None
+        if "error" in reply:
+            name, message = reply["error"]
+            raise ClientOpenError(f"{self.child.name}: {name}: {message}")
 
     def _request(self, cmd: str, **args: Any) -> dict:
         timeout = self.w.settings.op_timeout * REPLY_OP_TIMEOUTS + REPLY_SLACK_S

@@ -17,6 +17,7 @@ type clientSession interface {
 	assign(tps []topicPart, fromBeginning bool) (any, *opError)
 	subscribe(topics []string) *opError
 	producerReady() *opError // the session's producer, made on first use
+	warm(tps []topicPart) *opError
 	poll(timeoutMs int64) (any, *opError)
 	close()
 	drainExtra(reply map[string]any)
@@ -28,6 +29,8 @@ func run(s clientSession, req request) (any, *opError) {
 		return s.assign(req.Partitions, req.FromBeginning)
 	case "subscribe":
 		return nil, s.subscribe(req.Topics)
+	case "warm": // before the harness's clock starts (harness/client_open.py)
+		return nil, s.warm(req.Partitions)
 	case "send": // with the idempotent (or plain) producer; every acknowledgement awaited
 		if err := s.producerReady(); err != nil {
 			return nil, err

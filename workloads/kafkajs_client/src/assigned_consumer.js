@@ -45,6 +45,14 @@ class AssignedConsumer {
     return this.cluster
   }
 
+  // warm: connected, with the partitions' metadata and the group's coordinator found
+  // (an offset fetch): what the first assign would do on first use, assigning nothing
+  async warm(tps) {
+    const cluster = await this.connected()
+    await cluster.addMultipleTargetTopics([...new Set(tps.map(tp => tp.topic))])
+    await this.committed(tps)
+  }
+
   // assign keeps the position of every partition it keeps; the new ones start at the
   // group's committed offset (else the beginning, or the end). Returns the starts it
   // can name: [[topic, partition, start], ...], the history's `starts`. An assign past

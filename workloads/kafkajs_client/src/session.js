@@ -47,6 +47,7 @@ class Session {
   run(req) {
     switch (req.cmd) {
       case 'assign': return this.assign(req.partitions, req.from_beginning)
+      case 'warm': return this.warm(req.partitions)
       case 'subscribe': // refused before a run starts (ClientKind.refuses); here for a caller that did not ask
         throw new OpError('UnsupportedOperation', 'kafkajs has no consumer that polls as a group member', HOW.definite)
       case 'send': return this.send(req.records)
@@ -85,6 +86,21 @@ class Session {
       })
     }
     return this.consumer
+  }
+
+  // warm: before the harness's clock starts (harness/client_open.py), the producer
+  // connected and the consumer warmed (AssignedConsumer.warm), so no op pays for them.
+  // Nothing is sent or assigned: a failure is definite
+  async warm(partitions) {
+    await this.connectedProducer()
+    const tps = partitions.map(([topic, partition]) => ({ topic, partition }))
+    try {
+      await within(this.opTimeoutMs, this.consumerOf().warm(tps), 'OP_TIMEOUT', 'the consumer did not warm in time')
+    } catch (e) {
+      const err = e instanceof OpError ? e : tableError(e)
+      throw new OpError(err.name, err.message, HOW.definite)
+    }
+    return null
   }
 
   // assign: nothing was assigned when it fails: definite

@@ -56,6 +56,7 @@ public final class Server {
                 case "open": SESSIONS.put(id, new Session(req)); ok = null; break;
                 case "assign": ok = s.assign(Session.partitions((List<Object>) req.get("partitions")),
                         Boolean.TRUE.equals(req.get("from_beginning"))); break;
+                case "warm": ok = s.warm(Session.partitions((List<Object>) req.get("partitions"))); break;
                 case "subscribe": ok = s.subscribe((List<String>) req.get("topics")); break;
                 case "send": ok = s.send((List<Object>) req.get("records")); break;
                 case "poll": ok = s.poll(((Number) req.get("timeout_ms")).longValue()).get("records"); break;
