@@ -39,7 +39,7 @@ import pyarrow as pa
 from checkers.history.collector import without_cyclic_gc
 from checkers.history.companion_parts import OPS_SCHEMA, RECORDS_SCHEMA, Child, OpCounts, Parts, ProvenSends, json_text
 from checkers.history.lines import byte_blocks
-from checkers.history.read import _error_parts, _producer
+from checkers.history.op_row import error_parts, producer_flags
 from checkers.history.formats import format_for
 from checkers.history.queue_records import (COLUMNS, FS, IDEMPOTENT, NULL, OK, POLL, SEND, SINGLE_KEY_WRITER,
                                             record_rows, records_table, truthy)
@@ -313,10 +313,10 @@ def _columns(frame: dict[str, np.ndarray | int], n: int) -> pd.DataFrame:
 
 
 def _producer_flags(raws: np.ndarray) -> tuple[list, list]:
-    """(idempotent, transactional) of each invoke, as history.read._producer."""
+    """(idempotent, transactional) of each invoke, as history.op_row.producer_flags."""
     if not any(raws.tolist()):
         return [None] * len(raws), [None] * len(raws)
-    pairs = [_producer(p) for p in _decode_each(raws)]
+    pairs = [producer_flags(p) for p in _decode_each(raws)]
     return [a for a, _ in pairs], [b for _, b in pairs]
 
 
@@ -425,7 +425,7 @@ class Operations:
     def _ops_table(self) -> pa.Table:
         inv, done, n = self.invoke, self.done, self.n
         errors = None if done is None or not any(done.error.tolist()) else \
-            [(None, None) if e is None else _error_parts(e) for e in _decode_each(done.error)]
+            [(None, None) if e is None else error_parts(e) for e in _decode_each(done.error)]
         columns = {
             "process": inv.process, "f": inv.f, "invoke_index": inv.index, "invoke_time": inv.time,
             "complete_index": None if done is None else done.index,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from checkers.history import mop_rules
+from checkers.history.list_append_lines import common_rows as list_append_rows
 
 if TYPE_CHECKING:
     from checkers.history.spark_read import ValueCheck
@@ -26,6 +27,9 @@ class HistoryFormat:
     micro_records: bool
     # in Spark, the check of each event's value; None: the value is parsed by the checker
     spark_value_check: Callable[[], ValueCheck] | None
+    # the rows and nemesis count of a history's bytes in the workload's common
+    # shape, read in bulk; None: the careful reader must read it (read.py)
+    common_rows: Callable[[bytes], tuple[list[tuple], int] | None] | None = None
 
 
 def _queue_spark_value_check() -> ValueCheck:
@@ -37,7 +41,8 @@ FORMATS: dict[str, HistoryFormat] = {
     "queue": HistoryFormat("queue", mop_rules.queue_invoke, mop_rules.queue_completion, "send",
                            micro_records=True, spark_value_check=_queue_spark_value_check),
     "list-append": HistoryFormat("list-append", mop_rules.list_append_invoke, mop_rules.list_append_completion,
-                                 "append", micro_records=False, spark_value_check=None),
+                                 "append", micro_records=False, spark_value_check=None,
+                                 common_rows=list_append_rows),
 }
 
 

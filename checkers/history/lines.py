@@ -81,8 +81,9 @@ def first_undecodable(path: Path) -> tuple[int, str]:
     raise ValueError(f"{path} decodes as UTF-8")
 
 
-def read_lines(path: Path) -> Lines:
-    return _lines(path, path.read_bytes(), 1)
+def read_lines(path: Path, data: bytes | None = None) -> Lines:
+    """The lines of `path`, whose bytes are `data` when the caller has read them."""
+    return _lines(path, path.read_bytes() if data is None else data, 1)
 
 
 # a block of about this many bytes holds ~500,000 queue events

@@ -35,7 +35,7 @@ from checkers.history.errors import MAX_REPORTED, TYPES, HistoryError, Problem, 
 from checkers.history.formats import format_for
 from checkers.history.lines import BLOCK_BYTES, Lines, first_undecodable, line_blocks, read_lines
 from checkers.history.mop_rules import MopProblem
-from checkers.history.op_row import ROW_COLUMNS
+from checkers.history.op_row import ROW_COLUMNS, error_parts, producer_flags
 from checkers import progress
 
 if TYPE_CHECKING:
@@ -97,26 +97,6 @@ def _what_is_wrong(e) -> str | None:
     if not isinstance(e["f"], str):
         return f"field 'f' must be a string, not {json.dumps(e['f'])[:60]}"
     return None
-
-
-def _error_parts(error) -> tuple[str | None, str | None]:
-    if error is None:
-        return None, None
-    if isinstance(error, list) and error:
-        return str(error[0]), (str(error[1]) if len(error) > 1 else None)
-    return str(error) if isinstance(error, str) else json.dumps(error), None
-
-
-def _producer(p) -> tuple:
-    """(idempotent, transactional) of an event's `producer` field (None: absent)."""
-    if isinstance(p, str):
-        try:
-            p = json.loads(p)
-        except json.JSONDecodeError:
-            p = None
-    if not isinstance(p, dict):
-        return None, None
-    return p.get("idempotent"), p.get("transactional")
 
 
 class _Pairing:
@@ -210,8 +190,8 @@ def _row(invoke: dict, invoke_line: int, done: dict | None, line: int | None) ->
         complete_index, complete_time, kind, complete_value = done["index"], done["time"], done["type"], \
             done.get("value")
         error = done.get("error")
-        error_name, error_message = _error_parts(error) if error is not None else (None, None)
-    idempotent, transactional = _producer(invoke.get("producer"))
+        error_name, error_message = error_parts(error) if error is not None else (None, None)
+    idempotent, transactional = producer_flags(invoke.get("producer"))
     return (invoke["process"], invoke["f"], invoke["index"], invoke["time"], complete_index, complete_time,
             kind, invoke.get("value"), complete_value, error_name, error_message, idempotent, transactional,
             None if done is None else done.get("starts"), None if done is None else done.get("rebalance_log"),
@@ -324,13 +304,21 @@ def _decoded(path: Path, read: Callable[[], Any]) -> Any:
 
 def read_history(path: str | Path, workload: str) -> ParsedHistory:
     """The validated, paired history at `path` (JSON Lines). Raises
-    HistoryError listing the first few problems by file:line."""
+    HistoryError listing the first few problems by file:line. A history in
+    its workload's common shape is read in bulk (formats.HistoryFormat.common_rows,
+    same rows); any other, or a bad one, by the careful pass here."""
     path = Path(path)
     if not path.is_file():
         raise HistoryError([Problem(str(path), None, "no such file")])
     problems = _Problems(str(path))
     with _gc_paused():
-        lines = _decoded(path, lambda: read_lines(path))
+        data = path.read_bytes()
+        common = format_for(workload).common_rows
+        found = common(data) if common is not None else None
+        if found is not None:
+            progress.parsed(len(data))
+            return ParsedHistory(found[0], len(data), found[1])
+        lines = _decoded(path, lambda: read_lines(path, data))
         pairing = _Pairing(workload, problems)
         nemesis = _scan(lines, pairing, problems)
         problems.raise_any()
