@@ -62,6 +62,7 @@ class ListAppendClient(ProcessClient):
         # each process its own group: reads assign partitions, they never share them
         super().__init__(workload, process, f"{workload.run_id}-la-p{process}", f"{workload.run_id}-la-p{process}",
                          "earliest")
+        self.rng = workload.process_rng(process)
 
     def warm(self, keys: list[int]) -> None:
         """The pair made and connected for the first keys (the runner's open, before its clock)."""
@@ -98,7 +99,7 @@ class ListAppendClient(ProcessClient):
             failed = e.classified.error  # aborted below: workloads/clients.py, "Calls into librdkafka ..."
         else:
             failed = None
-        if failed is None and self.w.rng_for(self.process).random() < self.w.settings.abort_p:
+        if failed is None and self.rng.random() < self.w.settings.abort_p:
             failed = harness_error("ABORTED_ON_PURPOSE", "aborted on purpose").error
         if failed is not None:
             txn.abort()

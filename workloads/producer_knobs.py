@@ -68,7 +68,9 @@ class IdleGenerator:
         self.idles = 0  # pauses taken so far
 
     def next_op(self, process: int):
-        rng = self._rngs.setdefault(process, random.Random(f"{self.seed}/idle/{process}"))
+        rng = self._rngs.get(process)
+        if rng is None:  # made once per process, not once per op as setdefault's argument was
+            rng = self._rngs[process] = random.Random(f"{self.seed}/idle/{process}")
         if self.idle_p > 0 and rng.random() < self.idle_p:
             self.idles += 1
             time.sleep(self.idle_s)

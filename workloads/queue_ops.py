@@ -30,6 +30,7 @@ class QueueOps:
         self.final = final  # final reads: assign from the beginning of each partition
         self.positions = Positions()
         self._rebalance_log: list = []
+        self.rng = workload.process_rng(process)
 
     def invoke(self, op: Op) -> Completion:
         try:
@@ -127,7 +128,7 @@ class QueueOps:
             failed = e.classified.error
         else:
             failed = None
-        if failed is None and self.w.rng_for(self.process).random() < self.w.settings.abort_p:
+        if failed is None and self.rng.random() < self.w.settings.abort_p:
             failed = harness_error("ABORTED_ON_PURPOSE", "aborted on purpose (--abort-p)").error
         if failed is not None:
             txn.abort()  # raises Indefinite (info) when the abort itself fails

@@ -41,6 +41,7 @@ class BridgeQueueClient:
         self.w = workload
         self.process = process
         self.final = final  # final reads: assign from the beginning of each partition
+        self.rng = workload.process_rng(process)
         self.child = pool.process()
         self.session = pool.new_session()
         s, d = workload.settings, self.dialect
@@ -149,7 +150,7 @@ class BridgeQueueClient:
                 mops.append(["send", keys.topic(mop[1]), keys.partition(mop[1]), str(mop[1]), str(mop[2])])
             else:
                 mops.append(["poll", poll_ms])
-        abort = self.w.rng_for(self.process).random() < self.w.settings.abort_p
+        abort = self.rng.random() < self.w.settings.abort_p
         completion = self._outcome(op, self._request("txn", mops=mops, abort=abort), lambda results: [
             ["send", mop[1], [result, mop[2]]] if mop[0] == "send" else ["poll", self._by_key(result)]
             for mop, result in zip(op.value, results)])
