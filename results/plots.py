@@ -68,8 +68,9 @@ class PhaseSpan:
 
 
 # phases worth marking: after "main" the load stops on purpose, which must not
-# read like an outage caused by the last fault
-MARKED_PHASES = ("setup", "main", "heal", "recover", "final")
+# read like an outage caused by the last fault; "open" (the clients made before the
+# clock, harness/client_open.py) has no ops, so it must not read as setup either
+MARKED_PHASES = ("setup", "open", "main", "heal", "recover", "final")
 
 
 def phase_spans(test_json: dict[str, Any] | None) -> list[PhaseSpan]:

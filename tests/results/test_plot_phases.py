@@ -13,6 +13,14 @@ def test_phase_spans_follow_test_json_and_skip_unplotted_phases():
                                       PhaseSpan("final", 50.0, 58.0)]
 
 
+
+def test_the_clients_opening_before_the_clock_is_its_own_band():
+    test_json = {"phases": [{"phase": "open", "time_s": 2.5}, {"phase": "main", "time_s": 4.0},
+                            {"phase": "final", "time_s": 34.0}]}
+    assert phase_spans(test_json) == [PhaseSpan("setup", 0.0, 2.5), PhaseSpan("open", 2.5, 4.0),
+                                      PhaseSpan("main", 4.0, 34.0), PhaseSpan("final", 34.0, None)]
+
+
 def test_no_or_malformed_phases_give_no_spans():
     assert phase_spans(None) == [] and phase_spans({}) == []
     assert phase_spans({"phases": [{"phase": "main"}, "x"]}) == []
