@@ -12,6 +12,7 @@ import sys
 import click
 
 from common import exit_codes
+from common.malloc_arenas import limit_malloc_arenas
 # subcommand name -> "module:attribute" of its click command
 COMMANDS: dict[str, str] = {
     "doctor": "harness.commands.doctor:doctor",
@@ -62,6 +63,7 @@ class LazyGroup(click.Group):
 @click.version_option(package_name="logtrial")
 def main() -> None:
     """logtrial: fault-injection tests for Kafka-compatible clusters."""
+    limit_malloc_arenas()  # before any command starts its threads (common/malloc_arenas.py)
 
 
 if __name__ == "__main__":
