@@ -45,6 +45,9 @@ class NoopWorkload:
     def setup(self) -> None:
         pass
 
+    def first_keys(self) -> list[int]:
+        return []
+
     def generator(self) -> NoopGenerator:
         return NoopGenerator()
 

@@ -52,9 +52,10 @@ class OpenedClients:
                 "per_process_s": {str(p): round(s, 3) for p, s in self.per_process_s.items()}}
 
 
-def open_clients(processes: list[int], new_client: Callable[[int], Client], keys: list[int], kind: str,
+def open_clients(processes: list[int], new_client: Callable[[int], Client], keys: list[int] | None, kind: str,
                  bound_s: float) -> OpenedClients:
-    """Opens a client for each process in parallel; ClientOpenError if one cannot within bound_s."""
+    """Opens a client for each process in parallel, warmed for `keys` (None: made only);
+    ClientOpenError if one cannot within bound_s."""
     started = time.monotonic()
     openings = [Opening(p) for p in processes]
     for opening in openings:
@@ -70,12 +71,13 @@ def open_clients(processes: list[int], new_client: Callable[[int], Client], keys
                          {o.process: o.seconds for o in openings})
 
 
-def _open_one(opening: Opening, new_client: Callable[[int], Client], keys: list[int], deadline: float) -> None:
+def _open_one(opening: Opening, new_client: Callable[[int], Client], keys: list[int] | None,
+              deadline: float) -> None:
     began = time.monotonic()
     try:
         opening.client = new_client(opening.process)
         warm = getattr(opening.client, "warm", None)  # a client without one opens as it is made
-        if warm is not None:
+        if warm is not None and keys is not None:
             _warm_until(warm, keys, deadline)
         opening.seconds = time.monotonic() - began
     except ClientOpenError as e:  # reported by open_clients, naming the process

@@ -185,8 +185,10 @@ class Run:
         settings = self.options.workload.settings
         kind = settings.client
         processes = [self.workers.new_process() for _ in range(self.options.timing.concurrency)]
-        opened = open_clients(processes, self.workers.new_client, self.workload.first_keys(),
-                              kind, open_bound(settings.op_timeout))
+        # a pinned client reaches its own node only: the first keys' leaders and the group's
+        # coordinator may be beyond it, so it is made but not warmed (its ops find out)
+        keys = self.workload.first_keys() if self.pins is None else None
+        opened = open_clients(processes, self.workers.new_client, keys, kind, open_bound(settings.op_timeout))
         self.record["client_open"] = opened.record(kind)
         log.info("clients open: %d %s clients in %.1f s (slowest %.1f s)", len(opened.clients), kind,
                  opened.seconds, max(opened.per_process_s.values(), default=0.0))

@@ -161,16 +161,22 @@ def test_what_tansu_lacks_is_refused_naming_it(tansu):
     check_supported(cluster.db, TestOptions.from_flat(local=2, db="tansu", nemesis=("kill",)))
 
 
+DELETED_TOPIC_ROUNDS = 4
+
+
 @pytest.mark.cluster
 def test_librdkafka_consumers_die_of_sigsegv_when_the_topic_they_fetch_is_deleted(tansu, tmp_path, capsys):
     """docs/findings.md row 7: tansu answers a Fetch of an id it cannot find with a zero
     topic id and a CurrentLeader hint; librdkafka's main thread looks up a NULL topic name.
-    A deleted topic's id is never found, so the first round must crash."""
+    A deleted topic's id is never found. On a quiet machine the first round crashed, 7 of
+    7; in a loaded suite run (2026-11-28) tansu once closed the consumers' connections
+    instead (their Fetch ended in a transport failure, then metadata said the topic was
+    gone), so up to ROUNDS rounds, and the crash must come in one of them."""
     _, cluster = tansu
     debug_log = tmp_path / "fetch-debug.log"
-    assert deleted_topic_fetch.run(cluster, rounds=1, debug_log=str(debug_log)) == 1
+    assert deleted_topic_fetch.run(cluster, rounds=DELETED_TOPIC_ROUNDS, debug_log=str(debug_log)) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[-1] == "round 1: SEGFAULT: the consumers' process died of SIGSEGV after their topic was deleted"
+    assert out[-1].endswith(": SEGFAULT: the consumers' process died of SIGSEGV after their topic was deleted")
     assert "FETCH" in debug_log.read_text()  # the consumers' own debug lines were kept
 
 

@@ -64,6 +64,21 @@ def test_a_client_without_a_warm_hook_opens_as_it_is_made():
     assert [p for p, _ in opened.clients] == [7]
 
 
+def test_with_no_keys_the_clients_are_made_and_not_warmed():
+    """A pinned run's clients (harness/runner.py): each reaches its own node only, so a
+    warm-up could wait on leaders and a coordinator out of its reach (seen in the suite:
+    66 s, then the run failed)."""
+    made: dict[int, FakeClient] = {}
+
+    def new_client(process: int) -> FakeClient:
+        made[process] = FakeClient(process, fails=True)
+        return made[process]
+
+    opened = open_clients([0, 1], new_client, None, "librdkafka", bound_s=5)
+    assert [p for p, _ in opened.clients] == [0, 1]
+    assert all(c.warmed_for is None for c in made.values())
+
+
 def test_a_client_that_cannot_open_fails_the_run_naming_client_and_process_and_the_others_close():
     made: dict[int, FakeClient] = {}
 
