@@ -22,12 +22,9 @@ pytest_plugins = [
 
 
 # `make test` runs pytest-xdist workers (Makefile). Most tests share out freely;
-# groups each stay on one worker, in order:
-# - the tests of one module that use the shared cluster: each worker has a shared
-#   cluster of its own (tests/fixtures/cluster.py names it by the worker), so these
-#   modules spread over the workers; a module stays whole on one worker, so its
-#   module-scoped fixtures are made once (before, every shared test ran on one worker:
-#   33 of the suite's 33 minutes, the critical path);
+# three groups each stay on one worker, in order:
+# - every test of the shared cluster (its fixture is per worker and the cluster
+#   is named, so two workers must never both bring it up);
 # - the tests that bring up clusters of their own (interrupted runs, other Kafka
 #   versions, fresh clusters): they mostly wait on brokers and faults, so they
 #   run beside the shared cluster's tests instead of after them;
@@ -50,7 +47,7 @@ def cluster_group(item: pytest.Item) -> str | None:
     if fixtures & BUILD_FIXTURES.keys():
         return AFTER_BUILDS_GROUP
     if fixtures & SHARED_CLUSTER_FIXTURES:
-        return f"{SHARED_CLUSTER_GROUP}:{item.nodeid.split('::')[0]}"
+        return SHARED_CLUSTER_GROUP
     if (fixtures & OWN_CLUSTER_FIXTURES or item.get_closest_marker("own_cluster")
             or item.path.name in OWN_CLUSTER_MODULES):
         return OWN_CLUSTERS_GROUP
