@@ -38,12 +38,17 @@ def timed_txn(producer: Any, topic: str, value: str, wait: float, commit: bool, 
     return {"begun": begun, "waited": waited, "send": dict(seen), "ends": [(outcome, started, time.time())]}
 
 
+def timed_producer(timed: str, bootstrap: str, settings: WorkloadSettings, process: int, txn_id: str,
+                   client_id: str | None = None) -> Any:
+    """The TimedProducer of module `timed` (a client's registry entry names it,
+    workloads/client_kinds.py), imported only now: it loads its client."""
+    return importlib.import_module(timed).TimedProducer(bootstrap, settings, process, txn_id, client_id=client_id)
+
+
 def python_steps(cluster: Cluster, setup: RoundSetup, round_no: int, timed: str, lift_after: float) -> Steps:
-    """The round's steps with the client whose TimedProducer is in module `timed`
-    (its registry entry's, workloads/client_kinds.py)."""
+    """The round's steps with the client whose TimedProducer is in module `timed`."""
     settings = WorkloadSettings(txn=True, op_timeout=OP_TIMEOUT)
-    module = importlib.import_module(timed)
-    producer = module.TimedProducer(setup.bootstrap, settings, round_no, setup.txn_id)
+    producer = timed_producer(timed, setup.bootstrap, settings, round_no, setup.txn_id)
     try:
         return timed_steps(cluster, setup, lift_after,
                            lambda *step: timed_txn(producer, setup.topic, *step))

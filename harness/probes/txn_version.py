@@ -17,7 +17,6 @@ the transactional requests each client sent are counted in the brokers' logs.
 from __future__ import annotations
 
 import collections
-import importlib
 import re
 import shlex
 import uuid
@@ -30,8 +29,8 @@ from clusters.cluster import Cluster
 from clusters.kafka.admin import TRANSACTION_VERSION, create_topic, run_tool, set_transaction_version
 from clusters.kafka.log_dump import Batch, first_segment_batches
 from harness.probes.java_session import open_session
+from harness.probes.late_batch_python import timed_producer, timed_txn
 from workloads import clients
-from harness.probes.late_batch_python import timed_txn
 from workloads.bridge.pool import ProcessPool
 from workloads.client_kinds import CLIENT_KINDS, ClientKind
 from workloads.settings import WorkloadSettings
@@ -55,14 +54,13 @@ def timed_transactions(timed: str, name: str, bootstrap: str, topic: str, count:
     """`count` one-send transactions by a Python client in this process, through the
     TimedProducer in module `timed` (its registry entry's) and the late-batch probe's
     timed transaction, with the queue workload's producer settings."""
-    producer = importlib.import_module(timed).TimedProducer(
-        bootstrap, SETTINGS, 0, f"probe-{uuid.uuid4().hex[:8]}", client_id=f"probe-{name}")
+    producer = timed_producer(timed, bootstrap, SETTINGS, 0, f"probe-{uuid.uuid4().hex[:8]}", f"probe-{name}")
     try:
         for i in range(count):
             txn = timed_txn(producer, topic, str(i), JAVA_OP_TIMEOUT_S, commit=True)
             outcome = txn["ends"][0][0] if "ends" in txn else txn["error"]
             if outcome != "ok" or "offset" not in txn["send"]:
-                raise RuntimeError(f"{name} transaction {i}: {outcome}, send {txn['send']}")
+                raise RuntimeError(f"{name} transaction {i}: {outcome}, send {txn.get('send')}")
     finally:
         producer.close()
 
