@@ -22,7 +22,7 @@ from checkers.history.companion import OP_COUNTS, SOURCE, companion_for, compani
 from checkers.history.queue_records import PROVEN
 from harness.cli import main as cli
 from tests.checkers.test_queue_anomalies import PLANTED, planted_history
-from tests.checkers.test_queue_engines import HISTORIES, _write
+from tests.checkers.test_queue_engines import HISTORIES, _write, combined_events
 
 
 @pytest.fixture(scope="module")
@@ -115,15 +115,21 @@ def _canonical(frame: pd.DataFrame, key: list[str]) -> pd.DataFrame:
     return frame.sort_values(key, ignore_index=True)
 
 
+# the planted history (its proven sends are counted below), and every history of the
+# engine tests in one (producer errors, non-ok outcomes, bare polls, cycles,
+# rebalances): one Spark read for them all, as each read is mostly Spark's fixed cost
+COMPANION_HISTORIES = {"planted": HISTORIES["planted"][0], "together": combined_events}
+
+
 @pytest.mark.spark
-@pytest.mark.parametrize("name", ["planted", "producer", "outcomes", "bare-polls", "cycles", "rebalance"])
+@pytest.mark.parametrize("name", sorted(COMPANION_HISTORIES))
 def test_companion_holds_what_spark_reads_from_the_json(spark, tmp_path, name):
     """Blocks of 300 bytes: operations span blocks, and a poll that proves an
     info send may come blocks before or after it."""
     from checkers.history.spark_read import load_history, pair_operations
     from checkers.queue.bucket import records
     from checkers.queue.spark import op_stats, stats_from_counts
-    history = _write(HISTORIES[name][0](), tmp_path / "history.jsonl")
+    history = _write(COMPANION_HISTORIES[name](), tmp_path / "history.jsonl")
     companion = write_companion(history, block_bytes=300)
     ops = _frame(spark.read.parquet(str(companion / "ops")))
     expected_ops = _frame(pair_operations(load_history(spark, history)))

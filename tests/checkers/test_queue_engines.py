@@ -23,7 +23,7 @@ from tests.checkers.test_queue_anomalies import clean_history, planted_history
 from tests.checkers.test_queue_cycles import cycles_history
 from tests.checkers.test_queue_rebalance import rebalance_history
 from tests.checkers.test_queue_property import KINDS, actions_of, simulate
-from tests.fixtures.depth import examples
+from tests.fixtures.depth import examples, profile
 
 S = 1_000_000_000
 
@@ -172,11 +172,20 @@ def written(tmp_path_factory) -> dict[str, Path]:
 NO_ROWS = ("empty", "assign-only")   # edge cases of gathering: also gathered in Spark on their own
 
 
+def alone() -> list[str]:
+    """The histories checked each on its own by Spark: all of them under the
+    nightly profile; under `commit` only those with no rows, as the rest are
+    checked together in one history below. A small history's Spark check is
+    almost all fixed cost (about a hundred jobs, 2-3 s on a quiet machine), so
+    one check of all of them costs about what one of them alone does."""
+    return sorted(HISTORIES) if profile() == "nightly" else list(NO_ROWS)
+
+
 @pytest.mark.spark
-@pytest.mark.parametrize("name", sorted(HISTORIES))
+@pytest.mark.parametrize("name", alone())
 def test_engines_give_the_same_results(spark, written, name):
-    """A small history's rows gathered on the driver (and in Spark too for the
-    histories with no rows; the others are gathered in Spark together, below)."""
+    """A small history's rows gathered on the driver, and in Spark too for the
+    histories with no rows."""
     for options in HISTORIES[name][1]:
         local = local_check(written[name], **options)
         assert_same(local, spark_check(spark, written[name], **options))
@@ -219,22 +228,29 @@ def combined_events() -> list[dict]:
 
 # every option the histories' own checks use, on all of them at once
 COMBINED_OPTIONS = {
+    "defaults": {},
     "producer": {"producer": ProducerChecks()},
     "realtime-few-examples": {"realtime": True, "limit": 1, "producer": ProducerChecks(window_s=2.0, max_examples=1)},
     "no-cycles": {"cycles": False},
 }
 
 
+@pytest.fixture(scope="module")
+def combined(tmp_path_factory) -> Path:
+    return _write(combined_events(), tmp_path_factory.mktemp("combined") / "combined.jsonl")
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("options", sorted(COMBINED_OPTIONS))
-def test_gathering_in_spark_gives_the_same_results(spark, tmp_path, options):
-    """SparkPass (every gathering step in Spark, as for a big history) on the
-    histories above, together."""
-    path = _write(combined_events(), tmp_path / "combined.jsonl")
+def test_engines_give_the_same_results_on_the_histories_together(spark, combined, options):
+    """The histories above in one: Spark's rows gathered on the driver (as
+    for a small history), then with every gathering step in Spark (SparkPass,
+    as for a big one)."""
     opts = COMBINED_OPTIONS[options]
-    local = local_check(path, **opts)
+    local = local_check(combined, **opts)
     assert local["anomaly_types"], "the combined history must hold anomalies to gather"
-    assert_same(local, spark_check(spark, path, **opts, **IN_SPARK))
+    assert_same(local, spark_check(spark, combined, **opts))
+    assert_same(local, spark_check(spark, combined, **opts, **IN_SPARK))
 
 
 def _spark_records(spark, path: Path) -> pd.DataFrame:
@@ -252,11 +268,16 @@ def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype("int64").sort_values(list(frame.columns), ignore_index=True)
 
 
+def _assert_same_records(spark, path: Path) -> None:
+    local = records_frame(read_history(path, "queue").ops)
+    pd.testing.assert_frame_equal(_canonical(local), _canonical(_spark_records(spark, path)))
+
+
 @pytest.mark.spark
-@pytest.mark.parametrize("name", ["planted", "clean", "cycles", "producer", "outcomes", "bare-polls", "rebalance"])
-def test_records_are_spark_records(spark, written, name):
-    local = records_frame(read_history(written[name], "queue").ops)
-    pd.testing.assert_frame_equal(_canonical(local), _canonical(_spark_records(spark, written[name])))
+def test_records_are_spark_records(spark, combined, written):
+    """The histories together, and (nightly) each with rows on its own."""
+    for path in [combined] + [written[name] for name in alone() if name not in NO_ROWS]:
+        _assert_same_records(spark, path)
 
 
 def test_records_flags(written):
