@@ -29,6 +29,7 @@ Bad input raises EdnImportError naming the line and what is wrong.
 """
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from checkers.history.edn_read import (Char, EdnImportError, EList, EMap, ESet, Keyword, Symbol, Tagged, Vector,
-                                       edn_str, read_forms)
+                                       edn_str, is_gzipped, open_bytes, read_forms)
 
 WORKLOADS = ("queue", "list-append")
 TYPES = ("invoke", "ok", "fail", "info")
@@ -306,7 +307,8 @@ def import_edn(src: Path, out: Path, workload: str | None = None) -> ImportResul
     tmp_keys = keys_path.with_name(f".{keys_path.name}.{os.getpid()}.tmp")
     count = 0
     try:
-        with open(src, encoding="utf-8") as f_in, open(tmp, "w", encoding="utf-8") as f_out:
+        with io.TextIOWrapper(open_bytes(src, is_gzipped(src)), encoding="utf-8") as f_in, \
+                open(tmp, "w", encoding="utf-8") as f_out:
             try:
                 for event in convert_forms(read_forms(f_in), converter):
                     f_out.write(event_json(event))

@@ -39,11 +39,10 @@ import orjson
 
 from checkers import progress
 from checkers.history.edn_convert import (KEY_LIST_FS, MOP_FS, QUEUE_ONLY_FS, TYPES, WORKLOAD_OF_MOP, Converter)
-from checkers.history.edn_read import EdnImportError, Keyword, read_forms
+from checkers.history.edn_read import EdnImportError, Keyword, is_gzipped, open_bytes, read_forms
 from checkers.history.errors import HistoryError, Problem
 from checkers.history.read import ParsedHistory, read_parsed
 
-GZIP_MAGIC = b"\x1f\x8b"
 EDN_SUFFIXES = (".edn", ".edn.gz")
 BLOCK_BYTES = 32 << 20
 _SNIFF_BYTES = 4096
@@ -54,15 +53,6 @@ _SNIFF_BYTES = 4096
 _EDN_START = re.compile(rb"\s*(?:\{[\s,]*:|#|;|\(|\[[\s,]*(?:\{[\s,]*:|#|\(|\[|\]))")
 
 
-def _open(path: Path, gzipped: bool):
-    return gzip.open(path, "rb") if gzipped else open(path, "rb")
-
-
-def _gzipped(path: Path) -> bool:
-    with open(path, "rb") as f:
-        return f.read(2) == GZIP_MAGIC
-
-
 def is_edn(path: str | Path) -> bool:
     """Whether the file at `path` holds an EDN history (by name or content)."""
     path = Path(path)
@@ -71,7 +61,7 @@ def is_edn(path: str | Path) -> bool:
     if path.name.endswith(EDN_SUFFIXES):
         return True
     try:
-        with _open(path, _gzipped(path)) as f:
+        with open_bytes(path, is_gzipped(path)) as f:
             start = f.read(_SNIFF_BYTES)
     except (OSError, EOFError):
         return False
@@ -291,7 +281,7 @@ class _Fast:
 
 def _byte_blocks(path: Path, gzipped: bool, block_bytes: int) -> Iterator[bytes]:
     """The file's bytes in blocks of whole lines ("\r\n" and "\r" as "\n")."""
-    with _open(path, gzipped) as f:
+    with open_bytes(path, gzipped) as f:
         carry = b""
         while True:
             data = f.read(block_bytes)
@@ -381,7 +371,7 @@ def _full_line(converter: Converter, number: int, line: bytes) -> dict:
 
 def _full_blocks(path: Path, gzipped: bool) -> Iterator[list[tuple[int, dict]]]:
     converter = Converter()
-    with _open(path, gzipped) as raw, io.TextIOWrapper(raw, encoding="utf-8") as f:
+    with open_bytes(path, gzipped) as raw, io.TextIOWrapper(raw, encoding="utf-8") as f:
         block: list[tuple[int, dict]] = []
         try:
             for line, form in read_forms(f):
@@ -411,7 +401,7 @@ def read_edn_history(path: str | Path, workload: str, block_bytes: int = BLOCK_B
     path = Path(path)
     if not path.is_file():
         raise HistoryError([Problem(str(path), None, "no such file")])
-    gzipped, size = _gzipped(path), path.stat().st_size
+    gzipped, size = is_gzipped(path), path.stat().st_size
     try:
         if fast:
             try:

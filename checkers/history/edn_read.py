@@ -12,13 +12,27 @@ Bad input raises EdnImportError naming the line and what is wrong.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Iterable, Iterator
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzipped(path: Path) -> bool:
+    """By content, not name: Jepsen's stores keep `history.edn`, benchmarks `.edn.gz`."""
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+def open_bytes(path: Path, gzipped: bool) -> IO[bytes]:
+    return gzip.open(path, "rb") if gzipped else open(path, "rb")
 
 
 

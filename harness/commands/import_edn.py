@@ -12,8 +12,9 @@ from checkers.history.edn_convert import import_edn as convert
 from checkers.history.edn_read import EdnImportError
 from common import exit_codes
 def default_out(src: Path) -> Path:
-    """history.edn -> history.jsonl beside it."""
-    return src.with_suffix(".jsonl") if src.suffix == ".edn" else src.with_name(src.name + ".jsonl")
+    """history.edn (or history.edn.gz) -> history.jsonl beside it."""
+    name = src.name.removesuffix(".gz")
+    return src.with_name(name.removesuffix(".edn") + ".jsonl" if name.endswith(".edn") else src.name + ".jsonl")
 
 
 @click.command("import-edn")

@@ -2,6 +2,7 @@
 (checkers/history/edn_read.py, edn_convert.py), through the real CLI entry point."""
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -73,6 +74,20 @@ def test_list_append_with_keyword_keys_nil_reads_nemesis_errors_and_an_unfinishe
     assert "keys were not ints" in result.stderr and str(keys) in result.stderr
     assert "workload: list-append (detected" in result.stderr
     assert f"logtrial check {out} --workload list-append" in result.stdout
+
+
+def test_a_gzipped_history_imports_as_its_text_does_beside_it(tmp_path):
+    """Jepsen's stores and ../shared/bench keep `history.edn.gz`: read through
+    gzip by content, written as `history.jsonl` beside it."""
+    _, plain = convert(tmp_path, LIST_APPEND_KEYWORD_KEYS)
+    assert plain.exit_code == 0, plain.output
+    expected = lines_of(tmp_path / "history.jsonl")
+    (tmp_path / "history.jsonl").unlink()
+    src = tmp_path / "history.edn.gz"
+    src.write_bytes(gzip.compress(LIST_APPEND_KEYWORD_KEYS.encode()))
+    result = run(str(src))
+    assert result.exit_code == 0, result.output
+    assert lines_of(tmp_path / "history.jsonl") == expected
 
 
 ELLE_VECTOR = """\
