@@ -108,18 +108,22 @@ class AiokafkaPair:
         """Stops the producer without sending what it still holds, closes the
         consumers without committing, then the loop; each is closed even if
         another's close raised."""
-        producer, consumer, lookup = self._producer, self._consumer, self._lookup
+        closers = [(close_producer, self._producer), (close_consumer, self._consumer), (close_consumer, self._lookup)]
         self._producer = self._consumer = self._lookup = None
+        self.loop.close(lambda: close_each(closers, self.process))
 
-        async def close_all() -> None:
-            for close, client in ((close_producer, producer), (close_consumer, consumer), (close_consumer, lookup)):
-                if client is not None:
-                    try:
-                        await close(client)
-                    except BaseException as e:  # noqa: BLE001 - closing anyway, cancelled or not
-                        log.info("process %s: closing %s: %s %s", self.process, type(client).__name__,
-                                 type(e).__name__, e)
-        self.loop.close(close_all)
+
+async def close_each(closers: list[tuple[Callable[[Any], Awaitable[None]], Any]], process: int) -> None:
+    """Each `close(client)` in turn, even if another raised or was cancelled. Not
+    past GeneratorExit: a close still pending when its loop is stopped (the loop
+    thread's bound) is closed by the garbage collector, and a coroutine that awaits
+    again then prints "coroutine ignored GeneratorExit" for every such client."""
+    for close, client in closers:
+        if client is not None:
+            try:
+                await close(client)
+            except (Exception, asyncio.CancelledError) as e:
+                log.info("process %s: closing %s: %s %s", process, type(client).__name__, type(e).__name__, e)
 
 
 async def close_producer(producer: Any) -> None:
