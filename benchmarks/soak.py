@@ -109,7 +109,9 @@ def ensure_cluster(name: str) -> Path:
     """The cluster's inventory, after `cluster up` if it is not there yet."""
     inventory = STATE_ROOT / name / "inventory.yaml"
     if not inventory.exists():
-        subprocess.run(logtrial("cluster", "up", "--name", name), check=True, cwd=ROOT, env=child_env())
+        up = subprocess.run(logtrial("cluster", "up", "--name", name), cwd=ROOT, env=child_env())
+        if up.returncode != 0:     # its own message (a bad name, a missing package) is above
+            raise SystemExit(f"soak: `logtrial cluster up --name {name}` failed (exit {up.returncode})")
     return inventory
 
 

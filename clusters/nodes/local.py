@@ -56,12 +56,17 @@ class NodeStatus:
     reachable: bool  # its port 22 accepts a TCP connection from the control node
 
 
+def check_name(name: str) -> str:
+    """`name`, if a local cluster may have it (its namespaces and paths are made of it)."""
+    if not NAME_PATTERN.match(name):
+        raise LocalClusterError(f"cluster name {name!r} is not valid: use 1-24 lower-case "
+                                "letters, digits or '-', starting with a letter or digit")
+    return name
+
+
 class LocalCluster:
     def __init__(self, name: str, state_root: Path | str | None = None) -> None:
-        if not NAME_PATTERN.match(name):
-            raise LocalClusterError(f"cluster name {name!r} is not valid: use 1-24 lower-case "
-                                    "letters, digits or '-', starting with a letter or digit")
-        self.name = name
+        self.name = check_name(name)
         self.root = Path(state_root) if state_root else STATE_ROOT
         self.dir = self.root / name
         # interface names are limited to 15 chars: derive a short, stable tag from the name

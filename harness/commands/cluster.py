@@ -15,7 +15,7 @@ from clusters.db import DatabaseError, Versions
 from clusters.nodes.inventory import InventoryError, load_inventory, write_inventory
 from clusters.kafka.config import check_dynamic_quorum, parse_settings, release_settings
 from clusters.kafka.versions import KafkaVersionError, resolve
-from clusters.nodes.local import DEFAULT_NAME, LocalCluster, LocalClusterError, existing_clusters
+from clusters.nodes.local import DEFAULT_NAME, LocalCluster, LocalClusterError, check_name, existing_clusters
 from clusters.nodes.ssh import SSHError, SSHPool
 from clusters.system_kind import InstallError, SystemKind
 from clusters.systems import DEFAULT_SYSTEM, SYSTEMS, for_system, kind_of, open_database, system_kind, system_of
@@ -27,9 +27,17 @@ from nemesis.heal import ClusterNotHealed, heal_control_node, heal_inventory
 
 FAILURES = (LocalClusterError, SSHError, DatabaseError, ClusterNotHealed, ControlLinkError)
 
-up_name_option = click.option("--name", default=DEFAULT_NAME, show_default=True,
+def _cluster_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A bad --name is bad input (exit 3), refused before anything is made."""
+    try:
+        return None if value is None else check_name(value)
+    except LocalClusterError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+up_name_option = click.option("--name", default=DEFAULT_NAME, show_default=True, callback=_cluster_name,
                               help="Local cluster name (its netns are lt-<name>-n1...).")
-name_option = click.option("--name", default=None,
+name_option = click.option("--name", default=None, callback=_cluster_name,
                            help="Local cluster name. Default: every local cluster that exists "
                                 "(or the one --run used).")
 run_option = click.option("--run", "run_dir", type=click.Path(file_okay=False),

@@ -99,6 +99,14 @@ def test_status_of_unknown_cluster_is_bad_input():
     assert "no local cluster 'no-such-cluster'" in result.output
 
 
+@pytest.mark.parametrize("command", ["up", "down", "status", "heal"])
+def test_a_name_no_cluster_can_have_is_bad_input_named(command):
+    result = run("cluster", command, "--name", "Bad_Name")
+    assert result.exit_code == exit_codes.BAD_INPUT, result.output
+    assert "Invalid value for '--name': cluster name 'Bad_Name' is not valid" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_bad_set_is_bad_input():
     result = run("cluster", "up", "--name", "never", "--set", "novalue")
     assert result.exit_code == exit_codes.BAD_INPUT and "expected key=value" in result.output
