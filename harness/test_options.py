@@ -15,6 +15,7 @@ from checkers.options import CheckOptions
 from clusters.kafka.config import check_dynamic_quorum, release_settings
 from clusters.kafka.versions import resolve
 from clusters.nodes.pinning import local_cluster_of
+from clusters.nodes.local import DEFAULT_NAME, LocalClusterError, check_name
 from clusters.systems import DEFAULT_SYSTEM, SYSTEMS, system_kind
 from harness.flat import flat, flat_names, from_flat, replace_flat, to_flat
 from results import store
@@ -66,6 +67,8 @@ class ClusterSpec:
         sources = [n for n in ("nodes_file", "local", "bootstrap_servers") if getattr(self, n)]
         if len(sources) != 1:
             raise ValueError("give exactly one of --nodes-file, --local N or --bootstrap-servers")
+        if self.local:
+            _check_local_cluster_name()
         if self.pin_clients and self.bootstrap_servers:
             raise ValueError("--pin-clients needs a local cluster (--local or --nodes-file of one), "
                              "not --bootstrap-servers")
@@ -264,3 +267,11 @@ def test_name(options: TestOptions) -> str:
     if cluster.kafka_version or cluster.kafka_mode:
         parts.append("-".join(["kafka", cluster.kafka_version or "default", cluster.kafka_mode or ""]).rstrip("-"))
     return store.safe_name("-".join(parts))
+
+
+def _check_local_cluster_name() -> None:
+    """--local's cluster is named by LOGTRIAL_LOCAL_CLUSTER: refused before the run, not inside it."""
+    try:
+        check_name(DEFAULT_NAME)
+    except LocalClusterError as e:
+        raise ValueError(f"LOGTRIAL_LOCAL_CLUSTER: {e}") from None

@@ -17,6 +17,7 @@ from harness.cli import main
 from harness.commands.check import recorded_check
 from harness.commands import test as test_module, test_all as test_all_module
 from harness.flat import flat_names
+from harness import test_options as test_options_module
 from harness.test_options import TestOptions
 from results.runs import option
 from workloads.registry import KINDS, WORKLOAD_NAMES, workload_kind
@@ -71,6 +72,15 @@ def test_a_bad_consistency_model_is_bad_input_before_the_run(tmp_path):
         assert "unknown consistency model 'serial'; known: " in result.output
         assert "read-uncommitted" in result.output and "PL-2" in result.output
         assert not (tmp_path / "store").exists()
+
+
+def test_a_local_cluster_name_no_cluster_can_have_is_bad_input_before_the_run(tmp_path, monkeypatch):
+    """--local's cluster is named by LOGTRIAL_LOCAL_CLUSTER (read at import)."""
+    monkeypatch.setattr(test_options_module, "DEFAULT_NAME", "Bad_Name")
+    result = CliRunner().invoke(main, ["test", "--local", "3", "--store", str(tmp_path / "store")])
+    assert result.exit_code == exit_codes.BAD_INPUT, result.output
+    assert "LOGTRIAL_LOCAL_CLUSTER: cluster name 'Bad_Name' is not valid" in result.output
+    assert not (tmp_path / "store").exists()
 
 
 def test_check_takes_the_recorded_options_unless_given():
