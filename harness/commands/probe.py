@@ -199,7 +199,9 @@ def deleted_topic_fetch(inventory: str, rounds: int, debug_log: str | None) -> N
 @rounds_argument(default=1)
 @click.option("--fsync-each", is_flag=True,
               help="The topic fsyncs each record (flush.messages=1): the control, which must lose nothing.")
-def isr_power_loss(inventory: str, rounds: int, fsync_each: bool) -> NoReturn:
+@click.option("--send-after", type=click.IntRange(0), default=0, show_default=True, metavar="N",
+              help="Then N more records from the same producer: does it notice the loss (KIP-360)?")
+def isr_power_loss(inventory: str, rounds: int, fsync_each: bool, send_after: int) -> NoReturn:
     """On the local 3-node Kafka cluster NAME, whose data sits on powerfs (`cluster up
     --set logtrial.powerfs=true`): a partition's third replica is stopped, acks=all
     records are acknowledged by the other two, and both lose power at once. Up to ROUNDS
@@ -209,7 +211,7 @@ def isr_power_loss(inventory: str, rounds: int, fsync_each: bool) -> NoReturn:
     (harness/probes/isr_power_loss.py tells more.)"""
     from harness.probes import isr_power_loss as probe_module  # loads the client: only when run
 
-    on_cluster(inventory, refusing(lambda cluster: probe_module.run(cluster, rounds, fsync_each),
+    on_cluster(inventory, refusing(lambda cluster: probe_module.run(cluster, rounds, fsync_each, send_after),
                                    NotOnPowerfs, "isr-power-loss"))
 
 

@@ -15,6 +15,12 @@ NAME is a local Kafka cluster of three nodes whose data sits on powerfs:
 5. n1 and n2 are powered on, then n3 started;
 6. a consumer reads the partition from offset 0 to its high watermark.
 
+With --send-after N the same producer (its producer id, epoch and sequence numbers
+kept across the loss) then sends N more records, and the round prints what became of
+each (acknowledged, or the error the broker or the client gave) and librdkafka's own
+idempotence log lines after the loss: whether the producer noticed that the brokers
+lost its records, KIP-360's question.
+
 A round whose read misses acknowledged records prints `LOST` with the count, the
 partition's leader and ISR after the loss, and the controllers' own words for the
 election (state-change and server logs: Kafka 4.1 elects the last known leader from
@@ -27,8 +33,10 @@ deterministic: acks=all put the records only in two page caches, and both are go
 """
 from __future__ import annotations
 
+import logging
 import time
 import uuid
+from collections import Counter
 from typing import Callable
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -37,6 +45,7 @@ from confluent_kafka.admin import NewTopic
 from clusters.cluster import Cluster
 from clusters.db import Process, require
 from clusters.kafka.admin import PartitionState, admin_client, partition_key, partition_states, split_key
+from clusters.kafka.log_dump import first_segment_records
 from clusters.nodes import powerfs
 from common.client_logging import QUIET_CLIENT_LOGGER
 from harness.probes.powerfs_cluster import require_powerfs
@@ -51,17 +60,17 @@ ELECTION_WORDS = ("UNCLEAN partition change", "Recovering unflushed segment", "C
                   "Truncating partition")
 
 
-def run(cluster: Cluster, rounds: int, fsync_each: bool = False) -> int:
+def run(cluster: Cluster, rounds: int, fsync_each: bool = False, send_after: int = 0) -> int:
     require_powerfs(cluster, "isr-power-loss", NODES)
     for number in range(1, rounds + 1):
-        lost = one_round(cluster, fsync_each)
+        lost = one_round(cluster, fsync_each, send_after)
         print(f"round {number}: " + (f"LOST {lost} acknowledged records" if lost else "ok: every acknowledged record read"))
         if lost:
             return 1
     return 0
 
 
-def one_round(cluster: Cluster, fsync_each: bool) -> int:
+def one_round(cluster: Cluster, fsync_each: bool, send_after: int = 0) -> int:
     """The number of acknowledged records the read after the loss did not return."""
     leader, follower, outside = cluster.nodes[:NODES]
     topic = f"lt-isr-power-{uuid.uuid4().hex[:8]}"
@@ -73,15 +82,22 @@ def one_round(cluster: Cluster, fsync_each: bool) -> int:
     print(f"  {topic}: replicas {ids}, fsync {'each record' if fsync_each else 'by default (none)'}; "
           f"stopped {outside}")
     wait_for(cluster, key, lambda s: set(s.isr) == set(ids[:2]), f"ISR {ids[:2]}")
-    acked = produce(cluster.db.bootstrap_servers(), topic)
+    producer = SameProducer(cluster.db.bootstrap_servers(), topic)
+    acked = producer.send(0, MESSAGES)
     print(f"  {len(acked)} of {MESSAGES} sends acknowledged by the ISR {ids[:2]}")
     dropped = power_cycle(cluster, [leader, follower])
     print(f"  power lost on {leader} and {follower}, back on; forgotten: "
           + "; ".join(f"{node} {d['bytes']:,} bytes in {d['files']} files" for node, d in sorted(dropped.items())))
     processes.start(outside)
     state = wait_for(cluster, key, lambda s: s.leader >= 0, "a leader")
+    acked_after = send_again(producer, send_after) if send_after else set()
+    producer.close()
+    if send_after:
+        print_log_start(cluster, state.leader, topic)
     read = read_partition(cluster.db.bootstrap_servers(), topic)
     print(f"  after: leader {state.leader}, ISR {list(state.isr)}; read {len(read)} records")
+    if send_after:
+        print(f"  of the {len(acked_after)} acknowledged after the loss, {len(acked_after - read)} not read")
     lost = len(acked - read)
     if lost:
         for line in election_lines(cluster, topic):
@@ -107,19 +123,94 @@ def wait_for(cluster: Cluster, key: str, done: Callable[[PartitionState], bool],
         time.sleep(0.5)
 
 
-def produce(bootstrap: str, topic: str) -> set[str]:
-    """The values the brokers acknowledged."""
-    acked: set[str] = set()
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
-                         "logger": QUIET_CLIENT_LOGGER})
+# librdkafka's idempotence log lines that say what it did about its producer id and epoch
+EOS_WORDS = ("epoch", "PID", "UNKNOWN_PRODUCER_ID", "OUT_OF_ORDER", "fatal", "drain")
+EOS_LINES_SHOWN = 12
+# what a client says while the brokers are down: not about the producer's state
+OUTAGE_ERRORS = ("_TRANSPORT", "_ALL_BROKERS_DOWN", "_RESOLVE")
 
-    def on_delivery(err, message) -> None:
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+class SameProducer:
+    """One idempotent acks=all producer for the whole round, so its producer id, epoch and
+    sequence numbers outlive the loss: what the brokers acknowledged, what the refused
+    sends were refused with, the client's own errors, and its `eos` debug lines."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.topic = topic
+        self.acked: set[str] = set()
+        self.refused: Counter[str] = Counter()
+        self.client_errors: list[str] = []
+        self.log = _Lines()
+        logger = logging.getLogger(f"logtrial.probe.isr-power-loss.{topic}")
+        logger.propagate = False
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(self.log)
+        self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+                                  "debug": "eos", "logger": logger, "error_cb": self._on_error})
+
+    def _on_error(self, error) -> None:
+        self.client_errors.append(f"{error.name()}{' (fatal)' if error.fatal() else ''}: {error.str()}")
+
+    def _on_delivery(self, err, message) -> None:
         if err is None:
-            acked.add(message.value().decode())
-    for i in range(MESSAGES):
-        producer.produce(topic, value=f"{topic}-{i}".encode(), partition=0, on_delivery=on_delivery)
-    producer.flush(WAIT_S)
+            self.acked.add(message.value().decode())
+        else:
+            self.refused[err.name()] += 1
+
+    def send(self, first: int, count: int) -> set[str]:
+        """Records first..first+count-1, flushed; the values of them the brokers acknowledged."""
+        before = set(self.acked)
+        for i in range(first, first + count):
+            self.producer.produce(self.topic, value=f"{self.topic}-{i}".encode(), partition=0,
+                                  on_delivery=self._on_delivery)
+        self.producer.flush(WAIT_S)
+        return self.acked - before
+
+    def close(self) -> None:
+        """Without waiting on what is still unresolved (the read after it needs no more)."""
+        self.producer.purge()
+        self.producer.flush(0)
+
+
+def send_again(producer: SameProducer, count: int) -> set[str]:
+    """`count` more records from the producer that outlived the loss; prints what became of them."""
+    seen_lines, seen_errors = len(producer.log.lines), len(producer.client_errors)
+    producer.refused.clear()
+    acked = producer.send(MESSAGES, count)
+    unresolved = count - len(acked) - sum(producer.refused.values())
+    print(f"  then the same producer sent {count} more: {len(acked)} acknowledged"
+          + "".join(f", {n} refused with {name}" for name, n in sorted(producer.refused.items()))
+          + (f", {unresolved} unresolved" if unresolved else ""))
+    errors = [e for e in producer.client_errors[seen_errors:] if not e.startswith(OUTAGE_ERRORS)]
+    print(f"    client errors other than the outage's: {len(errors)}")
+    for error in errors:
+        print(f"    client error: {error}")
+    eos = [line for line in producer.log.lines[seen_lines:] if any(w in line for w in EOS_WORDS)]
+    for line in eos[:EOS_LINES_SHOWN]:
+        print(f"    librdkafka: {line.strip()[:300]}")
     return acked
+
+
+def print_log_start(cluster: Cluster, leader_id: int, topic: str) -> None:
+    """The first record the leader's log holds after the loss: the producer id, epoch and
+    sequence number the broker took from a producer whose earlier records it lost."""
+    node = next(n for n in cluster.nodes if cluster.db.node_id(n) == leader_id)
+    records = first_segment_records(cluster, node, topic)
+    if not records:
+        print(f"  the leader's log ({node}) holds no record")
+        return
+    first = records[0]
+    print(f"  the leader's log ({node}) now starts at offset {first.offset}: producer {first.batch.producer_id} "
+          f"epoch {first.batch.producer_epoch} sequence {first.sequence}, value {first.value}")
 
 
 def power_cycle(cluster: Cluster, nodes: list[str]) -> dict:
