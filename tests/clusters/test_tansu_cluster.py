@@ -7,7 +7,9 @@ starts the build in the background and runs them last (tests/conftest.py)."""
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -31,9 +33,9 @@ from tests.fixtures.processes import running_from, still_running
 BROKERS = 2  # two brokers share the storage node: enough to kill one and keep serving
 
 
-@pytest.fixture(scope="module")
-def tansu(tansu_built) -> tuple[LocalCluster, Cluster]:
-    local = LocalCluster(f"{shared_cluster_name()}-tansu")
+@contextmanager
+def tansu_cluster(name: str) -> Iterator[tuple[LocalCluster, Cluster]]:
+    local = LocalCluster(f"{shared_cluster_name()}-{name}")
     local.down()  # a stale cluster of this name from a crashed run
     try:
         inventory = local.up(nodes=TANSU.local_nodes(BROKERS))
@@ -42,6 +44,20 @@ def tansu(tansu_built) -> tuple[LocalCluster, Cluster]:
             yield local, opened
     finally:
         local.down()
+
+
+@pytest.fixture(scope="module")
+def tansu(tansu_built) -> Iterator[tuple[LocalCluster, Cluster]]:
+    with tansu_cluster("tansu") as made:
+        yield made
+
+
+@pytest.fixture
+def tansu_to_take_down(tansu_built) -> Iterator[tuple[LocalCluster, Cluster]]:
+    """A tansu cluster of the test's own (about 3 s to bring up): taking the module's
+    down would leave none to the tests that run after it, in whatever order."""
+    with tansu_cluster("tansu-down") as made:
+        yield made
 
 
 # -- without a cluster -------------------------------------------------------------------------
@@ -195,8 +211,8 @@ def test_the_storage_loss_probe_gives_a_verdict_and_brings_the_storage_back(tans
 
 
 @pytest.mark.cluster
-def test_down_leaves_no_namespace_and_no_process(tansu):
-    local, cluster = tansu
+def test_down_leaves_no_namespace_and_no_process(tansu_to_take_down):
+    local, cluster = tansu_to_take_down
     home = Path(cluster.inventory.node("n1").home).parent
     processes = running_from(list(home.glob("**/*.pid")))
     assert processes  # brokers, PostgreSQL and sshds were running

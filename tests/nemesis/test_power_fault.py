@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -54,8 +55,18 @@ def fuse_mounts(cluster: Cluster) -> list[str]:
     return powerfs.mounted(cluster.ssh["n1"])
 
 
+@contextmanager
+def on_powerfs(local: LocalCluster) -> Iterator[Cluster]:
+    """The cluster with its broker on the layer, whatever the test before left (tests run
+    in any order: `--order-seed`)."""
+    ask_for_powerfs(local, True)
+    with Cluster.open(local.inventory_path) as cluster:
+        restart_if_reconfigured(cluster)
+        yield cluster
+
+
 def test_a_power_loss_forgets_what_kafka_never_fsynced(power_cluster: LocalCluster) -> None:
-    with Cluster.open(power_cluster.inventory_path) as cluster:
+    with on_powerfs(power_cluster) as cluster:
         data_dir = cluster.db.data_dir("n1")
         assert fuse_mounts(cluster) == [data_dir]
         create_topic(cluster, "unflushed", replication_factor=1, min_insync_replicas=1)
@@ -83,7 +94,7 @@ def test_a_power_loss_forgets_what_kafka_never_fsynced(power_cluster: LocalClust
 
 
 def test_cluster_heal_after_a_loss_cut_short_leaves_no_fuse_mount(power_cluster: LocalCluster) -> None:
-    with Cluster.open(power_cluster.inventory_path) as cluster:
+    with on_powerfs(power_cluster) as cluster:
         data_dir = cluster.db.data_dir("n1")
         assert fuse_mounts(cluster) == [data_dir]
         cluster.db.power_cut("n1", "clean")  # the control process died right after the cut
@@ -121,9 +132,7 @@ def test_a_node_formatted_just_before_a_power_loss_never_starts_again(
     """docs/findings.md row 16 (harness/probes/format_power_loss.py): Kafka writes
     bootstrap.checkpoint with no fsync, so the loss empties it and the broker exits at
     every start; the probe then formats the node again and starts it."""
-    ask_for_powerfs(power_cluster, True)
-    with Cluster.open(power_cluster.inventory_path) as cluster:
-        restart_if_reconfigured(cluster)  # onto the layer, whatever the test before left
+    with on_powerfs(power_cluster) as cluster:
         assert format_power_loss.run(cluster) == 1
         out = capsys.readouterr().out
         assert "n1: bootstrap.checkpoint is 0 bytes after the loss" in out
@@ -135,9 +144,7 @@ def test_a_node_formatted_just_before_a_power_loss_never_starts_again(
 def test_a_node_the_harness_formats_survives_a_power_loss_right_after(power_cluster: LocalCluster, capsys) -> None:
     """The control of row 16, and what the harness's own set-up and heals do: the format
     fsynced (clusters/kafka/storage.py), the loss forgets none of it and the broker starts."""
-    ask_for_powerfs(power_cluster, True)
-    with Cluster.open(power_cluster.inventory_path) as cluster:
-        restart_if_reconfigured(cluster)
+    with on_powerfs(power_cluster) as cluster:
         assert format_power_loss.run(cluster, fsync_format=True) == 0
         out = capsys.readouterr().out
         forgot = next(line for line in out.splitlines() if "formatted, then power lost: forgot" in line)
