@@ -48,10 +48,11 @@ def run(cluster: Cluster, fsync_format: bool = False) -> int:
           f"({', '.join(sorted({f['path'].rsplit('/', 1)[-1] for f in dropped['file_list']}))})")
     fatal_before = len(fatal_lines(cluster, node))
     db.power_on(node)
-    started = start_outcome(cluster, node, fatal_before)
+    fatal = start_outcome(cluster, node, fatal_before)
+    started = fatal is None
     print(f"  {node}: {BOOTSTRAP_FILE} is {file_size(cluster, node, BOOTSTRAP_FILE)} bytes after the loss")
     if not started:
-        print(f"    {fatal_lines(cluster, node)[-1]}")
+        print(f"    {fatal}")
     restore(cluster, node)
     print("UNBOOTABLE: the broker exits at every start" if not started else "ok: the broker started")
     return 0 if started else 1
@@ -65,16 +66,17 @@ def fresh_disk(cluster: Cluster, node: str, durable: bool) -> None:
     cluster.db.storage.reformat(node, durable=durable)
 
 
-def start_outcome(cluster: Cluster, node: str, fatal_before: int) -> bool:
-    """True once the broker serves, False once its log has a fatal line this start wrote
-    (one more than `fatal_before`). Neither within START_WAIT_S is no verdict: a broker not
-    yet started, or one that died of something else, must not pass for this finding."""
+def start_outcome(cluster: Cluster, node: str, fatal_before: int) -> str | None:
+    """None once the broker serves; the fatal line this start wrote (one more than
+    `fatal_before`) once there is one. Neither within START_WAIT_S is no verdict: a broker
+    not yet started, or one that died of something else, must not pass for this finding."""
     deadline = time.monotonic() + START_WAIT_S
     while time.monotonic() < deadline:
         if cluster.db.serves_metadata(node):
-            return True
-        if len(fatal_lines(cluster, node)) > fatal_before:
-            return False
+            return None
+        lines = fatal_lines(cluster, node)
+        if len(lines) > fatal_before:
+            return lines[-1]
         time.sleep(0.5)
     raise DatabaseError(node, f"neither served nor logged '{FATAL_WORDS}' within {START_WAIT_S:g} s of power-on; "
                               f"last log lines:\n{cluster.db.log_tail(node)}")

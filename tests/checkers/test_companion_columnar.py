@@ -195,12 +195,10 @@ def valid_cases() -> list[tuple[bool, str, float | None]]:
     `commit` half of them, chosen so that every pair of values (name and share,
     name and compact, share and compact) still meets: the property test below
     draws the rest at random."""
-    cases = [(compact, name, share) for i, name in enumerate(sorted(VALID)) for j, share in enumerate(SPLIT_SHARES)
-             for compact in (True, False)]
+    names = sorted(VALID)
     if profile() == "nightly":
-        return cases
-    return [(compact, name, share) for compact, name, share in cases
-            if compact == ((sorted(VALID).index(name) + SPLIT_SHARES.index(share)) % 2 == 0)]
+        return [(compact, name, share) for name in names for share in SPLIT_SHARES for compact in (True, False)]
+    return [((i + j) % 2 == 0, name, share) for i, name in enumerate(names) for j, share in enumerate(SPLIT_SHARES)]
 
 
 @pytest.mark.parametrize("compact, name, share", valid_cases())
