@@ -72,15 +72,18 @@ demo: base
 # uses what the tests leave of the cores, and runs the tests that need it last, in
 # one group; they wait for it if it is not done (tests/conftest.py,
 # tests/fixtures/builds.py)
+# --no-loadscope-reorder: xdist would otherwise hand out the groups by their number of
+# tests, which put the tansu group on a worker at the start, to wait there for its build
 TEST_WORKERS ?= 3
+XDIST := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 test: base spark-archive clients
-	@$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30 $(PYTEST_ARGS)
+	@$(BIN)/python -m pytest $(XDIST) --durations=30 $(PYTEST_ARGS)
 
 # the nightly depth: every property test four times its nominal examples (make test
 # runs a third of them: tests/fixtures/depth.py) and every published case on Spark too
 test-deep: base spark-archive clients
 	@LOGTRIAL_HYPOTHESIS_PROFILE=nightly LOGTRIAL_SPARK_ALL=1 \
-		$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=30 $(PYTEST_ARGS)
+		$(BIN)/python -m pytest $(XDIST) --durations=30 $(PYTEST_ARGS)
 
 bench: base spark-archive java-client
 	@$(BIN)/python -m benchmarks.run_all

@@ -22,9 +22,12 @@ pytest_plugins = [
 
 
 # `make test` runs pytest-xdist workers (Makefile). Most tests share out freely;
-# three groups each stay on one worker, in order:
-# - every test of the shared cluster (its fixture is per worker and the cluster
-#   is named, so two workers must never both bring it up);
+# four groups each stay on one worker, in order:
+# - the tests of the shared cluster, in two halves: the faults' and the clusters'
+#   tests, and the rest (runs, clients, the command line). Its fixture is per worker,
+#   and each worker's cluster has a name of its own (tests/fixtures/cluster.py), so
+#   the halves run side by side on two clusters: one chain of them was the suite's
+#   critical path (1,821 s of a 1,840 s session, docs/benchmarks.md);
 # - the tests that bring up clusters of their own (interrupted runs, other Kafka
 #   versions, fresh clusters): they mostly wait on brokers and faults, so they
 #   run beside the shared cluster's tests instead of after them;
@@ -32,8 +35,12 @@ pytest_plugins = [
 #   run last: collection starts the builds they need in the background, so on a
 #   fresh machine the build overlaps the rest of the suite (under `nice`, it takes
 #   what the tests leave of the cores) and is done, or nearly, when they start.
-#   xdist's loadgroup hands out groups in collection order, hence last in it.
-SHARED_CLUSTER_GROUP = "shared-cluster"
+# xdist's loadgroup hands out its units in collection order (the Makefile turns off
+# its reordering by size), so in_schedule_order puts the groups of long chains first,
+# a worker each, and the builds' group last.
+SHARED_CLUSTER_GROUP = "shared-cluster"           # the faults' and the clusters' tests
+SHARED_CLUSTER_RUNS_GROUP = "shared-cluster-runs"  # the other half
+FAULT_AND_CLUSTER_DIRS = {"nemesis", "clusters"}
 OWN_CLUSTERS_GROUP = "own-clusters"
 AFTER_BUILDS_GROUP = "after-builds"
 SHARED_CLUSTER_FIXTURES = {"local_cluster"}  # cluster and healed_cluster depend on it
@@ -47,7 +54,7 @@ def cluster_group(item: pytest.Item) -> str | None:
     if fixtures & BUILD_FIXTURES.keys():
         return AFTER_BUILDS_GROUP
     if fixtures & SHARED_CLUSTER_FIXTURES:
-        return SHARED_CLUSTER_GROUP
+        return SHARED_CLUSTER_GROUP if item.path.parent.name in FAULT_AND_CLUSTER_DIRS else SHARED_CLUSTER_RUNS_GROUP
     if (fixtures & OWN_CLUSTER_FIXTURES or item.get_closest_marker("own_cluster")
             or item.path.name in OWN_CLUSTER_MODULES):
         return OWN_CLUSTERS_GROUP
@@ -87,16 +94,21 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(group))
     yield
     # after every other plugin's reordering and deselection: the builds' tests last
-    items[:] = builds_last(items)
+    items[:] = in_schedule_order(items)
     after = [item for item in items if cluster_group(item) == AFTER_BUILDS_GROUP]
     # every xdist worker collects the same tests: the first one starts the builds
     if after and not config.option.collectonly and os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0":
         start_in_background(builds_needed(name for item in after for name in item.fixturenames))
 
 
-def builds_last(items: list) -> list:
-    """The tests in their order, those that need a build moved to the end."""
-    return sorted(items, key=lambda item: cluster_group(item) == AFTER_BUILDS_GROUP)  # a stable sort
+def in_schedule_order(items: list) -> list:
+    """The tests in their order, the long groups first and those that need a build last
+    (a stable sort). xdist hands out one unit to each worker in turn, in collection
+    order: the groups first land on workers of their own, and start at once."""
+    def rank(item) -> int:
+        group = cluster_group(item)
+        return 2 if group == AFTER_BUILDS_GROUP else 1 if group is None else 0
+    return sorted(items, key=rank)
 
 
 def pytest_report_header(config) -> list[str]:

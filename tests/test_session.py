@@ -1,6 +1,7 @@
 """How the session shares tests out (tests/conftest.py) and which builds it starts
-(tests/fixtures/builds.py): the tests that need a one-time build run last, in one
-group, and only a build that is missing is started."""
+(tests/fixtures/builds.py): the long groups first, each on a worker and (the shared
+cluster's two halves) a cluster of its own; the tests that need a one-time build last,
+in one group; and only a build that is missing is started."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -8,8 +9,10 @@ from pathlib import Path
 
 from clusters.tansu.system import TANSU
 from tests import conftest
-from tests.conftest import AFTER_BUILDS_GROUP, SHARED_CLUSTER_GROUP, builds_last, cluster_group
+from tests.conftest import (AFTER_BUILDS_GROUP, OWN_CLUSTERS_GROUP, SHARED_CLUSTER_GROUP, SHARED_CLUSTER_RUNS_GROUP,
+                            cluster_group, in_schedule_order)
 from tests.fixtures import builds
+from tests.fixtures.cluster import worker_cluster_name
 
 
 @dataclass
@@ -22,12 +25,31 @@ class Item:
         return None
 
 
-def test_the_tests_that_need_a_build_run_last_in_one_group_in_their_order():
+def test_the_groups_come_first_and_the_tests_that_need_a_build_last_each_in_its_order():
     items = [Item("a"), Item("schema", ("tansu_built",)), Item("shared", ("cluster", "local_cluster")),
-             Item("run", ("tansu", "tansu_built", "tmp_path")), Item("b")]
-    assert [i.name for i in builds_last(items)] == ["a", "shared", "b", "schema", "run"]
-    assert [cluster_group(i) for i in builds_last(items)][-3:] == [None, AFTER_BUILDS_GROUP, AFTER_BUILDS_GROUP]
-    assert cluster_group(items[2]) == SHARED_CLUSTER_GROUP
+             Item("run", ("tansu", "tansu_built", "tmp_path")), Item("own", ("fresh_cluster",)), Item("b"),
+             Item("fault", ("healed_cluster", "local_cluster"), Path("tests/nemesis/test_x.py"))]
+    ordered = in_schedule_order(items)
+    assert [i.name for i in ordered] == ["shared", "own", "fault", "a", "b", "schema", "run"]
+    assert [cluster_group(i) for i in ordered] == [SHARED_CLUSTER_RUNS_GROUP, OWN_CLUSTERS_GROUP, SHARED_CLUSTER_GROUP,
+                                                   None, None, AFTER_BUILDS_GROUP, AFTER_BUILDS_GROUP]
+
+
+def test_the_shared_clusters_two_halves_are_the_faults_and_clusters_tests_and_the_rest():
+    def group(directory: str) -> str | None:
+        return cluster_group(Item("t", ("cluster", "local_cluster"), Path(f"tests/{directory}/test_x.py")))
+    assert {d: group(d) for d in ("nemesis", "clusters", "harness", "workloads", "results")} == {
+        "nemesis": SHARED_CLUSTER_GROUP, "clusters": SHARED_CLUSTER_GROUP, "harness": SHARED_CLUSTER_RUNS_GROUP,
+        "workloads": SHARED_CLUSTER_RUNS_GROUP, "results": SHARED_CLUSTER_RUNS_GROUP}
+
+
+def test_each_worker_has_a_shared_cluster_of_its_own(monkeypatch):
+    monkeypatch.setenv("LOGTRIAL_TEST_CLUSTER", "ci")
+    names = {}
+    for worker in ("gw0", "gw1", "gw2"):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
+        names[worker] = worker_cluster_name()
+    assert names == {"gw0": "ci", "gw1": "ci-gw1", "gw2": "ci-gw2"}
 
 
 def test_only_a_missing_build_of_a_requested_fixture_is_needed(monkeypatch):

@@ -14,12 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from clusters.nodes.local import LocalCluster
 from harness.watchdog import STACKS, WATCHDOG_LOG, Heartbeat
 from harness.watchdog_process import DIED, ENDED, HUNG, recover, watch
 from results import store
 from results.runs import read_run
-from tests.fixtures.cluster import shared_cluster_name
 from tests.fixtures.killed_runs import sigkill_run_when, wait_for_record
 from tests.harness.test_interrupted_runs import assert_history_parses, unhealed_faults
 
@@ -133,10 +131,9 @@ def test_a_process_that_dies_before_its_run_ends_is_recorded_so(tmp_path):
 
 
 @pytest.mark.cluster
-def test_a_run_that_hangs_with_a_partition_in_force_is_healed_by_its_watchdog(healed_cluster, tmp_path):
-    local = LocalCluster(shared_cluster_name())
+def test_a_run_that_hangs_with_a_partition_in_force_is_healed_by_its_watchdog(healed_cluster, local_cluster, tmp_path):
     command = [sys.executable, "tests/harness/hang_after_partition.py", "test",
-               "--nodes-file", str(local.inventory_path), "--store", str(tmp_path), "--time-limit", "60",
+               "--nodes-file", str(local_cluster.inventory_path), "--store", str(tmp_path), "--time-limit", "60",
                "--rate", "20", "--concurrency", "2", "--nemesis", "partition", "--nemesis-interval", "1",
                "--hang-timeout", str(HANG_TIMEOUT_S), "--leave-db-running", "--no-check", "--no-report"]
     proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -148,7 +145,7 @@ def test_a_run_that_hangs_with_a_partition_in_force_is_healed_by_its_watchdog(he
     assert test["status"] == "incomplete" and "healed its cluster" in test["error"], test.get("error")
     assert "in wrapped" in (run_dir / STACKS).read_text()     # the nemesis thread, where it hung
     assert assert_history_parses(run_dir / "history.jsonl") > 0
-    assert unhealed_faults(local) == []
+    assert unhealed_faults(local_cluster) == []
 
 
 def partition_in_force(store_dir: Path) -> bool:
@@ -159,9 +156,8 @@ def partition_in_force(store_dir: Path) -> bool:
 
 
 @pytest.mark.cluster
-def test_a_run_killed_with_a_partition_in_force_is_healed_by_its_watchdog(healed_cluster, tmp_path):
-    local = LocalCluster(shared_cluster_name())
-    pid = sigkill_run_when(["--nodes-file", str(local.inventory_path), "--time-limit", "60", "--rate", "20",
+def test_a_run_killed_with_a_partition_in_force_is_healed_by_its_watchdog(healed_cluster, local_cluster, tmp_path):
+    pid = sigkill_run_when(["--nodes-file", str(local_cluster.inventory_path), "--time-limit", "60", "--rate", "20",
                             "--concurrency", "2", "--nemesis", "partition", "--nemesis-interval", "2", "--seed", "4",
                             "--leave-db-running", "--no-report"], tmp_path, partition_in_force, timeout=120)
     assert partition_in_force(tmp_path)
@@ -179,5 +175,5 @@ def test_a_run_killed_with_a_partition_in_force_is_healed_by_its_watchdog(healed
     assert "removed logtrial's iptables chain" in (run_dir / WATCHDOG_LOG).read_text()  # the partition, healed
     assert sorted(p.name for p in (run_dir / "nodes").iterdir()) == ["n1", "n2", "n3"]
     assert any((run_dir / "nodes" / "n1").rglob("server.log*"))
-    assert unhealed_faults(local) == []
+    assert unhealed_faults(local_cluster) == []
     assert not (run_dir / "heartbeat").exists()
