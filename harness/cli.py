@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "index": "harness.commands.serve:index",
     "serve": "harness.commands.serve:serve",
     "probe": "harness.commands.probe:probe",
+    "campaign": "harness.commands.campaign:campaign",
 }
 
 

@@ -1,8 +1,9 @@
 """A campaign's table: the runs of a matrix with a seeds axis, summed per cell (a
 combination of the other axes), as docs/findings.md reports the late-batch and
 producer-state campaigns. Read from each run's results.json and forensics.json, so
-the table of a finished store can be made again (`campaign_table(read_store(...))`
-is the same data); written beside the matrix as campaign.json and campaign.md."""
+the table of a store can be made again, and the tables of several stores summed into
+one (`logtrial campaign STORE...`); written beside the matrix as campaign.json and
+campaign.md."""
 from __future__ import annotations
 
 import json
@@ -13,7 +14,12 @@ from results.matrix_report import MatrixRun
 
 # the anomaly types a campaign counts (docs/findings.md's columns)
 # unseen: acknowledged and never read, not even by the final reads: what a power loss costs
-COUNTED = ("lost-write", "unseen", "G1a", "partial-txn-read", "duplicate", "inconsistent-offsets")
+# idempotent-duplicate: a retried batch appended twice after the broker forgot its producer
+COUNTED = ("lost-write", "unseen", "G1a", "partial-txn-read", "duplicate", "idempotent-duplicate",
+           "inconsistent-offsets")
+# each run's verdict: results.json's `faults.verdict` when faults declared themselves
+# (expected-under-faults among them), else its `valid`
+VERDICT_OF_VALID = {True: "valid", False: "invalid", None: "unknown", "unknown": "unknown"}
 CAMPAIGN_JSON = "campaign.json"
 CAMPAIGN_MD = "campaign.md"
 
@@ -29,6 +35,30 @@ class CellTotals:
     lost_at_committed: int = 0  # lost writes whose offset holds a record of a committed batch
     lost_at_aborted: int = 0    # ... of an aborted batch
     seeds_hit: list[int] = field(default_factory=list)
+    verdicts: dict[str, int] = field(default_factory=dict)         # verdict -> runs
+    producer_errors: dict[str, int] = field(default_factory=dict)  # error as the client named it -> count
+    out_of_order_sequence: int = 0                                 # OutOfOrderSequence errors seen
+
+
+    def add(self, other: "CellTotals") -> None:
+        """`other`'s runs and counts added to these (the same cell, in another store)."""
+        for name in ("runs", "checked", "hit", "committed_txns", "lost_at_committed", "lost_at_aborted",
+                     "out_of_order_sequence"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for mine, theirs in ((self.counts, other.counts), (self.verdicts, other.verdicts),
+                             (self.producer_errors, other.producer_errors)):
+            for key, n in theirs.items():
+                mine[key] = mine.get(key, 0) + n
+        self.seeds_hit = sorted(self.seeds_hit + other.seeds_hit)
+
+
+def merged(tables: list[list[CellTotals]]) -> list[CellTotals]:
+    """Several stores' tables as one: each cell's totals summed, cells in first-seen order."""
+    cells: dict[str, CellTotals] = {}
+    for table in tables:
+        for totals in table:
+            cells.setdefault(totals.cell, CellTotals(totals.cell)).add(totals)
+    return list(cells.values())
 
 
 def cell_key(run: MatrixRun) -> str:
@@ -39,7 +69,9 @@ def cell_key(run: MatrixRun) -> str:
 def add_run(totals: CellTotals, run: MatrixRun, run_dir: Path | None) -> None:
     totals.runs += 1
     results = _read_json(run_dir / "results.json") if run_dir else None
-    if not results or results.get("valid") in (None, "unknown"):
+    verdict = run_verdict(results)
+    totals.verdicts[verdict] = totals.verdicts.get(verdict, 0) + 1
+    if verdict == "unknown":
         return
     totals.checked += 1
     anomalies = results.get("anomalies", {})
@@ -50,10 +82,21 @@ def add_run(totals: CellTotals, run: MatrixRun, run_dir: Path | None) -> None:
         totals.hit += 1
         if run.seed is not None:
             totals.seeds_hit.append(run.seed)
-    totals.committed_txns += results.get("stats", {}).get("by_f", {}).get("txn", {}).get("ok", 0)
+    stats = results.get("stats", {})
+    totals.committed_txns += stats.get("by_f", {}).get("txn", {}).get("ok", 0)
+    for error, n in stats.get("producer_errors", {}).items():
+        totals.producer_errors[error] = totals.producer_errors.get(error, 0) + n
+    totals.out_of_order_sequence += stats.get("out_of_order_sequence", {}).get("total", 0)
     fates = [(t.get("at_offset") or {}).get("fate") for t in (_read_json(run_dir / "forensics.json") or [])]
     totals.lost_at_committed += fates.count("COMMIT")
     totals.lost_at_aborted += fates.count("ABORT")
+
+
+def run_verdict(results: dict | None) -> str:
+    """valid, invalid, expected-under-faults or unknown (no results.json: unknown)."""
+    if not results:
+        return "unknown"
+    return (results.get("faults") or {}).get("verdict") or VERDICT_OF_VALID.get(results.get("valid"), "unknown")
 
 
 def totals_by_cell(runs: list[MatrixRun], store: Path) -> list[CellTotals]:
@@ -68,13 +111,21 @@ def totals_by_cell(runs: list[MatrixRun], store: Path) -> list[CellTotals]:
 def markdown(cells: list[CellTotals]) -> str:
     lines = ["| cell | runs checked | runs with a lost or unseen write or an aborted read | "
              + " | ".join(f"`{name}`" for name in COUNTED)
-             + " | lost writes whose offset holds a committed / aborted record | committed txns |",
-             "|---" * (len(COUNTED) + 5) + "|"]
+             + " | lost writes whose offset holds a committed / aborted record | committed txns"
+             " | verdicts | OutOfOrderSequence | producer errors |",
+             "|---" * (len(COUNTED) + 8) + "|"]
     for c in cells:
         lines.append(f"| {c.cell} | {c.checked} (of {c.runs}) | {c.hit} | "
                      + " | ".join(str(c.counts[name]) for name in COUNTED)
-                     + f" | {c.lost_at_committed} / {c.lost_at_aborted} | {c.committed_txns} |")
+                     + f" | {c.lost_at_committed} / {c.lost_at_aborted} | {c.committed_txns}"
+                     f" | {_tally(c.verdicts)} | {c.out_of_order_sequence} | {_tally(c.producer_errors)} |")
     return "\n".join(lines)
+
+
+def _tally(counts: dict[str, int]) -> str:
+    """`name n` pairs, the most frequent first; `none` for none."""
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{name} {n}" for name, n in ranked) or "none"
 
 
 def campaign_table(runs: list[MatrixRun], store: Path) -> str:

@@ -39,6 +39,11 @@ if TYPE_CHECKING:
 
 PRODUCER_OPS = ("send", "txn")
 OUT_OF_ORDER = "OUT_OF_ORDER_SEQUENCE_NUMBER"
+# the broker's OUT_OF_ORDER_SEQUENCE_NUMBER as each client names it in the history's
+# `error` (docs/history-format.md, "Error names"): Kafka's name (librdkafka, franz-go,
+# Sarama, kafkajs), then the exception classes of the Java client, kafka-python and aiokafka
+OUT_OF_ORDER_NAMES = frozenset({OUT_OF_ORDER, "OutOfOrderSequenceException", "OutOfOrderSequenceNumberError",
+                                "OutOfOrderSequenceNumber"})
 SPURIOUS_OOS = "spurious-out-of-order-sequence"
 IDEMPOTENT_DUPLICATE = "idempotent-duplicate"
 OOS_WINDOW_S = 10.0
@@ -120,12 +125,12 @@ def error_counts(ops: DataFrame) -> dict[str, int]:
 
 def out_of_order_without_loss(ops: DataFrame, lost_writes: DataFrame,
                               window_s: float = OOS_WINDOW_S) -> DataFrame:
-    """Operations that ended with OUT_OF_ORDER_SEQUENCE_NUMBER, one row each,
+    """Operations that ended with OUT_OF_ORDER_SEQUENCE_NUMBER (by any client's name), one row each,
     with `near_lost` = how many lost writes on their keys fall in the window.
     `lost_writes`: (key, value, start, end) of the queue checker's lost writes."""
     from pyspark.sql import functions as F  # loads pyspark: only when needed
     window_ns = int(window_s * 1e9)
-    oos = producer_sends(ops.filter(F.col("error_name") == OUT_OF_ORDER))
+    oos = producer_sends(ops.filter(F.col("error_name").isin(*OUT_OF_ORDER_NAMES)))
     lost = lost_writes.select(F.col("key").alias("lost_key"), F.col("start").alias("lost_start"),
                               F.coalesce("end", F.lit(NO_END).cast("long")).alias("lost_end"))
     near = ((F.col("key") == F.col("lost_key"))
@@ -146,7 +151,7 @@ def analyze(ops: DataFrame, checks: ProducerChecks, lost: DataFrame, idempotent_
     from pyspark.sql import functions as F  # loads pyspark: only when needed
     errors = error_counts(ops)
     oos_found = None
-    if errors.get(OUT_OF_ORDER):
+    if OUT_OF_ORDER_NAMES & errors.keys():
         oos = out_of_order_without_loss(ops, lost, checks.window_s).persist()
         try:
             spurious = oos.filter(F.col("near_lost") == 0).orderBy("complete_index")
@@ -174,8 +179,8 @@ def analyze_local(ops: pd.DataFrame, sends: pd.DataFrame, checks: ProducerChecks
     counted = producing["error_name"].value_counts()
     errors = {name: int(n) for name, n in sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))}
     oos_found = None
-    if errors.get(OUT_OF_ORDER):
-        erring = producing[producing["error_name"] == OUT_OF_ORDER]
+    if OUT_OF_ORDER_NAMES & errors.keys():
+        erring = producing[producing["error_name"].isin(OUT_OF_ORDER_NAMES)]
         rows = _out_of_order_rows(erring, sends, lost, checks.window_s, null_key)
         spurious = sorted((r for r in rows if r["near_lost"] == 0),
                           key=lambda r: (r["complete_index"] is not None, r["complete_index"] or 0))

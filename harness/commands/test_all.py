@@ -376,15 +376,25 @@ def cell_row(base, cell: Cell, index: int, journal: Journal, store: Path, forens
     done = journal.finished.get(index)
     if done is not None:
         click.echo(f"{count}: kept from before ({done.run_dir or done.error})", err=True)
-        run_dir = store / done.run_dir if done.run_dir else None
-        return matrix_run(cell, read_run(run_dir, store) if run_dir and run_dir.is_dir() else None,
-                          done.exit_code, done.error)
+        return finished_row(cell, done, store)
     again = " (run again: it was under way when the matrix stopped)" if journal.running == index else ""
     click.echo(count + again, err=True)
     journal.begin(index)
     row = run_cell(base, cell, store, forensics)
     journal.finish(index, Finished(row.summary.rel if row.summary else None, row.exit_code, row.error))
     return row
+
+
+def finished_row(cell: Cell, done: Finished, store: Path):
+    """The summary row of a cell the journal says finished."""
+    run_dir = store / done.run_dir if done.run_dir else None
+    return matrix_run(cell, read_run(run_dir, store) if run_dir and run_dir.is_dir() else None,
+                      done.exit_code, done.error)
+
+
+def finished_rows(journal: Journal, store: Path) -> list:
+    """The summary rows of every cell the journal says finished, in the matrix's order."""
+    return [finished_row(Cell(**journal.cells[index]), done, store) for index, done in sorted(journal.finished.items())]
 
 
 def heal_left_faults(base) -> None:

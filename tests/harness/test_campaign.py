@@ -10,12 +10,15 @@ import uuid
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from clusters.kafka.log_dump import Batch, Record
 from common import exit_codes
-from harness.commands.test_all import matrix, parse_seeds
+from harness.commands.campaign import campaign
+from harness.commands.test_all import journal_cell, matrix, parse_seeds
+from harness.matrix_journal import Finished, Journal
 from harness.forensics import LostWriteTrace, read_forensics, trace, trace_run
-from results.campaign import COUNTED, totals_by_cell
+from results.campaign import COUNTED, markdown, totals_by_cell
 from results.matrix_report import MatrixRun
 from results.runs import read_run
 
@@ -58,12 +61,17 @@ def test_a_lost_write_whose_offset_holds_an_aborted_send_committed_later_is_trac
 
 
 # -- the campaign table --------------------------------------------------------------------------
-def write_run(store: Path, rel: str, counts: dict[str, int], committed: int, fates: list[str]) -> None:
+def write_run(store: Path, rel: str, counts: dict[str, int], committed: int, fates: list[str],
+              faults_verdict: str | None = None, producer_errors: dict[str, int] | None = None) -> None:
     run = store / rel
     run.mkdir(parents=True)
     anomalies = {name: {"count": n, "examples": []} for name, n in counts.items() if n}
-    (run / "results.json").write_text(json.dumps({"valid": not anomalies, "anomalies": anomalies,
-                                                  "stats": {"by_f": {"txn": {"ok": committed}}}}))
+    stats = {"by_f": {"txn": {"ok": committed}}, "producer_errors": producer_errors or {},
+             "out_of_order_sequence": {"total": (producer_errors or {}).get("OUT_OF_ORDER_SEQUENCE_NUMBER", 0)}}
+    results = {"valid": not anomalies, "anomalies": anomalies, "stats": stats}
+    if faults_verdict:
+        results["faults"] = {"verdict": faults_verdict}
+    (run / "results.json").write_text(json.dumps(results))
     (run / "test.json").write_text(json.dumps({"status": "complete", "workload": "queue"}))
     traces = [{"at_offset": {"fate": fate}} for fate in fates]
     (run / "forensics.json").write_text(json.dumps(traces))
@@ -83,6 +91,50 @@ def test_a_campaign_sums_each_cells_runs_and_their_forensics(tmp_path):
     assert librdkafka.counts == {**dict.fromkeys(COUNTED, 0), "lost-write": 2, "G1a": 3}
     assert (librdkafka.lost_at_committed, librdkafka.lost_at_aborted, librdkafka.committed_txns) == (1, 1, 22)
     assert (java.hit, java.counts["duplicate"]) == (0, 1)
+    assert (librdkafka.verdicts, java.verdicts) == ({"invalid": 1, "valid": 1}, {"invalid": 1})
+
+
+def test_a_campaign_counts_each_verdict_and_the_producers_errors(tmp_path):
+    """A producer-state cell: runs whose skips the deletion faults explain, one that
+    duplicated, one the checker could not decide; the producers' errors summed."""
+    store = tmp_path / "store"
+    write_run(store, "a/1", {"assign-skip": 4}, 0, [], "expected-under-faults", {"OP_TIMEOUT": 2})
+    write_run(store, "a/2", {"idempotent-duplicate": 1}, 0, [], "invalid",
+              {"OUT_OF_ORDER_SEQUENCE_NUMBER": 1, "OP_TIMEOUT": 3})
+    write_run(store, "a/3", {}, 0, [])
+    (store / "a/3/results.json").write_text(json.dumps({"valid": "unknown", "anomalies": {}}))
+    runs = [MatrixRun("queue", "producer-state+kill", False, n, read_run(store / f"a/{n}", store), 0, None,
+                      client="java", seed=n) for n in (1, 2, 3)]
+    (cell,) = totals_by_cell(runs, store)
+    assert cell.verdicts == {"expected-under-faults": 1, "invalid": 1, "unknown": 1}
+    assert (cell.checked, cell.counts["idempotent-duplicate"], cell.out_of_order_sequence) == (2, 1, 1)
+    assert cell.producer_errors == {"OP_TIMEOUT": 5, "OUT_OF_ORDER_SEQUENCE_NUMBER": 1}
+    row = markdown([cell]).splitlines()[-1]
+    assert row.endswith("| expected-under-faults 1, invalid 1, unknown 1 | 1 | OP_TIMEOUT 5, OUT_OF_ORDER_SEQUENCE_NUMBER 1 |")
+
+
+def journal_store(store: Path, client: str, seeds: list[int], finished: int) -> None:
+    """A test-all store of a producer-state campaign whose first `finished` cells ran."""
+    cells = matrix(["queue"], ["producer-state+kill"], "off", 1, clients=[client], seeds=seeds)
+    journal = Journal.start(store, {"seeds": ",".join(map(str, seeds))}, [journal_cell(c) for c in cells])
+    for index, cell in enumerate(cells[:finished]):
+        rel = f"cell/{cell.seed}"
+        write_run(store, rel, {"assign-skip": 1} if cell.seed % 2 else {}, 0, [], "expected-under-faults"
+                  if cell.seed % 2 else None, {"UNKNOWN_PRODUCER_ID": 1})
+        journal.finish(index, Finished(rel, 1 if cell.seed % 2 else 0))
+
+
+def test_the_campaign_command_sums_a_cell_over_stores_and_refuses_a_store_without_a_journal(tmp_path):
+    journal_store(tmp_path / "first", "java", [1, 2, 3], finished=3)
+    journal_store(tmp_path / "second", "java", [4, 5, 6], finished=2)   # stopped in its third cell
+    result = CliRunner().invoke(campaign, [str(tmp_path / "first"), str(tmp_path / "second")])
+    assert result.exit_code == 0, result.output
+    header, _, row = result.output.splitlines()
+    assert row.startswith("| client=java queue nemesis=producer-state+kill txn=off | 5 (of 5) | 0 |")
+    assert row.endswith("| expected-under-faults 3, valid 2 | 0 | UNKNOWN_PRODUCER_ID 5 |")
+    missing = CliRunner().invoke(campaign, [str(tmp_path / "first"), str(tmp_path / "none")])
+    assert missing.exit_code == exit_codes.BAD_INPUT
+    assert f"{tmp_path / 'none' / 'matrix.json'}: no matrix journal here" in missing.output
 
 
 # -- on the shared cluster -----------------------------------------------------------------------

@@ -47,3 +47,23 @@ def test_unknown_errors_are_indefinite_and_exceptions_are_unwrapped():
     assert (verdict.outcome, verdict.name, verdict.message) == ("info", "UNKNOWN_SUBSCRIPTION_ID", "no such")
     assert classify(RuntimeError("odd")).error == ["RuntimeError", "odd"]
     assert classify(BufferError("full"), definite=True).outcome == "fail"
+
+
+def test_each_clients_name_for_out_of_order_sequence_is_one_the_checker_counts():
+    """The checker finds the broker's OUT_OF_ORDER_SEQUENCE_NUMBER under whatever name the
+    client wrote into the history (checkers/queue/producer_errors.py); a client whose
+    name it lacks would show none."""
+    from checkers.queue.producer_errors import OUT_OF_ORDER_NAMES
+    from workloads.aiokafka_client.errors import AIOKAFKA_ERROR_TABLE
+    from workloads.go_clients.franz_go_errors import FRANZ_GO_ERROR_TABLE
+    from workloads.go_clients.sarama_errors import SARAMA_ERROR_TABLE
+    from workloads.java_client.errors import JAVA_ERROR_TABLE
+    from workloads.kafka_python.errors import KAFKA_PYTHON_ERROR_TABLE
+    from workloads.kafkajs_client.errors import KAFKAJS_ERROR_TABLE
+    tables = {"librdkafka": ERROR_TABLE, "java": JAVA_ERROR_TABLE, "franz-go": FRANZ_GO_ERROR_TABLE,
+              "sarama": SARAMA_ERROR_TABLE, "kafkajs": KAFKAJS_ERROR_TABLE, "kafka-python": KAFKA_PYTHON_ERROR_TABLE,
+              "aiokafka": AIOKAFKA_ERROR_TABLE}
+    names = {client: sorted(n for n in table if n.replace("_", "").lower().startswith("outofordersequence"))
+             for client, table in tables.items()}
+    assert all(names.values()), names
+    assert {client: set(found) - OUT_OF_ORDER_NAMES for client, found in names.items()} == dict.fromkeys(tables, set())
