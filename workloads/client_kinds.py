@@ -14,7 +14,7 @@ from workloads.base import Client
 from workloads.bridge.kind import Bridge
 from workloads.go_clients import build as go_build
 from workloads.go_clients import factory as go_clients
-from workloads.go_clients.config import sarama_gaps
+from workloads.go_clients.config import franz_go_gaps, sarama_gaps
 from workloads.java_client import build as java_build
 from workloads.java_client import factory as java_client
 from workloads.kafka_python import install as kafka_python_install
@@ -71,7 +71,7 @@ class LibrdkafkaClients:
 CLIENT_KINDS: dict[str, ClientKind] = {
     DEFAULT_CLIENT: ClientKind(DEFAULT_CLIENT, lambda version: LibrdkafkaClients(), ("queue", "list-append")),
     "java": bridged("java", java_client.BRIDGE, java_build.install_state),
-    "franz-go": bridged("franz-go", go_clients.FRANZ_GO, go_build.install_state),
+    "franz-go": bridged("franz-go", go_clients.FRANZ_GO, go_build.install_state, franz_go_gaps),
     "sarama": bridged("sarama", go_clients.SARAMA, go_build.install_state, sarama_gaps),
     "kafka-python": ClientKind("kafka-python", KafkaPythonClients, ("queue",), kafka_python_install.install_state,
                                timed="workloads.kafka_python.timed"),

@@ -11,6 +11,11 @@ from workloads.consumer_config import shared_consumer_config
 from workloads.settings import WorkloadSettings
 
 
+# what franz-go's idempotent producer keeps in flight per broker on Kafka 1.0 and later
+# (kgo's MaxProduceRequestsInflightPerBroker documentation)
+FRANZ_GO_IDEMPOTENT_IN_FLIGHT = 5
+
+
 def _brokers(bootstrap: str) -> list[str]:
     return [b.strip() for b in bootstrap.split(",") if b.strip()]
 
@@ -55,6 +60,16 @@ def lookup_config(bootstrap: str, client_id: str, group_id: str) -> dict[str, An
     """A plain client: it reads committed offsets with OffsetFetch, never stable-only,
     for the reason clients.lookup_config gives."""
     return {"brokers": _brokers(bootstrap), "client_id": client_id, "group_id": group_id}
+
+
+def franz_go_gaps(settings: WorkloadSettings) -> str | None:
+    """What franz-go's side of the program cannot do of what the settings ask."""
+    if (settings.idempotence or settings.txn) and settings.max_in_flight not in (None, FRANZ_GO_IDEMPOTENT_IN_FLIGHT):
+        return (f"--max-in-flight {settings.max_in_flight}: franz-go's idempotent producer keeps "
+                f"{FRANZ_GO_IDEMPOTENT_IN_FLIGHT} requests in flight per broker and refuses any other number "
+                "(kgo.MaxProduceRequestsInflightPerBroker \"has no effect\" with idempotency, and its config "
+                "validation rejects it); add --no-idempotence, or use --max-in-flight 5")
+    return None
 
 
 def sarama_gaps(settings: WorkloadSettings) -> str | None:

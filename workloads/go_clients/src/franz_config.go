@@ -29,7 +29,10 @@ func producerOpts(c producerConfig, logger kgo.Logger) []kgo.Opt {
 	if c.Retries != nil {
 		opts = append(opts, kgo.RecordRetries(*c.Retries))
 	}
-	if c.MaxInFlight != nil {
+	// an idempotent producer keeps 5 in flight per broker on its own, and refuses the
+	// option ("invalid usage of MaxProduceRequestsInflightPerBroker with idempotency
+	// enabled"): franz_go_gaps lets only 5 through with idempotence
+	if c.MaxInFlight != nil && !c.Idempotent && c.TransactionalID == "" {
 		opts = append(opts, kgo.MaxProduceRequestsInflightPerBroker(*c.MaxInFlight))
 	}
 	if c.TransactionalID != "" {
