@@ -3,6 +3,7 @@ install, its error table, what it refuses, and short runs on the shared cluster
 whose histories the checkers find valid, with and without transactions."""
 from __future__ import annotations
 
+import asyncio
 import gc
 import inspect
 import sys
@@ -105,6 +106,40 @@ def test_closes_abandoned_with_their_loop_end_quietly(monkeypatch):
     del thread
     gc.collect()
     assert closed[0] == "producer"
+    assert [str(u.exc_value) for u in unraisable] == []
+
+
+def test_calls_abandoned_at_their_timeout_are_ended_before_the_loop_closes(monkeypatch):
+    """A commit abandoned at its op timeout, whose clean-up outlasts the close, holds a
+    lock (aiokafka's _commit_lock) that another task of the loop waits on. Abandoned with
+    the closed loop, the commit's clean-up woke that task on it when collected
+    ("Exception ignored ... Event loop is closed", the seven-client matrix); close now
+    ends both while the loop runs."""
+    from workloads.aiokafka_client import loop as loop_module
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    monkeypatch.setattr(loop_module, "STOP_TIMEOUT", 2.0)
+    thread = loop_module.LoopThread("test-abandoned")
+    lock = thread.call(asyncio.Lock)
+    cleanup = thread.call(thread.loop.create_future)
+
+    async def commit() -> None:
+        async with lock:
+            try:
+                await thread.loop.create_future()
+            except asyncio.CancelledError:
+                await cleanup     # a clean-up that outlasts the op's bound
+
+    async def waiter() -> None:
+        async with lock:
+            pass
+
+    with pytest.raises(loop_module.LoopTimeout):
+        thread.run(commit, 0.1)
+    thread.call(lambda: thread.loop.create_task(waiter()))
+    thread.close()
+    del thread, lock, cleanup, commit, waiter
+    gc.collect()
     assert [str(u.exc_value) for u in unraisable] == []
 
 

@@ -57,13 +57,29 @@ class LoopThread:
         return self.run(call)
 
     def close(self, last: Callable[[], Awaitable[Any]] | None = None) -> None:
-        """Runs `last` (the clients' close) at most STOP_TIMEOUT, then stops the loop
-        and its thread; a task still running then is abandoned with the loop."""
+        """Runs `last` (the clients' close) at most STOP_TIMEOUT, cancels the tasks left
+        (a call abandoned at its op timeout, such as a commit) and waits for them at most
+        STOP_TIMEOUT, then stops the loop and its thread. A task abandoned with a closed
+        loop finishes when it is collected, and its clean-up then fails on the closed loop
+        ("Exception ignored ... Event loop is closed" on stderr)."""
         try:
             if last is not None:
                 self.run(last, STOP_TIMEOUT)
         finally:
+            try:
+                self.run(_cancel_the_rest, STOP_TIMEOUT)
+            except (LoopTimeout, RuntimeError):
+                pass    # left running: abandoned with the loop, as before
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(STOP_TIMEOUT)
             if not self._thread.is_alive():
                 self.loop.close()
+
+
+async def _cancel_the_rest() -> None:
+    """Cancels every other task of the running loop and waits until they have ended."""
+    rest = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in rest:
+        task.cancel()
+    if rest:
+        await asyncio.wait(rest)
