@@ -23,11 +23,13 @@ pytest_plugins = [
 
 # `make test` runs pytest-xdist workers (Makefile). Most tests share out freely;
 # four groups each stay on one worker, in order:
-# - the tests of the shared cluster, in two halves: the faults' and the clusters'
-#   tests, and the rest (runs, clients, the command line). Its fixture is per worker,
-#   and each worker's cluster has a name of its own (tests/fixtures/cluster.py), so
-#   the halves run side by side on two clusters: one chain of them was the suite's
-#   critical path (1,821 s of a 1,840 s session, docs/benchmarks.md);
+# - the tests of the shared cluster, one after another on one worker. Its fixture is
+#   per worker, and each worker's cluster has a name of its own (tests/fixtures/cluster.py),
+#   so with LOGTRIAL_TEST_SHARED_CLUSTERS=2 they run in two halves side by side, on two
+#   clusters: the faults' and the clusters' tests, and the rest (runs, clients, the
+#   command line). That shortens the suite's critical path where cores are spare; on
+#   this project's 2-core machine it made the suite slower (docs/benchmarks.md, "Test
+#   suite": every test slowed by the second cluster's load), hence the default of 1;
 # - the tests that bring up clusters of their own (interrupted runs, other Kafka
 #   versions, fresh clusters): they mostly wait on brokers and faults, so they
 #   run beside the shared cluster's tests instead of after them;
@@ -39,8 +41,9 @@ pytest_plugins = [
 # its reordering by size), so in_schedule_order puts the groups of long chains first,
 # a worker each, and the builds' group last.
 SHARED_CLUSTER_GROUP = "shared-cluster"           # the faults' and the clusters' tests
-SHARED_CLUSTER_RUNS_GROUP = "shared-cluster-runs"  # the other half
+SHARED_CLUSTER_RUNS_GROUP = "shared-cluster-runs"  # the other half, with two shared clusters
 FAULT_AND_CLUSTER_DIRS = {"nemesis", "clusters"}
+SHARED_CLUSTERS_ENV = "LOGTRIAL_TEST_SHARED_CLUSTERS"
 OWN_CLUSTERS_GROUP = "own-clusters"
 AFTER_BUILDS_GROUP = "after-builds"
 SHARED_CLUSTER_FIXTURES = {"local_cluster"}  # cluster and healed_cluster depend on it
@@ -54,11 +57,21 @@ def cluster_group(item: pytest.Item) -> str | None:
     if fixtures & BUILD_FIXTURES.keys():
         return AFTER_BUILDS_GROUP
     if fixtures & SHARED_CLUSTER_FIXTURES:
-        return SHARED_CLUSTER_GROUP if item.path.parent.name in FAULT_AND_CLUSTER_DIRS else SHARED_CLUSTER_RUNS_GROUP
+        if shared_clusters() == 1 or item.path.parent.name in FAULT_AND_CLUSTER_DIRS:
+            return SHARED_CLUSTER_GROUP
+        return SHARED_CLUSTER_RUNS_GROUP
     if (fixtures & OWN_CLUSTER_FIXTURES or item.get_closest_marker("own_cluster")
             or item.path.name in OWN_CLUSTER_MODULES):
         return OWN_CLUSTERS_GROUP
     return None
+
+
+def shared_clusters() -> int:
+    """How many shared clusters the session brings up (LOGTRIAL_TEST_SHARED_CLUSTERS: 1 or 2)."""
+    value = os.environ.get(SHARED_CLUSTERS_ENV, "1")
+    if value not in ("1", "2"):
+        raise pytest.UsageError(f"{SHARED_CLUSTERS_ENV} must be 1 or 2, not {value!r}")
+    return int(value)
 
 
 def pytest_addoption(parser) -> None:

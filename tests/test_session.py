@@ -1,16 +1,19 @@
 """How the session shares tests out (tests/conftest.py) and which builds it starts
-(tests/fixtures/builds.py): the long groups first, each on a worker and (the shared
-cluster's two halves) a cluster of its own; the tests that need a one-time build last,
-in one group; and only a build that is missing is started."""
+(tests/fixtures/builds.py): the long groups first, each on a worker (with two shared
+clusters, each half of the shared cluster's tests on a cluster of its own); the tests
+that need a one-time build last, in one group; and only a build that is missing is
+started."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from clusters.tansu.system import TANSU
 from tests import conftest
 from tests.conftest import (AFTER_BUILDS_GROUP, OWN_CLUSTERS_GROUP, SHARED_CLUSTER_GROUP, SHARED_CLUSTER_RUNS_GROUP,
-                            cluster_group, in_schedule_order)
+                            SHARED_CLUSTERS_ENV, cluster_group, in_schedule_order)
 from tests.fixtures import builds
 from tests.fixtures.cluster import worker_cluster_name
 
@@ -25,7 +28,8 @@ class Item:
         return None
 
 
-def test_the_groups_come_first_and_the_tests_that_need_a_build_last_each_in_its_order():
+def test_the_groups_come_first_and_the_tests_that_need_a_build_last_each_in_its_order(monkeypatch):
+    monkeypatch.setenv(SHARED_CLUSTERS_ENV, "2")
     items = [Item("a"), Item("schema", ("tansu_built",)), Item("shared", ("cluster", "local_cluster")),
              Item("run", ("tansu", "tansu_built", "tmp_path")), Item("own", ("fresh_cluster",)), Item("b"),
              Item("fault", ("healed_cluster", "local_cluster"), Path("tests/nemesis/test_x.py"))]
@@ -35,12 +39,21 @@ def test_the_groups_come_first_and_the_tests_that_need_a_build_last_each_in_its_
                                                    None, None, AFTER_BUILDS_GROUP, AFTER_BUILDS_GROUP]
 
 
-def test_the_shared_clusters_two_halves_are_the_faults_and_clusters_tests_and_the_rest():
-    def group(directory: str) -> str | None:
-        return cluster_group(Item("t", ("cluster", "local_cluster"), Path(f"tests/{directory}/test_x.py")))
-    assert {d: group(d) for d in ("nemesis", "clusters", "harness", "workloads", "results")} == {
-        "nemesis": SHARED_CLUSTER_GROUP, "clusters": SHARED_CLUSTER_GROUP, "harness": SHARED_CLUSTER_RUNS_GROUP,
-        "workloads": SHARED_CLUSTER_RUNS_GROUP, "results": SHARED_CLUSTER_RUNS_GROUP}
+def test_the_shared_clusters_tests_are_one_group_or_two_halves(monkeypatch):
+    """One group by default; with two shared clusters, the faults' and clusters' tests
+    and the rest."""
+    def groups() -> dict[str, str | None]:
+        return {d: cluster_group(Item("t", ("cluster", "local_cluster"), Path(f"tests/{d}/test_x.py")))
+                for d in ("nemesis", "clusters", "harness", "workloads", "results")}
+    monkeypatch.delenv(SHARED_CLUSTERS_ENV, raising=False)
+    assert set(groups().values()) == {SHARED_CLUSTER_GROUP}
+    monkeypatch.setenv(SHARED_CLUSTERS_ENV, "2")
+    assert groups() == {"nemesis": SHARED_CLUSTER_GROUP, "clusters": SHARED_CLUSTER_GROUP,
+                        "harness": SHARED_CLUSTER_RUNS_GROUP, "workloads": SHARED_CLUSTER_RUNS_GROUP,
+                        "results": SHARED_CLUSTER_RUNS_GROUP}
+    monkeypatch.setenv(SHARED_CLUSTERS_ENV, "3")
+    with pytest.raises(pytest.UsageError, match="LOGTRIAL_TEST_SHARED_CLUSTERS must be 1 or 2, not '3'"):
+        groups()
 
 
 def test_each_worker_has_a_shared_cluster_of_its_own(monkeypatch):
