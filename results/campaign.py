@@ -10,6 +10,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from checkers.verdict.faults import VERDICTS
 from results.matrix_report import MatrixRun
 
 # the anomaly types a campaign counts (docs/findings.md's columns)
@@ -17,9 +18,6 @@ from results.matrix_report import MatrixRun
 # idempotent-duplicate: a retried batch appended twice after the broker forgot its producer
 COUNTED = ("lost-write", "unseen", "G1a", "partial-txn-read", "duplicate", "idempotent-duplicate",
            "inconsistent-offsets")
-# each run's verdict: results.json's `faults.verdict` when faults declared themselves
-# (expected-under-faults among them), else its `valid`
-VERDICT_OF_VALID = {True: "valid", False: "invalid", None: "unknown", "unknown": "unknown"}
 CAMPAIGN_JSON = "campaign.json"
 CAMPAIGN_MD = "campaign.md"
 
@@ -38,7 +36,6 @@ class CellTotals:
     verdicts: dict[str, int] = field(default_factory=dict)         # verdict -> runs
     producer_errors: dict[str, int] = field(default_factory=dict)  # error as the client named it -> count
     out_of_order_sequence: int = 0                                 # OutOfOrderSequence errors seen
-
 
     def add(self, other: "CellTotals") -> None:
         """`other`'s runs and counts added to these (the same cell, in another store)."""
@@ -93,10 +90,11 @@ def add_run(totals: CellTotals, run: MatrixRun, run_dir: Path | None) -> None:
 
 
 def run_verdict(results: dict | None) -> str:
-    """valid, invalid, expected-under-faults or unknown (no results.json: unknown)."""
+    """valid, invalid, expected-under-faults or unknown (no results.json: unknown): the
+    faults' verdict when faults declared themselves, else the words for `valid`."""
     if not results:
         return "unknown"
-    return (results.get("faults") or {}).get("verdict") or VERDICT_OF_VALID.get(results.get("valid"), "unknown")
+    return (results.get("faults") or {}).get("verdict") or VERDICTS.get(results.get("valid"), "unknown")
 
 
 def totals_by_cell(runs: list[MatrixRun], store: Path) -> list[CellTotals]:
