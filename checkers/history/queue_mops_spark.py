@@ -17,6 +17,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from checkers.history.queue_records import TYPES
 from checkers.history.spark_read import ValueCheck
 from checkers.history.spark_read import array_item as _item
 
@@ -97,31 +98,33 @@ def holds(ops: DataFrame) -> DataFrame:
 
 
 def rebalance_starts(ops: DataFrame) -> DataFrame:
-    """One row per key a poll/txn's `rebalance_log` left started at a
-    recorded offset, where those starts are evidence for the op's own polls
-    (queue_records.evidence_logs and .rebalance_starts, in pandas): an ok op
-    with one poll micro-op whose process's previous poll/txn, if any, was
-    ok; the key's last entry in the log an "assigned" one naming its start.
-    Op columns, key (long), start."""
+    """One row per key a completed poll/txn's `rebalance_log` names (queue_records
+    .evidence_logs and .rebalance_starts, in pandas): op columns, key (long),
+    start. The start is the one the key's last entry recorded, where it is
+    evidence for the op's own polls (an ok op with one poll micro-op whose
+    process's previous poll/txn, if any, was ok; the entry an "assigned" one
+    naming it), else null: the key was moved, and an earlier start no longer
+    stands."""
     from pyspark.sql import Window  # the only window here: imported where used
 
     polling = ops.filter(F.col("f").isin("poll", "txn"))
     previous = F.lag(F.coalesce(F.col("type"), F.lit(""))).over(
         Window.partitionBy("process").orderBy("invoke_index"))
     one_poll = F.size(F.filter(F.from_json("invoke_value", MOPS), lambda m: _item(m, 0) == "poll")) == 1
-    evidence = (polling.select(*_op_columns(), "rebalance_log", "invoke_value", previous.alias("_previous"))
-                .filter((F.col("type") == "ok") & F.col("rebalance_log").isNotNull()
-                        & F.coalesce(F.col("_previous") == "ok", F.lit(True)) & F.coalesce(one_poll, F.lit(False))))
-    entries = evidence.select(*_op_columns(), F.posexplode(F.from_json("rebalance_log", MOPS)).alias("_at", "_entry"))
-    keyed = (entries.select(*_op_columns(), "_at", "_entry",
+    evidence = ((F.col("type") == "ok") & F.coalesce(F.col("_previous") == "ok", F.lit(True))
+                & F.coalesce(one_poll, F.lit(False)))
+    logged = (polling.select(*_op_columns(), "rebalance_log", "invoke_value", previous.alias("_previous"))
+              .filter(F.col("type").isin(*TYPES) & F.col("rebalance_log").isNotNull())
+              .withColumn("_evidence", evidence))
+    entries = logged.select(*_op_columns(), "_evidence",
+                            F.posexplode(F.from_json("rebalance_log", MOPS)).alias("_at", "_entry"))
+    keyed = (entries.select(*_op_columns(), "_evidence", "_at", "_entry",
                             F.explode(F.from_json(_item(F.col("_entry"), 1), KEYS)).alias("_key"))
              .withColumn("key", _long(F.col("_key"))))
-    started = F.when(_item(F.col("_entry"), 0) == "assigned", F.try_element_at(
+    started = F.when(F.col("_evidence") & (_item(F.col("_entry"), 0) == "assigned"), F.try_element_at(
         F.from_json(_item(F.col("_entry"), 2), STARTS), F.col("key").cast("string")))
-    last = (keyed.filter(F.col("key").isNotNull())
+    return (keyed.filter(F.col("key").isNotNull())
             .groupBy("op_id", *OP_FIELDS, "key").agg(F.max_by(started, F.col("_at")).alias("start")))
-    return last.filter(F.col("start").isNotNull())
-
 
 KEYS = T.ArrayType(T.StringType())
 STARTS = T.MapType(T.StringType(), T.LongType())

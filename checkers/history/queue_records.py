@@ -15,9 +15,11 @@ float conversions (a missing value is NULL):
                           lists: the process keeps its position on that key,
                           as Jepsen's checker does; `offset` is the start the
                           assign recorded for it in `starts`, else NULL) or
-                          START (one per key a poll/txn's `rebalance_log`
-                          started at a recorded offset, `offset`: that start;
-                          only where the start is evidence: rebalance_starts)
+                          START (one per key a completed poll/txn's
+                          `rebalance_log` names, `offset`: the start the key's
+                          last entry recorded where it is evidence, else NULL:
+                          the key moved, so no earlier start stands;
+                          evidence_logs, rebalance_starts)
     otype, fcode          the operation's outcome and f, as codes
     pos                   order inside the operation: mop_pos << 31 | poll_pos
     itime, ctime, cindex  invoke time, completion time and index (NULL: none)
@@ -131,9 +133,10 @@ def records_frame(ops: pd.DataFrame) -> pd.DataFrame:
 
 
 def evidence_logs(ops: pd.DataFrame) -> list:
-    """Each op's `rebalance_log` where its starts are evidence for the op's
-    own polls, else None (queue_mops_spark.rebalance_starts does the same in
-    Spark). The log holds the callbacks since the process's previous ok
+    """Each completed poll/txn's `rebalance_log` with whether its starts are
+    evidence for the op's own polls, as (log, evidence); None for an op
+    without one (queue_mops_spark.rebalance_starts does the same in Spark).
+    The log holds the callbacks since the process's previous ok
     poll/txn, and a callback runs inside a poll, before the records that
     poll returns. So the starts are where the op's records of those keys
     must begin when (1) the process ran no other poll/txn since that
@@ -152,9 +155,9 @@ def evidence_logs(ops: pd.DataFrame) -> list:
     after_ok = np.ones(len(at), dtype=bool)
     after_ok[1:] = (same[1:] != same[:-1]) | (kinds[at][:-1] == "ok")
     invoked = ops["invoke_value"].to_numpy(dtype=object)
-    for i in at[after_ok]:
-        if kinds[i] == "ok" and isinstance(logs[i], (list, str)) and poll_mop_count(invoked[i]) == 1:
-            out[i] = logs[i]
+    for i, first_since_ok in zip(at, after_ok):
+        if kinds[i] in TYPES and isinstance(logs[i], (list, str)):
+            out[i] = (logs[i], bool(first_since_ok and kinds[i] == "ok" and poll_mop_count(invoked[i]) == 1))
     return out
 
 
@@ -172,8 +175,8 @@ def records_table(rows: list[tuple]) -> pd.DataFrame:
 def record_rows(ops: Iterable[tuple], resets: bool = True) -> list[tuple]:
     """The micro-op records (tuples of COLUMNS) of `ops`, each given as (f,
     type, invoke index, process, invoke time, completion time, completion
-    index, invoke value, completion value, idempotent, starts, rebalance
-    log where it is evidence (evidence_logs)), NULL for a missing integer;
+    index, invoke value, completion value, idempotent, starts, (rebalance
+    log, evidence) or None (evidence_logs)), NULL for a missing integer;
     PROVEN is left to the caller (it needs every poll). `resets`: with the
     RESET and HOLD rows of every assign/subscribe and the START rows of
     rebalances (built from the operations when checked, not stored)."""
@@ -208,8 +211,9 @@ def record_rows(ops: Iterable[tuple], resets: bool = True) -> list[tuple]:
                              _strict_long(pair[1]) if len(pair) > 1 else NULL, op, p,
                              POLL, t_code, f_code, (i << 31) + j, it, ct, ci, 0))
             if resets and rebalance is not None:
-                for key, start in rebalance_starts(rebalance):
-                    add((key, start, NULL, op, p, START, t_code, f_code, 0, it, ct, ci, 0))
+                log, evidence = rebalance
+                for key, start in rebalance_starts(log):
+                    add((key, start if evidence else NULL, NULL, op, p, START, t_code, f_code, 0, it, ct, ci, 0))
         elif resets and f in ("assign", "subscribe"):
             add((NULL, NULL, NULL, op, p, RESET, t_code, f_code, 0, NULL, NULL, NULL, 0))
             for key, start in held_keys(invoked, done, starts):
@@ -250,9 +254,9 @@ def held_keys(invoked, done, starts) -> list[tuple[int, int]]:
 
 def rebalance_starts(log) -> list[tuple[int, int]]:
     """(key, start) of each key a `rebalance_log` (a list, or its JSON text)
-    leaves started at a recorded offset: the key's last entry is an
-    "assigned" one whose starts name it. A key revoked after, or assigned
-    with no start known, has none (queue_mops_spark.rebalance_starts)."""
+    names: the start its last entry recorded, if that is an "assigned" one
+    naming it, else NULL (revoked after, or assigned with no start known;
+    queue_mops_spark.rebalance_starts)."""
     if isinstance(log, str):
         try:
             log = json.loads(log)
@@ -267,7 +271,7 @@ def rebalance_starts(log) -> list[tuple[int, int]]:
             key = _long(k)
             if key != NULL:
                 last[key] = _strict_long(recorded.get(str(key)))
-    return [(k, s) for k, s in last.items() if s != NULL]
+    return list(last.items())
 
 
 def _proven(rec: pd.DataFrame) -> pd.DataFrame:

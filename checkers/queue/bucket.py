@@ -140,7 +140,7 @@ def bucketed(micro: DataFrame, ops: DataFrame, buckets: int, assigns: DataFrame 
     bucket (HOLD). `assigns`: the assign/subscribe operations with their
     values, when `ops` has none (default: `ops`). `rebalances`: the
     poll/txn operations with their values and `rebalance_log`, for the
-    START rows of their recorded starts (None: there are none)."""
+    START rows of the keys their logs name (None: there are none)."""
     from pyspark.sql import functions as F  # loads pyspark: only when needed
 
     keyed = micro.select(*COLUMNS).withColumn("bucket", F.pmod(F.xxhash64("key"), F.lit(buckets)))
@@ -178,8 +178,9 @@ def hold_records(ops: DataFrame) -> DataFrame:
 
 
 def start_records(ops: DataFrame) -> DataFrame:
-    """A START record (COLUMNS) for every key a rebalance of a poll/txn of
-    `ops` started at a recorded offset that is evidence: in its key's bucket."""
+    """A START record (COLUMNS) for every key a completed poll/txn of `ops`
+    names in its `rebalance_log`, with the start where it is evidence (else
+    null): in its key's bucket."""
     from checkers.history import queue_mops_spark as queue_mops  # loads pyspark: only when needed
     from pyspark.sql import functions as F  # loads pyspark: only when needed
 

@@ -24,9 +24,11 @@ Rebalances, with subscribe: an "assigned" entry of a poll/txn's
 placed at that op before its own records, since the callback ran inside
 its poll before the poll returned. Checked the same way, it reports
 rebalance-skip / rebalance-rewind, naming the op that logged the rebalance
-and the poll. A START row exists only where the start is evidence
-(queue_records.evidence_logs); a key's later "revoked" entry, or an
-"assigned" one with no start, leaves none, and the key keeps Jepsen's rule.
+and the poll. A start counts only where it is evidence
+(queue_records.evidence_logs), and only until the process's next log that
+names the key (revoked, or assigned again with no start that is evidence):
+the partition moved, so a later poll is no longer its first one from that
+start. Where no start stands the key keeps Jepsen's rule.
 
 Sends: within one operation offsets rise by one (else int-send-skip /
 int-nonmonotonic-send); across operations they rise (else
@@ -143,6 +145,20 @@ def starts(bucket: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(last_idx=below["idx"].fillna(0).astype("int64").to_numpy())
 
 
+def moved_at(start_rows: pd.DataFrame, bucket: pd.DataFrame) -> np.ndarray:
+    """For each of `start_rows`: the op of its process's next rebalance log
+    (any START row, whatever its outcome or start) that names its key, after
+    its own op; NULL where none does. Its start stands only before that op."""
+    moves = bucket.loc[bucket["kind"] == START, ["process", "key", "op"]].drop_duplicates()
+    if start_rows.empty or moves.empty:
+        return np.full(len(start_rows), NULL, dtype=np.int64)
+    rows = start_rows[["process", "key", "op"]].reset_index(drop=True).reset_index()
+    nxt = pd.merge_asof(rows.sort_values("op"), moves.rename(columns={"op": "moved"}).assign(
+        op=lambda m: m["moved"]).sort_values("op"), on="op", by=["process", "key"],
+        allow_exact_matches=False, direction="forward").sort_values("index")
+    return nxt["moved"].fillna(NULL).astype("int64").to_numpy()
+
+
 def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baselines: bool = False,
                start_rows: pd.DataFrame | None = None) -> None:
     """Each op-key row against the last earlier row of its process, key and
@@ -154,13 +170,15 @@ def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baseli
     a row checked against one is an assign-skip / assign-rewind, or, for a
     rebalance's start, a rebalance-skip / rebalance-rewind. A start sorts
     before its op's own rows: a rebalance started the key inside that op's
-    poll, before the poll returned."""
+    poll, before the poll returned. A start with `moved` (an op, not NULL)
+    no longer stands from that op on: rows after it are not checked
+    against it."""
+    summary = summary.assign(is_start=False, moved=NULL)
     if start_rows is not None and len(start_rows):
-        summary = pd.concat([summary.assign(is_start=False), start_rows.assign(
-            is_start=True, idx=NULL, offset=NULL, value=NULL, last_offset=start_rows["offset"],
-            last_value=NULL)[list(summary.columns) + ["is_start"]]], ignore_index=True)
-    else:
-        summary = summary.assign(is_start=False)
+        moved = start_rows["moved"] if "moved" in start_rows.columns else NULL
+        summary = pd.concat([summary, start_rows.assign(
+            is_start=True, moved=moved, idx=NULL, offset=NULL, value=NULL, last_offset=start_rows["offset"],
+            last_value=NULL)[list(summary.columns)]], ignore_index=True)
     summary = summary.assign(_after=(~summary["is_start"]).astype("int64"))
     ordered = sort_rows(summary, ["process", "key", "epoch", "op", "_after"]).reset_index(drop=True)
     n = len(ordered)
@@ -172,7 +190,11 @@ def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baseli
     base = upto.groupby(group).shift(1).fillna(-1).astype("int64").to_numpy()   # strictly before
     has = (base >= 0) & ~ordered["is_start"].to_numpy()
     at = base[has]
-    prev = {c: ordered[c].to_numpy()[at] for c in ["last_idx", "last_offset", "last_value", "is_start"] + OP_COLUMNS}
+    prev = {c: ordered[c].to_numpy()[at]
+            for c in ["last_idx", "last_offset", "last_value", "is_start", "moved"] + OP_COLUMNS}
+    stands = (prev["moved"] == NULL) | (ordered["op"].to_numpy()[has] < prev["moved"])
+    has[has], at = stands, at[stands]
+    prev = {c: v[stands] for c, v in prev.items()}
     steps = ordered[has].assign(delta=ordered["idx"].to_numpy()[has] - prev["last_idx"],
                                 prev_offset=prev["last_offset"], prev_value=prev["last_value"],
                                 **{"p_" + c: prev[c] for c in OP_COLUMNS})
@@ -195,8 +217,10 @@ def _from_start(r) -> dict:
 def poll_order(obs: pd.DataFrame, bucket: pd.DataFrame, found: Found) -> None:
     polls = in_op_order(obs[obs["kind"] == POLL])
     within_ops(polls, POLL_NAMES, found)
+    start_rows = starts(bucket, obs)
+    start_rows = start_rows.assign(moved=moved_at(start_rows, bucket))
     across_ops(with_epochs(per_op(polls), bucket), POLL_NAMES, found, ok_baselines=True,
-               start_rows=with_epochs(starts(bucket, obs), bucket))
+               start_rows=with_epochs(start_rows, bucket))
 
 
 def placed_sends(obs: pd.DataFrame, bucket: pd.DataFrame, proven: pd.Series) -> pd.DataFrame:

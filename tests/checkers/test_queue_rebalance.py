@@ -27,11 +27,11 @@ def _logged(h: Builder, at: tuple[int, int], *entries) -> tuple[int, int]:
 
 
 def rebalance_history() -> Builder:
-    """Process 0 subscribes to keys 1-8; each key's story is its own."""
+    """Process 0 subscribes to keys 1-10; each key's story is its own."""
     PLANTED.clear()
     h = Builder()
-    h.op(0, "subscribe", list(range(1, 9)), "ok", list(range(1, 9)))
-    for key in range(1, 9):
+    h.op(0, "subscribe", list(range(1, 11)), "ok", list(range(1, 11)))
+    for key in range(1, 11):
         h.send(9, [(key, o, key * 10 + o) for o in _offsets(key)])
     # key 1: a rebalance starts it at 1; the same poll returns it from 3
     a = _logged(h, h.poll(0, {1: [(3, 13), (4, 14)]}), ("assigned", [1], {1: 1}))
@@ -61,8 +61,20 @@ def rebalance_history() -> Builder:
     # key 7: the start a rebalance names is superseded by a later entry of the same log
     _logged(h, h.poll(0, {7: [(3, 73)]}), ("assigned", [7], {7: 0}), ("revoked", [7], None),
             ("assigned", [7], {7: 3}))
+    # key 9 (CI's run at 3e46f54): started at 0, revoked before any poll of it,
+    # given back by a txn with two polls (its start no evidence), which reads
+    # it from 4: the old start no longer stands
+    _logged(h, h.poll(0, {}), ("assigned", [9], {9: 0}))
+    _logged(h, h.poll(0, {}), ("revoked", [9], None))
+    _logged(h, h.op(0, "txn", [["poll"], ["poll"]], "ok", [["poll", {"9": [[4, 94], [5, 95]]}], ["poll", {}]]),
+            ("assigned", [9], {9: 4}))
+    # key 10: the same, but an aborted poll logs the revocation and no other
+    # log names the key: the start stands no longer either
+    _logged(h, h.poll(0, {}), ("assigned", [10], {10: 0}))
+    _logged(h, h.op(0, "txn", [["poll"]], "fail", [["poll"]], ["ABORTED", "a"]), ("revoked", [10], None))
+    h.poll(0, {10: [(3, 103)]})
     # key 8: read by the others up to the end, for the final reads
-    h.poll(7, {k: [(o, k * 10 + o) for o in _offsets(k)] for k in (1, 2, 3, 4, 5, 7, 8)})
+    h.poll(7, {k: [(o, k * 10 + o) for o in _offsets(k)] for k in (1, 2, 3, 4, 5, 7, 8, 9, 10)})
     return h
 
 
@@ -76,7 +88,7 @@ def _location(example: dict) -> tuple:
 
 
 def _assert_planted(results: dict) -> None:
-    order = results["anomalies"]     # the look-alikes (keys 3-7) report nothing at all
+    order = results["anomalies"]     # the look-alikes (keys 3-7, 9, 10) report nothing at all
     assert {k: v["count"] for k, v in order.items()} == {k: len(v) for k, v in PLANTED.items()}
     for kind, where in PLANTED.items():
         assert [_location(e) for e in order[kind]["examples"]] == where
