@@ -133,29 +133,30 @@ def starts(bucket: pd.DataFrame, obs: pd.DataFrame) -> pd.DataFrame:
     and START rows): a baseline as if the process had read up to the offset
     before the start (`last_idx`: how many offsets known on the key lie
     below it), so the key's next poll must begin at the first known offset
-    at or after the start."""
+    at or after the start; `moved`: the op from which it no longer stands
+    (_moved_at)."""
     kind = bucket["kind"]
     rows = bucket[kind.isin([HOLD, START]) & (bucket["otype"] == OK) & (bucket["offset"] != NULL)]
     if rows.empty:
-        return rows.assign(last_idx=np.int64(0))
+        return rows.assign(last_idx=np.int64(0), moved=NULL)
     known = obs[["key", "offset", "idx"]].drop_duplicates(["key", "offset"]).sort_values("offset")
     rows = rows.reset_index(drop=True)
     below = pd.merge_asof(rows[["key", "offset"]].reset_index().sort_values("offset"), known, on="offset",
                           by="key", allow_exact_matches=False, direction="backward").sort_values("index")
-    return rows.assign(last_idx=below["idx"].fillna(0).astype("int64").to_numpy())
+    return rows.assign(last_idx=below["idx"].fillna(0).astype("int64").to_numpy(),
+                       moved=_moved_at(rows, bucket))
 
 
-def moved_at(start_rows: pd.DataFrame, bucket: pd.DataFrame) -> np.ndarray:
-    """For each of `start_rows`: the op of its process's next rebalance log
-    (any START row, whatever its outcome or start) that names its key, after
-    its own op; NULL where none does. Its start stands only before that op."""
+def _moved_at(rows: pd.DataFrame, bucket: pd.DataFrame) -> np.ndarray:
+    """For each of `rows`: the op of its process's next rebalance log (any
+    START row, whatever its outcome or start) that names its key, after its
+    own op; NULL where none does. Its start stands only before that op."""
     moves = bucket.loc[bucket["kind"] == START, ["process", "key", "op"]].drop_duplicates()
-    if start_rows.empty or moves.empty:
-        return np.full(len(start_rows), NULL, dtype=np.int64)
-    rows = start_rows[["process", "key", "op"]].reset_index(drop=True).reset_index()
-    nxt = pd.merge_asof(rows.sort_values("op"), moves.rename(columns={"op": "moved"}).assign(
-        op=lambda m: m["moved"]).sort_values("op"), on="op", by=["process", "key"],
-        allow_exact_matches=False, direction="forward").sort_values("index")
+    if moves.empty:
+        return np.full(len(rows), NULL, dtype=np.int64)
+    nxt = pd.merge_asof(rows[["process", "key", "op"]].reset_index(drop=True).reset_index().sort_values("op"),
+                        moves.assign(moved=moves["op"]).sort_values("op"), on="op", by=["process", "key"],
+                        allow_exact_matches=False, direction="forward").sort_values("index")
     return nxt["moved"].fillna(NULL).astype("int64").to_numpy()
 
 
@@ -166,7 +167,7 @@ def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baseli
     only rows of ok operations (as Jepsen checks polls: an aborted or
     indefinite poll is itself checked against where the process stood, but
     consumed nothing, so the next poll is checked against the same place).
-    `start_rows` (`starts`, with epochs): baselines only, checked by none;
+    `start_rows` (`starts`, with epochs and `moved`): baselines only, checked by none;
     a row checked against one is an assign-skip / assign-rewind, or, for a
     rebalance's start, a rebalance-skip / rebalance-rewind. A start sorts
     before its op's own rows: a rebalance started the key inside that op's
@@ -175,9 +176,8 @@ def across_ops(summary: pd.DataFrame, names: OrderNames, found: Found, ok_baseli
     against it."""
     summary = summary.assign(is_start=False, moved=NULL)
     if start_rows is not None and len(start_rows):
-        moved = start_rows["moved"] if "moved" in start_rows.columns else NULL
         summary = pd.concat([summary, start_rows.assign(
-            is_start=True, moved=moved, idx=NULL, offset=NULL, value=NULL, last_offset=start_rows["offset"],
+            is_start=True, idx=NULL, offset=NULL, value=NULL, last_offset=start_rows["offset"],
             last_value=NULL)[list(summary.columns)]], ignore_index=True)
     summary = summary.assign(_after=(~summary["is_start"]).astype("int64"))
     ordered = sort_rows(summary, ["process", "key", "epoch", "op", "_after"]).reset_index(drop=True)
@@ -217,10 +217,8 @@ def _from_start(r) -> dict:
 def poll_order(obs: pd.DataFrame, bucket: pd.DataFrame, found: Found) -> None:
     polls = in_op_order(obs[obs["kind"] == POLL])
     within_ops(polls, POLL_NAMES, found)
-    start_rows = starts(bucket, obs)
-    start_rows = start_rows.assign(moved=moved_at(start_rows, bucket))
     across_ops(with_epochs(per_op(polls), bucket), POLL_NAMES, found, ok_baselines=True,
-               start_rows=with_epochs(start_rows, bucket))
+               start_rows=with_epochs(starts(bucket, obs), bucket))
 
 
 def placed_sends(obs: pd.DataFrame, bucket: pd.DataFrame, proven: pd.Series) -> pd.DataFrame:
