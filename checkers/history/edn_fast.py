@@ -12,8 +12,9 @@ Reading is fast for the common shape, one operation per line as Jepsen's
 `prn` writes it, with keywords, integers, nil, booleans, floats and vectors
 only (what Jepsen's list-append and its history simulator write): a block of
 such lines is turned into JSON text by a handful of whole-block substitutions
-(keywords to strings, nil to null, maps and vectors to arrays, commas and
-spaces to one comma) and parsed by orjson in one call, and each operation's
+(checkers/history/edn_json.py). A list-append history all of that shape is
+then read as JSON Lines in bulk (checkers/history/edn_bulk.py). Otherwise
+the text is parsed by orjson a block at a time, and each operation's
 flat [key value ...] list is converted the way checkers/history/edn_convert.py's
 Converter converts a map (`_Fast`). A line outside that shape (a string, a
 set, a nested map, a tag other than jepsen.history.Op, a symbol...) is read
@@ -28,7 +29,6 @@ The events then go through the JSON Lines reader's validation and pairing
 """
 from __future__ import annotations
 
-import gzip
 import io
 import re
 from collections.abc import Iterator
@@ -41,6 +41,8 @@ from checkers import progress
 from checkers.history.edn_convert import (KEY_LIST_FS, MOP_FS, QUEUE_ONLY_FS, TYPES, WORKLOAD_OF_MOP, Converter)
 from checkers.history.edn_read import EdnImportError, Keyword, is_gzipped, open_bytes, read_forms
 from checkers.history.errors import HistoryError, Problem
+from checkers.history.edn_bulk import read_list_append
+from checkers.history.edn_json import Keywords, as_json, byte_blocks, plain_block, plain_line, untagged
 from checkers.history.read import ParsedHistory, read_parsed
 
 EDN_SUFFIXES = (".edn", ".edn.gz")
@@ -72,104 +74,6 @@ def is_edn(path: str | Path) -> bool:
 
 class _NotFast(Exception):
     """The file needs the full reader, from its start."""
-
-
-# The fast shape: bytes of these kinds only (so no string, character, set,
-# tag, comment or list), each line one map alone on it (after its
-# #jepsen.history.Op tag), nothing nested in the map but vectors, and no
-# symbol JSON would misread (null), no ::keyword, no integer beyond 64 bits,
-# no exponent (1e400 is EDN's infinity, not JSON's).
-_ALLOWED = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:.-[]{} ,\n"
-_TAG = b"#jepsen.history.Op{"
-_NUMBERS = bytes(0x31 if 0x30 <= b <= 0x39 else 0x65 if b in b"eE" else 0x30 for b in range(256))
-_KEYWORD = re.compile(rb":[^ ,\[\]{}\n]+[ ,\]}\n]")
-# a map key's ":" until the keywords are quoted (no such byte is in the fast shape)
-_COLON = b"\x01"
-_NILS = tuple((a + b"nil" + b, a + b"null" + b) for a in (b",", b"[", _COLON) for b in (b",", b"]", b"}"))
-_BRACES = bytes.maketrans(b"{} ", b"[],")
-_SPACES = bytes.maketrans(b" ", b",")
-_MAP_KEY = re.compile(rb"(?:\{|, ):[^ ,\[\]{}\n]+ ")
-
-
-def _untagged(data: bytes) -> bytes:
-    if _TAG in data:
-        data = data.replace(b"\n" + _TAG, b"\n{")
-        if data.startswith(_TAG):
-            data = b"{" + data[len(_TAG):]
-    return data
-
-
-def _plain_line(line: bytes) -> bool:
-    """Whether one line (its tag taken off) has the fast shape."""
-    return (line.startswith(b"{") and line.endswith(b"}") and line.count(b"{") == 1 and line.count(b"}") == 1
-            and not line.translate(None, _ALLOWED) and _no_odd_token(line))
-
-
-def _no_odd_token(data: bytes) -> bool:
-    numbers = data.translate(_NUMBERS)
-    return b"null" not in data and b"::" not in data and b"1e" not in numbers and b"1" * 19 not in numbers
-
-
-def _plain_block(data: bytes, lines: int) -> bool:
-    """Whether every one of the `lines` lines of `data` (its last without
-    its "\n") has the fast shape, in a few passes over the whole block."""
-    return (data.startswith(b"{") and data.endswith(b"}") and data.count(b"{") == lines == data.count(b"}")
-            and data.count(b"\n{") == lines - 1 == data.count(b"}\n") and not data.translate(None, _ALLOWED)
-            and _no_odd_token(data))
-
-
-class _Keywords:
-    """Keywords as JSON strings, by plain replacement of each keyword and the
-    delimiter after it (`:index ` -> `"index" `), the ones met so far first;
-    only when a ':' is left are the block's others looked for.
-
-    `keys`: a map's keys as prn writes them, after its "{" or after ", "
-    (`, :time ` -> `,"time":`), so that the map reads as a JSON object: a
-    ", " inside a vector would make the text no JSON, never other JSON."""
-
-    def __init__(self) -> None:
-        self.known: dict[bytes, bytes] = {}
-        self.keys: dict[bytes, bytes] = {}
-
-    def as_keys(self, data: bytes) -> bytes:
-        for kw, quoted in self.keys.items():
-            data = data.replace(kw, quoted)
-        if b"{:" in data or b", :" in data:
-            for kw in sorted(set(_MAP_KEY.findall(data)), key=len, reverse=True):
-                before, name = (b"{", kw[2:-1]) if kw.startswith(b"{") else (b",", kw[3:-1])
-                self.keys[kw] = before + b'"' + name + b'"' + _COLON
-                data = data.replace(kw, self.keys[kw])
-        return data
-
-    def quote(self, data: bytes) -> bytes:
-        for kw, quoted in self.known.items():
-            data = data.replace(kw, quoted)
-        if b":" in data:
-            for kw in sorted(set(_KEYWORD.findall(data)), key=len, reverse=True):
-                self.known[kw] = b'"' + kw[1:-1] + b'"' + kw[-1:]
-                data = data.replace(kw, self.known[kw])
-        return data
-
-
-def _as_json(data: bytes, keywords: _Keywords, objects: bool = False) -> bytes | None:
-    """Fast-shape lines as one JSON array of flat arrays (each map as
-    [key, value, ...], keywords as their names), or with `objects` of JSON
-    objects (as prn writes maps: ", " between entries); None if that is
-    not JSON."""
-    if objects:
-        data = keywords.as_keys(data)
-    data = keywords.quote(data)
-    if b":" in data:
-        return None         # a keyword not where a token starts
-    data = data.replace(b", ", b",").translate(_SPACES if objects else _BRACES)
-    while b",," in data:
-        data = data.replace(b",,", b",")
-    data = data.replace(b"[,", b"[").replace(b",]", b"]").replace(b"\n,", b"\n").replace(b",\n", b"\n")
-    if b"nil" in data:      # twice: ",nil,nil," leaves one the first time; a nil left is not JSON
-        for nil, null in _NILS + _NILS:
-            data = data.replace(nil, null)
-    data = data.strip(b",").replace(b"\n", b",")
-    return b"[" + (data.replace(_COLON, b":") if objects else data) + b"]"
 
 
 class _Fast:
@@ -279,32 +183,11 @@ class _Fast:
         raise _NotFast
 
 
-def _byte_blocks(path: Path, gzipped: bool, block_bytes: int) -> Iterator[bytes]:
-    """The file's bytes in blocks of whole lines ("\r\n" and "\r" as "\n")."""
-    with open_bytes(path, gzipped) as f:
-        carry = b""
-        while True:
-            data = f.read(block_bytes)
-            if not data:
-                if carry:
-                    yield _newlines(carry)
-                return
-            data = carry + data
-            cut = data.rfind(b"\n") + 1
-            carry = data[cut:]
-            if cut:
-                yield _newlines(data[:cut])
-
-
-def _newlines(data: bytes) -> bytes:
-    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data
-
-
 def _fast_blocks(path: Path, gzipped: bool, block_bytes: int) -> Iterator[list[tuple[int, dict]]]:
-    fast, keywords = _Fast(Converter()), _Keywords()
+    fast, keywords = _Fast(Converter()), Keywords()
     first = 1
-    for data in _byte_blocks(path, gzipped, block_bytes):
-        body = _untagged(data[:-1] if data.endswith(b"\n") else data)
+    for data in byte_blocks(path, gzipped, block_bytes):
+        body = untagged(data[:-1] if data.endswith(b"\n") else data)
         count = body.count(b"\n") + 1
         yield _block_events(body, count, first, fast, keywords)
         first += count
@@ -312,10 +195,10 @@ def _fast_blocks(path: Path, gzipped: bool, block_bytes: int) -> Iterator[list[t
 
 
 def _block_events(body: bytes, count: int, first: int, fast: _Fast,
-                  keywords: _Keywords) -> list[tuple[int, dict]]:
+                  keywords: Keywords) -> list[tuple[int, dict]]:
     """The events of the `count` lines of `body`, line `first` onwards."""
     convert = fast.convert
-    if _plain_block(body, count):
+    if plain_block(body, count):
         try:    # maps as JSON objects, when prn wrote them
             maps = _flats(body, keywords, objects=True)
         except _NotFast:
@@ -328,7 +211,7 @@ def _block_events(body: bytes, count: int, first: int, fast: _Fast,
             raise _NotFast
         return [(n, convert(n, flat)) for n, flat in enumerate(flats, start=first)]
     lines = body.split(b"\n")
-    plain = [i for i, line in enumerate(lines) if _plain_line(line)]
+    plain = [i for i, line in enumerate(lines) if plain_line(line)]
     flat_of = dict(zip(plain, _flats(b"\n".join(lines[i] for i in plain), keywords))) if plain else {}
     if len(flat_of) != len(plain):
         raise _NotFast
@@ -341,8 +224,8 @@ def _block_events(body: bytes, count: int, first: int, fast: _Fast,
     return out
 
 
-def _flats(data: bytes, keywords: _Keywords, objects: bool = False) -> list:
-    text = _as_json(data, keywords, objects)
+def _flats(data: bytes, keywords: Keywords, objects: bool = False) -> list:
+    text = as_json(data, keywords, objects)
     if text is None:
         raise _NotFast
     try:
@@ -391,18 +274,23 @@ def _numbered(blocks: Iterator[list[tuple[int, dict]]], seen: list[int]) -> Iter
 
 
 def read_edn_history(path: str | Path, workload: str, block_bytes: int = BLOCK_BYTES,
-                     fast: bool = True) -> ParsedHistory:
+                     fast: bool = True, workers: int | None = None) -> ParsedHistory:
     """The validated, paired history in the EDN file at `path`, as
     read_history reads the JSON Lines `import-edn` would write from it.
     Raises HistoryError naming the file and line of what is wrong: the EDN
     reader's and converter's problems (as import-edn states them), then the
     validator's (as a check of the imported file states them, with the EDN
-    file's line numbers). `fast=False`: the full reader only (for tests)."""
+    file's line numbers). `fast=False`: the full reader only (for tests);
+    `workers`: edn_bulk's processes (default one per core)."""
     path = Path(path)
     if not path.is_file():
         raise HistoryError([Problem(str(path), None, "no such file")])
     gzipped, size = is_gzipped(path), path.stat().st_size
     try:
+        if fast and workload == "list-append":
+            bulk = read_list_append(path, gzipped, block_bytes, size, workers)
+            if bulk is not None:
+                return bulk
         if fast:
             try:
                 return _read(path, _fast_blocks(path, gzipped, block_bytes), workload, size)

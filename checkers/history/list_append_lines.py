@@ -19,7 +19,7 @@ one that reader refuses, and its rows are that reader's rows
 from __future__ import annotations
 
 from itertools import chain
-from operator import itemgetter
+from operator import itemgetter, lt
 from typing import Annotated, Literal, Union
 
 import msgspec
@@ -47,18 +47,20 @@ class _Event(msgspec.Struct, gc=False):
 
 _EVENTS = msgspec.json.Decoder(_Event)
 _NULL = msgspec.Raw(b"null")
-_LIST, _THREE, _INT, _MOP_FS = {list}, {3}, {int}, {"append", "r"}
+_LIST, _THREE, _INT, _MOP_FS, _TXN = {list}, {3}, {int}, {"append", "r"}, {"txn"}
 # what an append may write: a number or a string (mop_rules.list_append_invoke)
 _ELEMENTS = {int, float, str, bool}
 _READ_RESULTS = {type(None), list}
 
 
-def common_rows(data: bytes) -> tuple[list[tuple], int] | None:
+def common_rows(data: bytes, as_imported: bool = False) -> tuple[list[tuple], int] | None:
     """(the rows of read.ParsedHistory, in invoke order; the number of
     nemesis events) of a list-append history's bytes, or None when the
-    careful reader must read it."""
+    careful reader must read it. `as_imported`: the bytes are an EDN
+    history's, turned into JSON text (checkers/history/edn_fast.py), so
+    import-edn's own rules must hold too (`_imported_ok`)."""
     events = _events(data)
-    if events is None:
+    if events is None or as_imported and not _imported_ok(events):
         return None
     paired = _paired(events)
     if paired is None:
@@ -91,6 +93,18 @@ def _events(data: bytes) -> list[_Event] | None:
     except msgspec.MsgspecError:
         return None
     return events if len(events) == lines else None
+
+
+def _imported_ok(events: list[_Event]) -> bool:
+    """What import-edn's Converter requires beyond the validator, or might
+    convert otherwise (checkers/history/edn_convert.py): indexes that
+    increase over the whole file, and every client operation a txn (the
+    Converter decides the workload from any other). The fields it rewrites
+    or drops the caller has ruled out (edn_bulk._CONVERTED_FIELDS)."""
+    indexes = [e.index for e in events]
+    if not all(map(lt, indexes, indexes[1:])):
+        return False
+    return {e.f for e in events if e.process.__class__ is int} <= _TXN
 
 
 def _paired(events: list[_Event]) -> tuple[list[list], int] | None:

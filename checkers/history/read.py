@@ -205,7 +205,7 @@ PROGRESS_LINES = 1 << 16  # lines parsed between two reports to checkers/progres
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Every parsed event survives until the end, so the collector's passes
     over them (half the time of reading) find nothing to free. They hold no
     reference cycles and live as long as the check: frozen, the collector
@@ -311,7 +311,7 @@ def read_history(path: str | Path, workload: str) -> ParsedHistory:
     if not path.is_file():
         raise HistoryError([Problem(str(path), None, "no such file")])
     problems = _Problems(str(path))
-    with _gc_paused():
+    with gc_paused():
         data = path.read_bytes()
         common = format_for(workload).common_rows
         found = common(data) if common is not None else None
@@ -332,7 +332,7 @@ def read_parsed(source: str, blocks: Iterable[Iterable[tuple[int, Any]]], worklo
     checkers/history/edn_fast.py): blocks of (line number, event), validated
     and paired the same way, problems named by `source` and line."""
     problems = _Problems(source)
-    with _gc_paused():
+    with gc_paused():
         pairing = _Pairing(workload, problems)
         nemesis = sum(scan_events(block, pairing, problems) for block in blocks)
         problems.raise_any()

@@ -7,12 +7,14 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
 
 from checkers.api import check_history
 from checkers.history.edn_convert import import_edn
+from checkers.history import edn_fast
 from checkers.history.edn_fast import is_edn, read_edn_history
 from checkers.history.edn_read import EdnImportError
 from checkers.history.errors import HistoryError
@@ -193,3 +195,58 @@ def test_check_of_an_edn_history_writes_the_results_of_its_import(tmp_path):
     assert "G1c" in got["anomaly_types"]
     got.pop("checker"), want.pop("checker")
     assert got == want
+
+
+def _prn_history(rng: random.Random, ops: int) -> str:
+    """A random list-append history all in prn's shape, with no error: the
+    shape checkers/history/edn_bulk.py reads in bulk."""
+    text = _history(rng, ops)
+    lines = [line.replace("#jepsen.history.Op", "") for line in text.splitlines()]
+    lines = [re.sub(r",? :error .*}$", "}", line) for line in lines]
+    return "\n".join(re.sub(r",? :(time|type|process|f|value) ", r", :\1 ", line) for line in lines) + "\n"
+
+
+@pytest.mark.parametrize("workers", [0, 1, 2])
+def test_the_bulk_read_gives_the_import_rows_on_any_number_of_workers(tmp_path, monkeypatch, workers):
+    edn = tmp_path / "h.edn"
+    edn.write_text(_prn_history(random.Random(workers), 400))
+    want = read_history(_imported(tmp_path, edn, "list-append"), "list-append").rows
+    # the readers of other shapes would hide a bulk path that gave up
+    monkeypatch.setattr(edn_fast, "_fast_blocks", _never)
+    monkeypatch.setattr(edn_fast, "_full_blocks", _never)
+    assert read_edn_history(edn, "list-append", block_bytes=4096, workers=workers).rows == want
+
+
+def _never(*_):
+    raise AssertionError("read otherwise than in bulk")
+
+
+def test_indexes_that_increase_only_per_process_are_refused_as_import_edn_refuses_them(tmp_path):
+    src = tmp_path / "history.edn"
+    src.write_text('{:index 5, :time 0, :type :invoke, :process 0, :f :txn, :value [[:append 1 1]]}\n'
+                   '{:index 3, :time 0, :type :invoke, :process 1, :f :txn, :value [[:append 1 2]]}\n')
+    with pytest.raises(EdnImportError) as imported:
+        import_edn(src, tmp_path / "out.jsonl", "list-append")
+    with pytest.raises(HistoryError) as checked:
+        read_edn_history(src, "list-append")
+    assert str(checked.value) == f"bad history:\n  {src}:2: {imported.value.what}"
+
+
+def test_a_client_operation_other_than_a_txn_is_not_read_in_bulk(tmp_path):
+    # the Converter decides the workload from a :send; the JSON Lines reader would take it as it is
+    src = tmp_path / "history.edn"
+    src.write_text('{:index 0, :time 0, :type :invoke, :process 0, :f :send, :value [[:append 1 1]]}\n')
+    with pytest.raises(EdnImportError):
+        import_edn(src, tmp_path / "out.jsonl", "list-append")
+    with pytest.raises(HistoryError) as checked:
+        read_edn_history(src, "list-append")
+    assert f"{src}:1: " in str(checked.value)
+
+
+def test_an_error_field_is_converted_as_import_edn_converts_it(tmp_path):
+    src = tmp_path / "history.edn"
+    src.write_text('{:index 0, :time 0, :type :invoke, :process 0, :f :txn, :value [[:append 1 1]]}\n'
+                   '{:index 1, :time 5, :type :fail, :process 0, :f :txn, :value [[:append 1 1]], :error :conflict}\n')
+    got = read_edn_history(src, "list-append").rows
+    assert got == read_history(_imported(tmp_path, src, "list-append"), "list-append").rows
+    assert "conflict" in got[0]
