@@ -118,7 +118,8 @@ def _converted(blocks: list[bytes], keywords: Keywords, workers: int) -> list[by
 def _remote(take, blocks: list[bytes], texts: list, keywords: Keywords) -> None:
     """One worker process's share of _converted; a worker that fails
     leaves its blocks to be converted here."""
-    worker = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    worker = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              env=_worker_env())
     try:
         _send(worker.stdin, pickle.dumps((keywords.keys, keywords.known)))
         while (i := take()) is not None:
@@ -134,6 +135,15 @@ def _remote(take, blocks: list[bytes], texts: list, keywords: Keywords) -> None:
             except OSError:
                 pass
         worker.wait()
+
+
+def _worker_env() -> dict[str, str]:
+    """This process's environment, with the directory this package was
+    imported from first on the path: the worker finds this module from any
+    working directory, installed or not."""
+    root = str(Path(__file__).resolve().parents[2])
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
 
 
 _NONE = (1 << 64) - 1
