@@ -183,8 +183,8 @@ class _Fast:
         raise _NotFast
 
 
-def _fast_blocks(path: Path, gzipped: bool, block_bytes: int) -> Iterator[list[tuple[int, dict]]]:
-    fast, keywords = _Fast(Converter()), Keywords()
+def _fast_blocks(path: Path, gzipped: bool, block_bytes: int, workload: str) -> Iterator[list[tuple[int, dict]]]:
+    fast, keywords = _Fast(Converter(workload=workload)), Keywords()
     first = 1
     for data in byte_blocks(path, gzipped, block_bytes):
         body = untagged(data[:-1] if data.endswith(b"\n") else data)
@@ -252,8 +252,8 @@ def _full_line(converter: Converter, number: int, line: bytes) -> dict:
 
 # ---------------------------------------------------------------- the full reader
 
-def _full_blocks(path: Path, gzipped: bool) -> Iterator[list[tuple[int, dict]]]:
-    converter = Converter()
+def _full_blocks(path: Path, gzipped: bool, workload: str) -> Iterator[list[tuple[int, dict]]]:
+    converter = Converter(workload=workload)
     with open_bytes(path, gzipped) as raw, io.TextIOWrapper(raw, encoding="utf-8") as f:
         block: list[tuple[int, dict]] = []
         try:
@@ -293,10 +293,10 @@ def read_edn_history(path: str | Path, workload: str, block_bytes: int = BLOCK_B
                 return bulk
         if fast:
             try:
-                return _read(path, _fast_blocks(path, gzipped, block_bytes), workload, size)
+                return _read(path, _fast_blocks(path, gzipped, block_bytes, workload), workload, size)
             except _NotFast:
                 pass
-        return _read(path, _full_blocks(path, gzipped), workload, size)
+        return _read(path, _full_blocks(path, gzipped, workload), workload, size)
     except EdnImportError as e:
         raise HistoryError([Problem(str(path), e.line, e.what)]) from None
 
