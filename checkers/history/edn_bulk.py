@@ -36,6 +36,9 @@ from checkers.history.read import ParsedHistory, gc_paused
 # operations in the fast shape, so a key there is an operation's)
 _CONVERTED_FIELDS = (b'"error":', b'"producer":', b'"starts":', b'"rebalance_log":')
 _LEARN_BYTES = 1 << 20
+# below this, the rest is converted here: starting a worker costs about 0.1 s
+_PARALLEL_BYTES = 16 << 20
+
 
 def read_list_append(path: Path, gzipped: bool, block_bytes: int, size: int,
                      workers: int | None = None) -> ParsedHistory | None:
@@ -78,10 +81,25 @@ def _json_text(blocks: Iterator[bytes], workers: int) -> bytes | None:
     head = block_text(first, keywords)
     if head is None:
         return None
-    texts = _converted(rest, keywords, workers) if rest else []
+    if sum(map(len, rest)) < _PARALLEL_BYTES:
+        workers = 0
+    texts = _converted(_pieces(rest, workers), keywords, workers) if rest else []
     if texts is None:
         return None
     return b"\n".join([head, *texts]) + b"\n"
+
+
+def _pieces(blocks: list[bytes], workers: int) -> list[bytes]:
+    """The blocks, the largest cut in two at a line's end until every worker
+    has one (a history of one block would otherwise go to one worker)."""
+    while len(blocks) < workers:
+        big = max(range(len(blocks)), key=lambda i: len(blocks[i]))
+        data = blocks[big]
+        cut = data.find(b"\n", len(data) // 2) + 1
+        if not 0 < cut < len(data):
+            break
+        blocks[big:big + 1] = [data[:cut], data[cut:]]
+    return blocks
 
 
 def _converted(blocks: list[bytes], keywords: Keywords, workers: int) -> list[bytes] | None:
@@ -116,25 +134,48 @@ def _converted(blocks: list[bytes], keywords: Keywords, workers: int) -> list[by
 
 
 def _remote(take, blocks: list[bytes], texts: list, keywords: Keywords) -> None:
-    """One worker process's share of _converted; a worker that fails
-    leaves its blocks to be converted here."""
-    worker = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              env=_worker_env())
+    """One worker process's share of _converted. A worker that cannot be
+    started or fails leaves the blocks it takes to be converted here."""
     try:
-        _send(worker.stdin, pickle.dumps((keywords.keys, keywords.known)))
+        worker = subprocess.Popen(_worker_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  env=_worker_env())
+    except OSError:
+        worker = None
+    alive = worker is not None and _sent(worker, pickle.dumps((keywords.keys, keywords.known)))
+    try:
         while (i := take()) is not None:
-            try:
-                _send(worker.stdin, blocks[i])
-                texts[i] = _receive(worker.stdout)
-            except (OSError, EOFError):
-                texts[i] = block_text(blocks[i], keywords)   # (the lock is not needed: one block, one owner)
+            if alive:
+                try:
+                    _send(worker.stdin, blocks[i])
+                    texts[i] = _receive(worker.stdout)
+                    continue
+                except (OSError, EOFError):
+                    alive = False
+            texts[i] = block_text(blocks[i], keywords)
     finally:
-        for pipe in (worker.stdin, worker.stdout):
-            try:
-                pipe.close()
-            except OSError:
-                pass
-        worker.wait()
+        if worker is not None:
+            _close(worker)
+
+
+def _sent(worker: subprocess.Popen, data: bytes) -> bool:
+    try:
+        _send(worker.stdin, data)
+        return True
+    except OSError:
+        return False
+
+
+def _close(worker: subprocess.Popen) -> None:
+    for pipe in (worker.stdin, worker.stdout):
+        try:
+            pipe.close()
+        except OSError:
+            pass
+    worker.wait()
+
+
+def _worker_argv() -> list[str]:
+    return [sys.executable, "-m", __name__]
 
 
 def _worker_env() -> dict[str, str]:

@@ -8,13 +8,14 @@ import gzip
 import json
 import random
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from checkers.api import check_history
 from checkers.history.edn_convert import import_edn
-from checkers.history import edn_fast
+from checkers.history import edn_bulk, edn_fast
 from checkers.history.edn_fast import is_edn, read_edn_history
 from checkers.history.edn_read import EdnImportError
 from checkers.history.errors import HistoryError
@@ -207,14 +208,23 @@ def _prn_history(rng: random.Random, ops: int) -> str:
 
 
 @pytest.mark.parametrize("workers", [0, 1, 2])
-def test_the_bulk_read_gives_the_import_rows_on_any_number_of_workers(tmp_path, monkeypatch, workers):
+@pytest.mark.parametrize("block_bytes", [4096, 1 << 20])     # many blocks, and one cut in pieces
+def test_the_bulk_read_gives_the_import_rows_on_any_number_of_workers(tmp_path, monkeypatch, workers,
+                                                                      block_bytes):
     edn = tmp_path / "h.edn"
     edn.write_text(_prn_history(random.Random(workers), 400))
     want = read_history(_imported(tmp_path, edn, "list-append"), "list-append").rows
     # the readers of other shapes would hide a bulk path that gave up
     monkeypatch.setattr(edn_fast, "_fast_blocks", _never)
     monkeypatch.setattr(edn_fast, "_full_blocks", _never)
-    assert read_edn_history(edn, "list-append", block_bytes=4096, workers=workers).rows == want
+    # workers for a small file: keywords learnt from its first 1 KiB, the rest shared out
+    monkeypatch.setattr(edn_bulk, "_LEARN_BYTES", 1024)
+    monkeypatch.setattr(edn_bulk, "_PARALLEL_BYTES", 0)
+    started = []
+    remote = edn_bulk._remote
+    monkeypatch.setattr(edn_bulk, "_remote", lambda *a: (started.append(1), remote(*a)))
+    assert read_edn_history(edn, "list-append", block_bytes=block_bytes, workers=workers).rows == want
+    assert len(started) == workers
 
 
 def _never(*_):
@@ -251,3 +261,16 @@ def test_an_error_field_is_converted_as_import_edn_converts_it(tmp_path):
     got = read_edn_history(src, "list-append").rows
     assert got == read_history(_imported(tmp_path, src, "list-append"), "list-append").rows
     assert "conflict" in got[0]
+
+
+def test_blocks_a_failed_worker_took_are_converted_here(tmp_path, monkeypatch):
+    edn = tmp_path / "h.edn"
+    edn.write_text(_prn_history(random.Random(7), 400))
+    want = read_history(_imported(tmp_path, edn, "list-append"), "list-append").rows
+    monkeypatch.setattr(edn_fast, "_fast_blocks", _never)
+    monkeypatch.setattr(edn_bulk, "_LEARN_BYTES", 1024)
+    monkeypatch.setattr(edn_bulk, "_PARALLEL_BYTES", 0)
+    # a worker that ends before it reads anything, and one that cannot be started
+    for argv in ([sys.executable, "-c", "pass"], [str(tmp_path / "no-such-python")]):
+        monkeypatch.setattr(edn_bulk, "_worker_argv", lambda argv=argv: argv)
+        assert read_edn_history(edn, "list-append", block_bytes=4096, workers=2).rows == want
