@@ -18,7 +18,7 @@ from clusters.nodes.inventory import Inventory
 from clusters.kafka.config import PRODUCER_STATE_SETTINGS, KafkaConfig
 from clusters.kafka.jars import KafkaJars
 from clusters.kafka.paths import KafkaPaths
-from clusters.kafka.power import KafkaPower
+from clusters.nodes.power_layers import PowerLayers
 from clusters.kafka.process import START_TIMEOUT, KafkaProcess
 from clusters.kafka.storage import FORMATTED, KafkaStorage
 from clusters.kafka.versions import ZK, KafkaRelease
@@ -42,7 +42,10 @@ class KafkaDB(KafkaProcess):
         self.inventory = inventory
         self.jars = KafkaJars(ssh, self.paths)
         self.storage = KafkaStorage(ssh, self.paths, config, self)
-        self.power = KafkaPower(ssh, self.paths, config)
+        # only the broker's log dir (in KRaft mode it holds the metadata log too); not yet
+        # ZooKeeper's, whose server starts before the brokers and would need a placement
+        # at its own launch
+        self.power = PowerLayers(ssh, lambda node: [self.paths.data_dir(node)], lambda: self.config.powerfs_names)
         self.zookeeper = (ZooKeeper(inventory, ssh, self.release, self.paths.libs_dir)
                           if self.release.mode == ZK else None)
 

@@ -243,6 +243,13 @@ def make_operations(state: PowerState, lock: threading.RLock):
 
     strip = os.O_ACCMODE | os.O_APPEND | os.O_DSYNC | os.O_SYNC | os.O_TRUNC
 
+    def owned_by_caller(path: str) -> None:
+        """What the daemon (root) created belongs to the process that asked, as on a
+        disk: PostgreSQL, which runs as its own user, must own its data dir's files."""
+        uid, gid, _ = mfusepy.fuse_get_context()
+        if uid != os.geteuid() or gid != os.getegid():
+            os.chown(state.full(path), uid, gid, follow_symlinks=False)
+
     class Operations(mfusepy.Operations):
         use_ns = True
 
@@ -268,6 +275,7 @@ def make_operations(state: PowerState, lock: threading.RLock):
             existed = os.path.lexists(state.full(path))
             fd = self._open(path, flags | os.O_CREAT, mode)
             if not existed:
+                owned_by_caller(path)
                 state.journal(NameOp("create", path, frozenset({parent(path)}), ino=os.fstat(fd).st_ino))
             return fd
 
@@ -359,12 +367,14 @@ def make_operations(state: PowerState, lock: threading.RLock):
         @guarded
         def mkdir(self, path, mode):
             os.mkdir(state.full(path), mode)
+            owned_by_caller(path)
             state.journal(NameOp("mkdir", path, frozenset({parent(path)}), ino=os.lstat(state.full(path)).st_ino))
             return 0
 
         @guarded
         def symlink(self, target, source):
             os.symlink(source, state.full(target))
+            owned_by_caller(target)
             state.journal(NameOp("create", target, frozenset({parent(target)}),
                                  ino=os.lstat(state.full(target)).st_ino))
             return 0
@@ -444,7 +454,8 @@ def mount(backing: str, mountpoint: str, sock_path: str, grave: str, names_model
     state, lock = PowerState(backing, grave, names_model), threading.RLock()
     threading.Thread(target=serve_control, args=(sock_path, state, lock), daemon=True).start()
     mfusepy.FUSE(make_operations(state, lock), mountpoint, foreground=True, fsname="powerfs",
-                 subtype="powerfs", default_permissions=True, debug=bool(os.environ.get("POWERFS_DEBUG")))
+                 subtype="powerfs", default_permissions=True, allow_other=True,
+                 debug=bool(os.environ.get("POWERFS_DEBUG")))
 
 
 def main(argv: list[str]) -> int:

@@ -8,7 +8,9 @@ and goes to what runs there, so the faults that strike nodes (pause, kill,
 partition) strike the storage node as they strike a broker, and heal and
 verification bring back either.
 
-What it has, as capabilities: Process, Pause, LogFiles, Config. What it lacks:
+What it has, as capabilities: Process, Pause, LogFiles, Config, PowerLoss (the storage
+node's data dir on powerfs: PostgreSQL fsyncs its commits, so a power loss must lose
+nothing it acknowledged). What it lacks:
 Clock (libfaketime preloaded into `setpriv` is set up as root and cannot be used by
 the PostgreSQL server it becomes, so the storage node's clock cannot be skewed the
 way the brokers' could; a clock fault that skewed only some nodes would be recorded
@@ -23,6 +25,7 @@ from pathlib import Path
 from clusters.db import DatabaseError
 from clusters.nodes.inventory import Inventory
 from clusters.nodes.daemon import NodeProcess, failure_of
+from clusters.nodes.power_layers import PowerLayers
 from clusters.tansu.postgres import PostgresNode
 from clusters.nodes.ssh import SSHPool
 from clusters.tansu.install import TANSU_VERSION, TansuInstallError, ensure_installed
@@ -40,6 +43,7 @@ class TansuDB:
         self.storage_node = inventory.nodes_with_role(STORAGE_ROLE)[0]  # the inventory checked there is one
         self.broker_nodes = inventory.nodes_with_role(None)
         self.postgres = PostgresNode(ssh, inventory, self.config.postgres)
+        self.power = PowerLayers(ssh, self.power_dirs, lambda: self.config.powerfs_names)
         self.brokers = TansuBroker(ssh, inventory, self.config, self.postgres.url(self.storage_node))
 
     def _on(self, node: str) -> NodeProcess:
@@ -61,6 +65,8 @@ class TansuDB:
 
     def wipe(self, node: str) -> None:
         if node == self.storage_node:
+            self.postgres.kill(node)
+            self.power.take_off(node)   # the data moved back first, so that all of it goes
             self.postgres.wipe(node)
             return
         self.brokers.kill(node)
@@ -121,6 +127,10 @@ class TansuDB:
         self._on(node).start(node)
 
     def launch(self, node: str) -> int:
+        """Starts what runs on the node without waiting; the storage node's data first
+        put on powerfs or taken off it as the settings say (unless it is running)."""
+        if node == self.storage_node and not self.is_running(node):
+            self.power.place(node)
         return self._on(node).launch(node)
 
     def wait_ready(self, node: str, timeout: float | None = None) -> None:
@@ -146,6 +156,28 @@ class TansuDB:
 
     def resume(self, node: str) -> None:
         self._on(node).resume(node)
+
+    # -- PowerLoss (nemesis/power.py) ---------------------------------------------------
+    @property
+    def powerfs(self) -> bool:
+        return self.power.wanted
+
+    def power_dirs(self, node: str) -> list[str]:
+        """The storage node's PostgreSQL data dir (its WAL inside); a broker keeps nothing."""
+        return [self.postgres.data_dir(node)] if node == self.storage_node else []
+
+    def power_cut(self, node: str, mode: str) -> dict:
+        return self.power.cut(node, mode)
+
+    def power_off(self, node: str) -> None:
+        """What runs on the node SIGKILLed (PostgreSQL's whole process group, or the
+        broker), then the layer taken off: the data stays as the cut left it."""
+        self.kill(node)
+        self.power.take_off(node)
+
+    def power_on(self, node: str) -> None:
+        if not self.is_running(node):
+            self.launch(node)
 
     # -- LogFiles, Config ---------------------------------------------------------------
     def log_tail(self, node: str, lines: int = 40) -> str:

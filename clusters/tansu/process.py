@@ -15,6 +15,7 @@ from clusters.nodes.inventory import Inventory
 from clusters.nodes.local import port_open
 from clusters.nodes.daemon import NodeProcess
 from clusters.nodes.ssh import SSHPool
+from clusters.nodes.powerfs import POWERFS_KEY, names_model
 from clusters.tansu.install import TANSU_VERSION, binary, build_dir
 
 CLIENT_PORT = 9092
@@ -31,6 +32,8 @@ class TansuConfig:
     def __init__(self, inventory_settings: dict[str, str], settings: dict | None = None) -> None:
         merged = {**inventory_settings, **(settings or {})}
         self.log_level = merged.pop(LOG_LEVEL_KEY, "warn")
+        # the storage node's data dir on powerfs, for the power fault (the brokers keep nothing)
+        self.powerfs_names = names_model(merged.pop(POWERFS_KEY, "false"))
         self.postgres = {k[len(POSTGRES_PREFIX):]: v for k, v in merged.items() if k.startswith(POSTGRES_PREFIX)}
         self.flags = {k: v for k, v in merged.items() if not k.startswith((POSTGRES_PREFIX, "logtrial."))}
 

@@ -1,7 +1,8 @@
 """tansu on PostgreSQL through the same database seam as Kafka: a real local cluster of
 two tansu brokers and their PostgreSQL node (`<shared name>-tansu`, brought up once
 for this module), a checked queue run on it, a heal after kills and a partition, the
-refusals of what tansu cannot do, and a `down` that leaves nothing behind. The tests
+refusals of what tansu cannot do, a power loss of the storage node (a cluster of its
+own, on powerfs), and a `down` that leaves nothing behind. The tests
 that need tansu built ask for `tansu_built` (tests/fixtures/builds.py): the session
 starts the build in the background and runs them last (tests/conftest.py)."""
 from __future__ import annotations
@@ -14,8 +15,12 @@ from typing import Iterator
 import pytest
 
 from clusters.cluster import Cluster
+from clusters.kafka.admin import create_topic
+from clusters.nodes import powerfs
+from clusters.nodes.powerfs import POWERFS_KEY
 from clusters.nodes.inventory import InventoryError, parse_inventory, write_inventory
 from clusters.nodes.local import LocalCluster, list_netns
+from clusters.smoke import consume_all, produce
 from clusters.systems import for_system, kind_of
 from clusters.tansu.database import TansuDB
 from clusters.tansu.install import cargo_home
@@ -25,7 +30,8 @@ from harness.commands.test_all import cell_label, matrix, options_for
 from harness.probes import deleted_topic_fetch, storage_loss_fetch
 from harness.runner import TestOptions, run_test
 from harness.system_support import Unsupported, check_supported
-from nemesis import partition, shapes
+from nemesis import partition, power, shapes
+from nemesis.kind import FaultContext
 from nemesis.heal import heal, verify_healed
 from tests.fixtures.cluster import shared_cluster_name
 from tests.fixtures.processes import running_from, still_running
@@ -34,12 +40,12 @@ BROKERS = 2  # two brokers share the storage node: enough to kill one and keep s
 
 
 @contextmanager
-def tansu_cluster(name: str) -> Iterator[tuple[LocalCluster, Cluster]]:
+def tansu_cluster(name: str, settings: dict | None = None) -> Iterator[tuple[LocalCluster, Cluster]]:
     local = LocalCluster(f"{shared_cluster_name()}-{name}")
     local.down()  # a stale cluster of this name from a crashed run
     try:
         inventory = local.up(nodes=TANSU.local_nodes(BROKERS))
-        write_inventory(for_system(inventory, TANSU, {}), local.inventory_path)
+        write_inventory(for_system(inventory, TANSU, settings or {}), local.inventory_path)
         with Cluster.open(local.inventory_path) as opened:
             yield local, opened
     finally:
@@ -208,6 +214,37 @@ def test_the_storage_loss_probe_gives_a_verdict_and_brings_the_storage_back(tans
     assert verdict in ("round 1: SEGFAULT: the consumers' process died of SIGSEGV after the storage died",
                        "round 1: ok: the consumers lived 20 s")
     assert all(cluster.db.serves_metadata(n) for n in cluster.nodes)
+
+
+POWER_RECORDS = 200
+
+
+@pytest.mark.cluster
+def test_a_power_loss_of_the_storage_node_keeps_every_acknowledged_record(tansu_built):
+    """PostgreSQL fsyncs each commit (fsync and synchronous_commit on), so a loss of its
+    node's power forgets only what it never synced, and its recovery from the WAL gives
+    back every record tansu acknowledged. The layer is mounted by root, yet PostgreSQL,
+    which runs as its own user, owns the files it creates there."""
+    with tansu_cluster("tansu-power", {POWERFS_KEY: "true"}) as (_, cluster):
+        db = cluster.db
+        storage, broker = db.storage_node, db.broker_nodes[0]
+        data_dir = db.power_dirs(storage)[0]
+        assert powerfs.mounted(cluster.ssh[storage]) == [data_dir] and db.power_dirs(broker) == []
+        owner = cluster.ssh[storage].exec(f"stat -c %U {data_dir}/postmaster.pid").stdout.strip()
+        assert owner == "postgres"      # created after the mount, through the layer
+        create_topic(cluster, "powered", replication_factor=1, min_insync_replicas=1)
+        values = [f"v{i}" for i in range(POWER_RECORDS)]
+        assert produce(db.bootstrap_servers(), "powered", values) == values
+
+        fault = power.KIND.make(FaultContext())
+        struck = fault.start(cluster, {"target": "one", "nodes": [storage], "majority": False, "mode": "clean"})
+        assert "errors" not in struck, struck
+        assert set(struck["dropped"][storage]) >= {"files", "bytes", "file_list"}
+        assert not db.is_running(storage) and powerfs.mounted(cluster.ssh[storage]) == []
+        assert "errors" not in fault.stop(cluster)
+        assert powerfs.mounted(cluster.ssh[storage]) == [data_dir]
+        assert consume_all(db.bootstrap_servers(), "powered", POWER_RECORDS, timeout=60) == values
+        assert "database system was not properly shut down" in db.log_tail(storage, 200)
 
 
 @pytest.mark.cluster
