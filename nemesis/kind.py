@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 START, STOP = "start", "stop"
 # what a start's history value says of its kind, beside where it struck (docs/history-format.md,
 # "Nemesis events"): the checkers learn from it which faults ran, without importing nemesis/
-FAULT_KEY, MAY_LOSE_DATA_KEY = "fault", "may_lose_data"
+FAULT_KEY, MAY_LOSE_DATA_KEY, REWRITES_OFFSETS_KEY = "fault", "may_lose_data", "rewrites_offsets"
 
 
 def _no_roles(role: str) -> list[str]:
@@ -60,6 +60,10 @@ class FaultKind:
     control_traces: ClusterTraces | None = None  # ... on the control node, undone before any SSH
     # database settings a run with this fault starts its cluster with (power: its data on powerfs)
     db_settings: Mapping[str, str] | None = None
+    # the start fs that may lose data by cutting a log's acknowledged tail, whose offsets
+    # later writes then reuse (power: a broker recovers its log to what was fsynced, and the
+    # next records take the lost ones' offsets), not only by deleting records
+    rewrites_offsets: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         wrong = {f: action for f, action in self.history_f.items() if action not in (START, STOP)}
@@ -70,6 +74,9 @@ class FaultKind:
             raise ValueError(f"fault kind {self.name}: loses_data must say, for each start f "
                              f"({', '.join(self.start_fs)}), why it may lose data or None: "
                              f"{dict(self.loses_data)}")
+        if any(self.loses_data.get(f) is None for f in self.rewrites_offsets):
+            raise ValueError(f"fault kind {self.name}: rewrites_offsets names start fs that lose no "
+                             f"data: {sorted(self.rewrites_offsets)}")
 
     @property
     def start_fs(self) -> tuple[str, ...]:
@@ -77,11 +84,15 @@ class FaultKind:
 
     def declared(self, f: str, value: dict) -> dict:
         """What the start event `f` with history value `value` says of its fault: the kind
-        and why this strike may lose acknowledged data (None: it may not). A strike that
+        and why this strike may lose acknowledged data (None: it may not), and whether by
+        cutting a log's tail whose offsets are written again (rewrites_offsets). A strike that
         changed nothing (`skipped`, as membership's on a cluster that cannot take it)
         cannot have lost anything."""
         why = None if value.get("skipped") else self.loses_data[f]
-        return {FAULT_KEY: self.name, MAY_LOSE_DATA_KEY: why}
+        declared = {FAULT_KEY: self.name, MAY_LOSE_DATA_KEY: why}
+        if why is not None and f in self.rewrites_offsets:
+            declared[REWRITES_OFFSETS_KEY] = True   # written only when true: old histories stay as they were
+        return declared
 
     @property
     def in_all(self) -> bool:

@@ -114,6 +114,9 @@ KIND = FaultKind(
     by_name_only="it puts every broker's data on powerfs, a FUSE layer that slows it down",
     db_settings={POWERFS_KEY: "true"},
     node_traces=NodeTraces(undo=undo_layers, left=layers_left),
+    # a broker recovers its log to what was fsynced, and the next records take the lost ones'
+    # offsets: one offset with two values (inconsistent-offsets) is that loss seen twice
+    rewrites_offsets=frozenset({OFF_MAJORITY}),
     loses_data={
         # the other replicas keep the record in their page cache: acks=all with min ISR 2
         # put every acknowledged record on a second node that did not lose power

@@ -19,6 +19,11 @@ the faults that ran* when
    The event is written once the strike returned: if it precedes the end,
    so did the strike.
 
+A strike that also declares `rewrites_offsets` (its loss cuts a log's
+acknowledged tail, whose offsets the next records take: power) explains the
+taxonomy's `offset_reuse` types as well, by the same rule: one offset seen
+with two values is that loss seen from both sides.
+
 That is all it claims: that faults able to delete acknowledged records struck
 before the reads that found records missing, and that nothing a deletion
 cannot make was found. It does not trace each missing record to a strike. Any
@@ -47,6 +52,7 @@ class Strike:
     fault: str                  # the --nemesis name
     f: str
     may_lose_data: str | None   # why it may lose acknowledged data; None: it must not
+    rewrites_offsets: bool = False  # its loss may cut a log's tail whose offsets are written again
 
 
 def strikes(events: Iterable[dict]) -> list[Strike]:
@@ -64,13 +70,19 @@ def _strike(e: dict) -> Strike | None:
     placed = all(type(e.get(k)) is int for k in ("index", "time")) and isinstance(e.get("f"), str)
     if not (placed and isinstance(fault, str) and (why is None or isinstance(why, str))):
         return None
-    return Strike(e["index"], e["time"], fault, e["f"], why)
+    return Strike(e["index"], e["time"], fault, e["f"], why, why is not None and value.get("rewrites_offsets") is True)
 
 
 def loses_data(name: str) -> bool:
     """Does a deleted record account for anomalies of this type? (Unknown types: no.)"""
     declared = TYPES.get(name)
     return declared is not None and declared.data_loss
+
+
+def reuses_offsets(name: str) -> bool:
+    """Does an offset written twice account for anomalies of this type? (Unknown types: no.)"""
+    declared = TYPES.get(name)
+    return declared is not None and declared.offset_reuse
 
 
 def in_force(struck: Sequence[Strike]) -> list[dict]:
@@ -92,7 +104,9 @@ def judge(valid: bool | str, bad: Sequence[str], struck: Sequence[Strike], reads
     losing = [s for s in struck if s.may_lose_data is not None]
     first = min(losing, key=lambda s: (s.time, s.index)) if losing else None
     before = first is not None and reads_end is not None and first.time < reads_end
-    explained = sorted(t for t in bad if before and loses_data(t))
+    rewriting = sorted({s.fault for s in losing if s.rewrites_offsets and reads_end is not None
+                        and s.time < reads_end})
+    explained = sorted(t for t in bad if before and (loses_data(t) or rewriting and reuses_offsets(t)))
     unexplained = sorted(set(bad) - set(explained))
     section = {
         "verdict": EXPECTED if valid is False and explained and not unexplained else VERDICTS.get(valid, "unknown"),
@@ -105,6 +119,8 @@ def judge(valid: bool | str, bad: Sequence[str], struck: Sequence[Strike], reads
         "explained": explained,
         "unexplained": unexplained,
     }
+    if rewriting:   # only then: the section of every other history stays as it was
+        section["rewrites_offsets"] = rewriting
     return {**section, "explanation": explanation(section)}
 
 
@@ -129,10 +145,13 @@ def _losing(section: dict) -> str:
 def _outcome(section: dict) -> str:
     explained, unexplained = section["explained"], section["unexplained"]
     if section["verdict"] == EXPECTED:
+        what = "acknowledged data missing from reads"
+        if any(reuses_offsets(t) and not loses_data(t) for t in explained):
+            what += (f", or an offset written again after {_names(section['rewrites_offsets'])} "
+                     f"cut a log's acknowledged tail")
         return (f"Expected under the faults that ran: every anomaly that makes the run invalid "
-                f"({_names(explained)}) is acknowledged data missing from reads, which "
-                f"{_names(section['may_lose_data'])} can cause. The checker does not trace each "
-                f"missing record to a strike.")
+                f"({_names(explained)}) is {what}, which {_names(section['may_lose_data'])} can "
+                f"cause. The checker does not trace each missing record to a strike.")
     if section["verdict"] == "valid":
         return "Nothing made the run invalid."
     if not unexplained:

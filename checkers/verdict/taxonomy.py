@@ -19,6 +19,13 @@ it bad:
   none of those. Nor any list-append type: Elle reads a list that lost
   elements as incompatible orders or dependency cycles, evidence that an
   isolation failure gives as well.
+- `offset_reuse`: the types whose evidence an offset written twice accounts
+  for: a log whose acknowledged tail was cut (a power loss recovers it to what
+  was fsynced) and whose offsets the next records took. A fault that may do
+  that says so (`rewrites_offsets` in its start events) and may excuse these
+  too: one offset with two values, a producer's later send at an offset it had
+  been given before, and a poll that skipped an offset known to hold a value
+  only from the other incarnation of the log.
 
 The `-process` / `-realtime` variants of the cycle types are derived, not
 written out: a cycle that needs process order is forbidden by the session
@@ -59,6 +66,7 @@ class AnomalyType:
     bad: bool = True                      # queue: invalid by default
     when_subscribed_ok: bool = False      # queue: excused once a consumer subscribes
     data_loss: bool = False               # queue: a deleted record accounts for it
+    offset_reuse: bool = False            # queue: an offset written twice accounts for it
 
 
 _DECLARED = (
@@ -101,7 +109,7 @@ _DECLARED = (
     # ---- queue
     AnomalyType("duplicate", QUEUE, "The same value appears at more than one offset of a key."),
     AnomalyType("inconsistent-offsets", QUEUE, "One offset of a key holds two different values, "
-                "as sends and polls saw it."),
+                "as sends and polls saw it.", offset_reuse=True),
     AnomalyType("lost-write", QUEUE, "An acknowledged send that no poll ever returned, although "
                 "polls read past its offset.", data_loss=True),
     AnomalyType("unseen", QUEUE, "An acknowledged send that no poll returned by the end of the "
@@ -133,13 +141,13 @@ _DECLARED = (
                 "transaction was visible only in part (a fractured read).", when_subscribed_ok=True,
                 data_loss=True),   # the part never seen may have been deleted
     AnomalyType("int-poll-skip", QUEUE, "Within one poll, consecutive records of a key skipped "
-                "offsets known to hold values."),
+                "offsets known to hold values.", offset_reuse=True),
     AnomalyType("int-nonmonotonic-poll", QUEUE, "Within one poll, records of a key went "
                 "backwards in offset order."),
     AnomalyType("int-send-skip", QUEUE, "Within one transaction, sends to one key landed at "
                 "non-consecutive offsets (normal in Kafka: transactions interleave).", bad=False),
     AnomalyType("nonmonotonic-send", QUEUE, "A producer's later send to a key landed at a lower "
-                "offset than its earlier one."),
+                "offset than its earlier one.", offset_reuse=True),
     AnomalyType("int-nonmonotonic-send", QUEUE, "Within one operation, sends to a key landed at "
                 "decreasing offsets."),
     # ---- queue, producer state (KIP-360)

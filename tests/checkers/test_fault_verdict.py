@@ -23,6 +23,11 @@ TRUNCATE = ("truncate-log", {"mode": "truncate", "at": 1.0, "fault": "producer-s
 EXPIRE = ("expire-producer-ids", {"mode": "expire", "at": 2.0, "fault": "producer-state", "may_lose_data": None})
 PARTITION = ("start-partition", {"shape": "one", "at": 1.0, "fault": "partition", "may_lose_data": None})
 OLD_TRUNCATE = ("truncate-log", {"mode": "truncate", "at": 1.0})   # written before the declaration existed
+POWER_WHY = "Kafka acknowledges a write before any fsync"
+POWER = ("power-off-majority", {"target": "majority", "nodes": ["n1", "n2"], "majority": True, "mode": "clean",
+                                "at": 1.0, "fault": "power", "may_lose_data": POWER_WHY, "rewrites_offsets": True})
+# the same strike as written before it declared rewrites_offsets
+POWER_BEFORE = ("power-off-majority", {k: v for k, v in POWER[1].items() if k != "rewrites_offsets"})
 ENGINES = ["local", "spark"]
 
 
@@ -179,6 +184,62 @@ def test_malformed_declarations_are_left_out():
                "value": {"fault": "producer-state", "may_lose_data": why}} for why in (None, "why", 3, [])]
     events.append({"index": "2", "time": 5, "f": "x", "value": {"fault": "k", "may_lose_data": None}})
     assert [s.may_lose_data for s in faults.strikes(events)] == [None, "why"]
+
+
+def offset_written_twice(*starts: tuple[str, dict]) -> Builder:
+    """Key 1: 10 acknowledged at offset 0 and read there, then the faults strike, then 11
+    acknowledged at offset 0 and read there: one offset, two values."""
+    h = Builder()
+    h.send(0, [(1, 0, 10)])
+    h.poll(1, {1: [(0, 10)]})
+    for f, value in starts:
+        h.nemesis(f, value)
+    h.send(0, [(1, 0, 11)])
+    h.poll(2, {1: [(0, 11)]})
+    return h
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_offset_written_again_after_a_power_loss_is_expected_under_it(spark, tmp_path, engine):
+    results = check(offset_written_twice(POWER), tmp_path, engine)
+    both = ["inconsistent-offsets", "nonmonotonic-send"]    # process 0's second send went back to offset 0
+    assert results["valid"] is False and results["bad_anomaly_types"] == both
+    example = results["anomalies"]["inconsistent-offsets"]["examples"][0]
+    assert (example["key"], example["offsets"], example["values"]) == (1, [0], [10, 11])
+    section = results["faults"]
+    assert (section["verdict"], section["explained"], section["unexplained"], section["rewrites_offsets"]) == \
+        ("expected-under-faults", both, [], ["power"])
+    assert "or an offset written again after power cut a log's acknowledged tail" in section["explanation"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_same_offset_under_a_strike_that_only_deletes_stays_invalid(spark, tmp_path, engine):
+    """A deletion (truncate-log) or a power strike from before the declaration never
+    writes an offset twice: one offset with two values is then something else."""
+    for starts in ((TRUNCATE,), (POWER_BEFORE,)):
+        results = check(offset_written_twice(*starts), tmp_path / starts[0][0], engine)
+        section = results["faults"]
+        assert (section["verdict"], section["unexplained"]) == ("invalid", ["inconsistent-offsets", "nonmonotonic-send"])
+        assert "rewrites_offsets" not in section
+
+
+def test_a_rewriting_strike_after_the_last_operation_explains_nothing():
+    power = faults.Strike(9000, 9000, "power", "power-off-majority", POWER_WHY, rewrites_offsets=True)
+    section = faults.judge(False, ["inconsistent-offsets"], [power], reads_end=7000)
+    assert (section["verdict"], section["explained"]) == ("invalid", []) and "rewrites_offsets" not in section
+
+
+def test_only_the_types_an_offset_written_twice_accounts_for_are_offset_reuse():
+    assert sorted(t.name for t in TYPES.values() if t.offset_reuse) == \
+        ["inconsistent-offsets", "int-poll-skip", "nonmonotonic-send"]
+
+
+def test_a_rewrites_offsets_declaration_counts_only_as_true_and_with_a_reason():
+    def event(why, flag):
+        return {"index": 1, "time": 5, "f": "power-off-majority", "process": "nemesis",
+                "value": {"fault": "power", "may_lose_data": why, "rewrites_offsets": flag}}
+    assert [s.rewrites_offsets for s in faults.strikes([event("why", True), event("why", "yes"),
+                                                        event(None, True)])] == [True, False, False]
 
 
 # ---- reading the declarations --------------------------------------------------------------

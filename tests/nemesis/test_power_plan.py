@@ -3,13 +3,14 @@ majority decides its history f (and so whether it may lose data), and a recorded
 start replays from its plan, never from what it dropped."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
 
 import pytest
 
-from nemesis.kind import FaultContext
+from nemesis.kind import REWRITES_OFFSETS_KEY, FaultContext
 from nemesis.power import KIND, OFF_MAJORITY, OFF_MINORITY
 from nemesis.schedule import START, load_schedule
 
@@ -46,3 +47,13 @@ def test_a_recorded_power_loss_replays_from_its_plan_not_from_what_it_dropped(tm
     assert (start.fault, start.action, start.at) == ("power", START, 2.5)
     assert start.params == {"target": "majority", "nodes": ["n1", "n2"], "majority": True, "mode": "torn"}
     assert (stop.fault, stop.at) == ("power", 9.0)
+
+
+def test_a_majority_loss_declares_that_it_may_write_offsets_again_and_a_minority_loss_nothing():
+    assert KIND.declared(OFF_MAJORITY, {})[REWRITES_OFFSETS_KEY] is True
+    assert KIND.declared(OFF_MINORITY, {}) == {"fault": "power", "may_lose_data": None}
+
+
+def test_a_kind_may_not_say_that_a_strike_losing_nothing_rewrites_offsets():
+    with pytest.raises(ValueError, match="rewrites_offsets names start fs that lose no data"):
+        dataclasses.replace(KIND, rewrites_offsets=frozenset({OFF_MINORITY}))
