@@ -20,6 +20,7 @@ tansu does of Kafka's producer API (docs/findings.md, tansu)."""
 from __future__ import annotations
 
 import shlex
+import time
 from pathlib import Path
 
 from clusters.db import DatabaseError
@@ -32,6 +33,7 @@ from clusters.tansu.install import TANSU_VERSION, TansuInstallError, ensure_inst
 from clusters.tansu.process import NODE_ID, TansuBroker, TansuConfig
 
 STORAGE_ROLE = "storage"
+STORAGE_WAIT_S = 60.0
 
 
 class TansuDB:
@@ -176,8 +178,18 @@ class TansuDB:
         self.power.take_off(node)
 
     def power_on(self, node: str) -> None:
+        """Started again, on the layer again. A broker waits (up to STORAGE_WAIT_S) for the
+        storage node, which comes back in the same strike when every node lost power: a
+        broker that starts before PostgreSQL listens exits at once (connection refused)."""
+        if node != self.storage_node:
+            self._await_storage(STORAGE_WAIT_S)
         if not self.is_running(node):
             self.launch(node)
+
+    def _await_storage(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.postgres.serves_metadata(self.storage_node) and time.monotonic() < deadline:
+            time.sleep(0.25)
 
     # -- LogFiles, Config ---------------------------------------------------------------
     def log_tail(self, node: str, lines: int = 40) -> str:
