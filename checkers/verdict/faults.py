@@ -21,8 +21,9 @@ the faults that ran* when
 
 A strike that also declares `rewrites_offsets` (its loss cuts a log's
 acknowledged tail, whose offsets the next records take: power) explains the
-taxonomy's `offset_reuse` types as well, by the same rule: one offset seen
-with two values is that loss seen from both sides.
+taxonomy's `tail_cut` types as well, by the same rule: one offset seen with
+two values is that loss seen from both sides, and a consumer reset back to the
+log's start is how a client answers a position past the log's new end.
 
 That is all it claims: that faults able to delete acknowledged records struck
 before the reads that found records missing, and that nothing a deletion
@@ -79,10 +80,10 @@ def loses_data(name: str) -> bool:
     return declared is not None and declared.data_loss
 
 
-def reuses_offsets(name: str) -> bool:
-    """Does an offset written twice account for anomalies of this type? (Unknown types: no.)"""
+def cut_tail_explains(name: str) -> bool:
+    """Does a cut log tail account for anomalies of this type? (Unknown types: no.)"""
     declared = TYPES.get(name)
-    return declared is not None and declared.offset_reuse
+    return declared is not None and declared.tail_cut
 
 
 def in_force(struck: Sequence[Strike]) -> list[dict]:
@@ -106,7 +107,7 @@ def judge(valid: bool | str, bad: Sequence[str], struck: Sequence[Strike], reads
     before = first is not None and reads_end is not None and first.time < reads_end
     rewriting = sorted({s.fault for s in losing if s.rewrites_offsets and reads_end is not None
                         and s.time < reads_end})
-    explained = sorted(t for t in bad if before and (loses_data(t) or rewriting and reuses_offsets(t)))
+    explained = sorted(t for t in bad if before and (loses_data(t) or rewriting and cut_tail_explains(t)))
     unexplained = sorted(set(bad) - set(explained))
     section = {
         "verdict": EXPECTED if valid is False and explained and not unexplained else VERDICTS.get(valid, "unknown"),
@@ -146,9 +147,9 @@ def _outcome(section: dict) -> str:
     explained, unexplained = section["explained"], section["unexplained"]
     if section["verdict"] == EXPECTED:
         what = "acknowledged data missing from reads"
-        if any(reuses_offsets(t) and not loses_data(t) for t in explained):
-            what += (f", or an offset written again after {_names(section['rewrites_offsets'])} "
-                     f"cut a log's acknowledged tail")
+        if any(cut_tail_explains(t) and not loses_data(t) for t in explained):
+            what += (f", or what follows when {_names(section['rewrites_offsets'])} cut a log's "
+                     f"acknowledged tail (its offsets written again, consumers reset to its start)")
         return (f"Expected under the faults that ran: every anomaly that makes the run invalid "
                 f"({_names(explained)}) is {what}, which {_names(section['may_lose_data'])} can "
                 f"cause. The checker does not trace each missing record to a strike.")

@@ -19,13 +19,15 @@ it bad:
   none of those. Nor any list-append type: Elle reads a list that lost
   elements as incompatible orders or dependency cycles, evidence that an
   isolation failure gives as well.
-- `offset_reuse`: the types whose evidence an offset written twice accounts
-  for: a log whose acknowledged tail was cut (a power loss recovers it to what
-  was fsynced) and whose offsets the next records took. A fault that may do
-  that says so (`rewrites_offsets` in its start events) and may excuse these
-  too: one offset with two values, a producer's later send at an offset it had
-  been given before, and a poll that skipped an offset known to hold a value
-  only from the other incarnation of the log.
+- `tail_cut`: the types whose evidence a log whose acknowledged tail was cut
+  accounts for (a power loss recovers a log to what was fsynced): the next
+  records take the lost ones' offsets, and a consumer whose position is left
+  past the log's new end is reset (`auto.offset.reset`) to its start. A fault
+  that may do that says so (`rewrites_offsets` in its start events) and may
+  excuse these too: one offset with two values, a producer's later send at an
+  offset it had been given before, a poll that skipped an offset known to hold
+  a value only from the other incarnation of the log, and a consumer going
+  back (after an assign, a rebalance, or between two polls).
 
 The `-process` / `-realtime` variants of the cycle types are derived, not
 written out: a cycle that needs process order is forbidden by the session
@@ -66,7 +68,7 @@ class AnomalyType:
     bad: bool = True                      # queue: invalid by default
     when_subscribed_ok: bool = False      # queue: excused once a consumer subscribes
     data_loss: bool = False               # queue: a deleted record accounts for it
-    offset_reuse: bool = False            # queue: an offset written twice accounts for it
+    tail_cut: bool = False                # queue: a cut log tail accounts for it
 
 
 _DECLARED = (
@@ -109,7 +111,7 @@ _DECLARED = (
     # ---- queue
     AnomalyType("duplicate", QUEUE, "The same value appears at more than one offset of a key."),
     AnomalyType("inconsistent-offsets", QUEUE, "One offset of a key holds two different values, "
-                "as sends and polls saw it.", offset_reuse=True),
+                "as sends and polls saw it.", tail_cut=True),
     AnomalyType("lost-write", QUEUE, "An acknowledged send that no poll ever returned, although "
                 "polls read past its offset.", data_loss=True),
     AnomalyType("unseen", QUEUE, "An acknowledged send that no poll returned by the end of the "
@@ -121,12 +123,13 @@ _DECLARED = (
     AnomalyType("poll-skip", QUEUE, "A consumer's next poll of a key began past offsets it had "
                 "not yet seen.", when_subscribed_ok=True, data_loss=True),
     AnomalyType("nonmonotonic-poll", QUEUE, "A consumer's next poll of a key went back to or "
-                "before offsets it had already seen.", when_subscribed_ok=True),
+                "before offsets it had already seen.", when_subscribed_ok=True, tail_cut=True),
     AnomalyType("assign-skip", QUEUE, "A consumer's first poll of a key after an assign began "
                 "past the offset the assign started it at, skipping offsets known to hold values "
                 "(the start is the assign's recorded `starts`).", data_loss=True),
     AnomalyType("assign-rewind", QUEUE, "A consumer's first poll of a key after an assign began "
-                "before the offset the assign started it at: the consumer went back on its own."),
+                "before the offset the assign started it at: the consumer went back on its own.",
+                tail_cut=True),
     # not excused by subscribing: the evidence is the start the rebalance recorded, not the
     # position the consumer had before the rebalance moved the partition
     AnomalyType("rebalance-skip", QUEUE, "A consumer's first poll of a key after a consumer-group "
@@ -135,19 +138,19 @@ _DECLARED = (
                 "start in `rebalance_log`).", data_loss=True),
     AnomalyType("rebalance-rewind", QUEUE, "A consumer's first poll of a key after a consumer-group "
                 "rebalance gave it the key began before the offset the rebalance started it at: "
-                "the consumer went back on its own."),
+                "the consumer went back on its own.", tail_cut=True),
     AnomalyType("partial-txn-read", QUEUE, "A consumer saw one part of a committed transaction's "
                 "sends and read a partition past another part without ever seeing it: the "
                 "transaction was visible only in part (a fractured read).", when_subscribed_ok=True,
                 data_loss=True),   # the part never seen may have been deleted
     AnomalyType("int-poll-skip", QUEUE, "Within one poll, consecutive records of a key skipped "
-                "offsets known to hold values.", offset_reuse=True),
+                "offsets known to hold values.", tail_cut=True),
     AnomalyType("int-nonmonotonic-poll", QUEUE, "Within one poll, records of a key went "
                 "backwards in offset order."),
     AnomalyType("int-send-skip", QUEUE, "Within one transaction, sends to one key landed at "
                 "non-consecutive offsets (normal in Kafka: transactions interleave).", bad=False),
     AnomalyType("nonmonotonic-send", QUEUE, "A producer's later send to a key landed at a lower "
-                "offset than its earlier one.", offset_reuse=True),
+                "offset than its earlier one.", tail_cut=True),
     AnomalyType("int-nonmonotonic-send", QUEUE, "Within one operation, sends to a key landed at "
                 "decreasing offsets."),
     # ---- queue, producer state (KIP-360)

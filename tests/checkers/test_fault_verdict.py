@@ -209,7 +209,7 @@ def test_an_offset_written_again_after_a_power_loss_is_expected_under_it(spark, 
     section = results["faults"]
     assert (section["verdict"], section["explained"], section["unexplained"], section["rewrites_offsets"]) == \
         ("expected-under-faults", both, [], ["power"])
-    assert "or an offset written again after power cut a log's acknowledged tail" in section["explanation"]
+    assert "or what follows when power cut a log's acknowledged tail" in section["explanation"]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -229,9 +229,11 @@ def test_a_rewriting_strike_after_the_last_operation_explains_nothing():
     assert (section["verdict"], section["explained"]) == ("invalid", []) and "rewrites_offsets" not in section
 
 
-def test_only_the_types_an_offset_written_twice_accounts_for_are_offset_reuse():
-    assert sorted(t.name for t in TYPES.values() if t.offset_reuse) == \
-        ["inconsistent-offsets", "int-poll-skip", "nonmonotonic-send"]
+def test_only_the_types_a_cut_log_tail_accounts_for_are_tail_cut():
+    assert sorted(t.name for t in TYPES.values() if t.tail_cut) == \
+        ["assign-rewind", "inconsistent-offsets", "int-poll-skip", "nonmonotonic-poll", "nonmonotonic-send",
+         "rebalance-rewind"]
+    assert all(t.workloads == ("queue",) and not t.data_loss for t in TYPES.values() if t.tail_cut)
 
 
 def test_a_rewrites_offsets_declaration_counts_only_as_true_and_with_a_reason():
