@@ -17,6 +17,9 @@ from harness.progress import Progress
 # seconds before the first line: a history checked sooner shows nothing but its summary
 AFTER_ENV = "LOGTRIAL_PROGRESS_AFTER"
 DEFAULT_AFTER = 3.0
+# seconds between two lines
+EVERY_ENV = "LOGTRIAL_PROGRESS_EVERY"
+DEFAULT_EVERY = 0.5
 
 
 def bytes_read(path: Path) -> int | None:
@@ -67,18 +70,19 @@ def shown(history: Path, stream: TextIO | None = None) -> Iterator[None]:
     if not stream.isatty():
         yield
         return
-    progress = Progress(CheckStatus(history).line, stream, period=0.5, after=_after()).start()
+    progress = Progress(CheckStatus(history).line, stream, period=_seconds(EVERY_ENV, DEFAULT_EVERY),
+                        after=_seconds(AFTER_ENV, DEFAULT_AFTER)).start()
     try:
         yield
     finally:
         progress.stop()
 
 
-def _after() -> float:
-    value = os.environ.get(AFTER_ENV, "")
+def _seconds(name: str, default: float) -> float:
+    value = os.environ.get(name, "")
     try:
-        return float(value) if value else DEFAULT_AFTER
+        return float(value) if value else default
     except ValueError:
-        print(f"logtrial: environment variable {AFTER_ENV}={value!r} is not a number of seconds",
+        print(f"logtrial: environment variable {name}={value!r} is not a number of seconds",
               file=sys.stderr)
         sys.exit(exit_codes.BAD_INPUT)

@@ -28,7 +28,9 @@ def history(tmp_path_factory) -> Path:
 def on_a_terminal(*args: str) -> tuple[int, str]:
     """Runs `logtrial ARGS` with stdout and stderr on a pseudo-terminal; (exit, output)."""
     leader, follower = pty.openpty()
-    env = {**os.environ, "LOGTRIAL_PROGRESS_AFTER": "0.2"}  # the history is small, the wait short
+    # the history is small: the wait short, and lines often enough that one falls inside its
+    # reading however fast that is (at 0.5 s apart, a quiet machine read it between two)
+    env = {**os.environ, "LOGTRIAL_PROGRESS_AFTER": "0.2", "LOGTRIAL_PROGRESS_EVERY": "0.02"}
     proc = subprocess.Popen([sys.executable, "-m", "harness.cli", *args], cwd=ROOT, env=env,
                             stdout=follower, stderr=follower, stdin=subprocess.DEVNULL)
     os.close(follower)
