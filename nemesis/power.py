@@ -6,7 +6,9 @@ the loss left it. The stop restarts the nodes on the layer again. Each start's h
 value says what each node's loss dropped ("dropped": files, bytes, name changes).
 
 A minority's loss must lose nothing acknowledged at --safe settings; a majority's may,
-with Kafka's default flush (docs/nemesis.md, "power"). The planned `mode` is `clean`
+where the system acknowledges before an fsync (Kafka's default flush), and must not
+where it fsyncs every write it acknowledges (Kafka with log.flush.interval.messages=1,
+tansu): each start records the struck system's word (docs/nemesis.md, "power"). The planned `mode` is `clean`
 (every unsynced write forgotten) or, with chance TORN_SHARE, `torn` (the last write
 of each file half kept)."""
 from __future__ import annotations
@@ -19,7 +21,7 @@ from clusters.nodes import powerfs
 from clusters.nodes.powerfs import POWERFS_KEY
 from clusters.nodes.ssh import NodeSession
 from nemesis.fault import NodeTraces, ProcessFault, strike, with_errors
-from nemesis.kind import START, STOP, FaultKind
+from nemesis.kind import MAY_LOSE_DATA_KEY, START, STOP, FaultKind
 from nemesis.targets import count_for, COUNT_TARGETS
 
 # how long the restart waits for a broker to serve again (log recovery after an unclean
@@ -58,7 +60,9 @@ class PowerFault(ProcessFault):
         errors = strike(nodes, lambda node: dropped.__setitem__(node, db.power_cut(node, params["mode"])))
         off_errors = strike(nodes, db.power_off)
         errors.update({node: why for node, why in off_errors.items() if node not in errors})
-        return with_errors({**params, "nodes": nodes, "dropped": dropped}, errors)
+        # whether this system acknowledges before an fsync: the strike's own declaration
+        why = db.unsynced_acks()
+        return with_errors({**params, "nodes": nodes, "dropped": dropped, MAY_LOSE_DATA_KEY: why}, errors)
 
     def stop(self, cluster) -> dict:
         db = require(cluster.db, PowerLoss, "the power fault")
@@ -121,6 +125,7 @@ KIND = FaultKind(
         # the other replicas keep the record in their page cache: acks=all with min ISR 2
         # put every acknowledged record on a second node that did not lose power
         OFF_MINORITY: None,
-        OFF_MAJORITY: "Kafka acknowledges a write before any fsync (log.flush.interval.messages "
-                      "defaults to Long.MAX_VALUE); when a majority loses power at once, every "
-                      "replica of an acknowledged record may lose it from its unflushed tail"})
+        # the most a majority's loss may cost; each start narrows it to the struck system's
+        # own word (PowerLoss.unsynced_acks): None where every acknowledged write is fsynced
+        OFF_MAJORITY: "the system may acknowledge a write before it is fsynced; when a majority "
+                      "loses power at once, every replica of an acknowledged record may lose it"})

@@ -14,6 +14,7 @@ import pytest
 
 from clusters.cluster import Cluster
 from clusters.kafka.admin import create_topic
+from clusters.kafka.config import UNSYNCED_ACKS
 from clusters.nodes import powerfs
 from clusters.nodes.inventory import load_inventory, write_inventory
 from clusters.nodes.local import LocalCluster
@@ -84,6 +85,7 @@ def test_a_power_loss_forgets_what_kafka_never_fsynced(power_cluster: LocalClust
         dropped = struck["dropped"]["n1"]
         assert dropped["bytes"] > 0 and dropped["files"] > 0
         assert any("unflushed-0/" in f["path"] for f in dropped["file_list"]), dropped
+        assert struck["may_lose_data"] == UNSYNCED_ACKS     # the broker-wide default flush
         assert fuse_mounts(cluster) == [] and not cluster.db.is_running("n1")
 
         assert "errors" not in fault.stop(cluster)
