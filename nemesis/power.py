@@ -1,8 +1,9 @@
 """power: the struck nodes lose power at the same instant. Each node's data sits on
 powerfs (clusters/nodes/powerfs.py), which the run asked for (FaultKind.db_settings):
-every layer is cut at once, so it forgets whatever was never fsynced, then every
-process of the node is SIGKILLed by its pid file and the layer taken off, the data as
-the loss left it. The stop restarts the nodes on the layer again. Each start's history
+every process of the struck nodes is frozen (SIGSTOP, so that none sees the cut layer's
+EIO), every layer is cut at once, so it forgets whatever was never fsynced, then every
+process is SIGKILLed by its pid file and the layer taken off, the data as the loss left
+it. The stop restarts the nodes on the layer again. Each start's history
 value says what each node's loss dropped ("dropped": files, bytes, name changes).
 
 A minority's loss must lose nothing acknowledged at --safe settings; a majority's may,
@@ -16,7 +17,7 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
-from clusters.db import PowerLoss, Process, require
+from clusters.db import Pause, PowerLoss, Process, require
 from clusters.nodes import powerfs
 from clusters.nodes.powerfs import POWERFS_KEY
 from clusters.nodes.ssh import NodeSession
@@ -56,7 +57,11 @@ class PowerFault(ProcessFault):
             return {**params, "nodes": [], "errors": {"*": f"{type(e).__name__}: {e}"}}
         self.struck = nodes
         dropped: dict[str, dict] = {}
-        # every layer first, in parallel: nothing any struck node writes after this counts
+        # every process frozen first: after the cut the layer answers EIO, and a broker that
+        # saw it would act (mark its log dir offline, tell the controller), which a machine
+        # without power cannot do
+        strike(nodes, lambda node: freeze(db, node))
+        # then every layer, in parallel: nothing any struck node writes after this counts
         errors = strike(nodes, lambda node: dropped.__setitem__(node, db.power_cut(node, params["mode"])))
         off_errors = strike(nodes, db.power_off)
         errors.update({node: why for node, why in off_errors.items() if node not in errors})
@@ -72,6 +77,14 @@ class PowerFault(ProcessFault):
         waited = strike([n for n in nodes if n not in errors],
                         lambda node: cluster.db.wait_ready(node, timeout=RESTART_WAIT_S))
         return with_errors({"nodes": nodes}, {**errors, **waited})
+
+
+def freeze(db, node: str) -> None:
+    """SIGSTOP what runs on the node (by its pid file; PostgreSQL's whole process group), if
+    anything does. A freeze the control node does not live to follow with the kill is
+    undone by the heal as a pause is (nemesis/pause.py)."""
+    if isinstance(db, Pause) and db.is_running(node):
+        db.pause(node)
 
 
 # -- traces: a layer a run left -------------------------------------------------------------
