@@ -132,6 +132,9 @@ class PowerLoss(Protocol):
     def power_cut(self, node: str, mode: str) -> dict: ...  # the layer forgets; what it dropped
     def power_off(self, node: str) -> None: ...  # SIGKILL every process, the layer taken off
     def power_on(self, node: str) -> None: ...  # back on the layer, started; no wait
+    # why an acknowledged write may not be on disk yet, so that a loss of every replica at
+    # once may take it; None: the system fsyncs every write before it acknowledges it
+    def unsynced_acks(self) -> str | None: ...
 
 
 C = TypeVar("C")

@@ -87,8 +87,13 @@ class FaultKind:
         and why this strike may lose acknowledged data (None: it may not), and whether by
         cutting a log's tail whose offsets are written again (rewrites_offsets). A strike that
         changed nothing (`skipped`, as membership's on a cluster that cannot take it)
-        cannot have lost anything."""
+        cannot have lost anything, and one whose value says `may_lose_data` itself (the
+        fault asked the system it struck) is taken at its word where the kind allows a loss."""
         why = None if value.get("skipped") else self.loses_data[f]
+        if why is not None and MAY_LOSE_DATA_KEY in value:
+            # the strike's own word, from the system it struck (power: whether it acknowledges
+            # before an fsync); it may narrow the kind's declaration, never widen it
+            why = value[MAY_LOSE_DATA_KEY]
         declared = {FAULT_KEY: self.name, MAY_LOSE_DATA_KEY: why}
         if why is not None and f in self.rewrites_offsets:
             declared[REWRITES_OFFSETS_KEY] = True   # written only when true: old histories stay as they were

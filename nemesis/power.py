@@ -1,12 +1,15 @@
 """power: the struck nodes lose power at the same instant. Each node's data sits on
 powerfs (clusters/nodes/powerfs.py), which the run asked for (FaultKind.db_settings):
-every layer is cut at once, so it forgets whatever was never fsynced, then every
-process of the node is SIGKILLed by its pid file and the layer taken off, the data as
-the loss left it. The stop restarts the nodes on the layer again. Each start's history
+every process of the struck nodes is frozen (SIGSTOP, so that none sees the cut layer's
+EIO), every layer is cut at once, so it forgets whatever was never fsynced, then every
+process is SIGKILLed by its pid file and the layer taken off, the data as the loss left
+it. The stop restarts the nodes on the layer again. Each start's history
 value says what each node's loss dropped ("dropped": files, bytes, name changes).
 
 A minority's loss must lose nothing acknowledged at --safe settings; a majority's may,
-with Kafka's default flush (docs/nemesis.md, "power"). The planned `mode` is `clean`
+where the system acknowledges before an fsync (Kafka's default flush), and must not
+where it fsyncs every write it acknowledges (Kafka with log.flush.interval.messages=1,
+tansu): each start records the struck system's word (docs/nemesis.md, "power"). The planned `mode` is `clean`
 (every unsynced write forgotten) or, with chance TORN_SHARE, `torn` (the last write
 of each file half kept)."""
 from __future__ import annotations
@@ -14,12 +17,12 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
-from clusters.db import PowerLoss, Process, require
+from clusters.db import Pause, PowerLoss, Process, require
 from clusters.nodes import powerfs
 from clusters.nodes.powerfs import POWERFS_KEY
 from clusters.nodes.ssh import NodeSession
 from nemesis.fault import NodeTraces, ProcessFault, strike, with_errors
-from nemesis.kind import START, STOP, FaultKind
+from nemesis.kind import MAY_LOSE_DATA_KEY, START, STOP, FaultKind
 from nemesis.targets import count_for, COUNT_TARGETS
 
 # how long the restart waits for a broker to serve again (log recovery after an unclean
@@ -54,11 +57,17 @@ class PowerFault(ProcessFault):
             return {**params, "nodes": [], "errors": {"*": f"{type(e).__name__}: {e}"}}
         self.struck = nodes
         dropped: dict[str, dict] = {}
-        # every layer first, in parallel: nothing any struck node writes after this counts
+        # every process frozen first: after the cut the layer answers EIO, and a broker that
+        # saw it would act (mark its log dir offline, tell the controller), which a machine
+        # without power cannot do
+        strike(nodes, lambda node: freeze(db, node))
+        # then every layer, in parallel: nothing any struck node writes after this counts
         errors = strike(nodes, lambda node: dropped.__setitem__(node, db.power_cut(node, params["mode"])))
         off_errors = strike(nodes, db.power_off)
         errors.update({node: why for node, why in off_errors.items() if node not in errors})
-        return with_errors({**params, "nodes": nodes, "dropped": dropped}, errors)
+        # whether this system acknowledges before an fsync: the strike's own declaration
+        why = db.unsynced_acks()
+        return with_errors({**params, "nodes": nodes, "dropped": dropped, MAY_LOSE_DATA_KEY: why}, errors)
 
     def stop(self, cluster) -> dict:
         db = require(cluster.db, PowerLoss, "the power fault")
@@ -68,6 +77,14 @@ class PowerFault(ProcessFault):
         waited = strike([n for n in nodes if n not in errors],
                         lambda node: cluster.db.wait_ready(node, timeout=RESTART_WAIT_S))
         return with_errors({"nodes": nodes}, {**errors, **waited})
+
+
+def freeze(db, node: str) -> None:
+    """SIGSTOP what runs on the node (by its pid file; PostgreSQL's whole process group), if
+    anything does. A freeze the control node does not live to follow with the kill is
+    undone by the heal as a pause is (nemesis/pause.py)."""
+    if isinstance(db, Pause) and db.is_running(node):
+        db.pause(node)
 
 
 # -- traces: a layer a run left -------------------------------------------------------------
@@ -121,6 +138,7 @@ KIND = FaultKind(
         # the other replicas keep the record in their page cache: acks=all with min ISR 2
         # put every acknowledged record on a second node that did not lose power
         OFF_MINORITY: None,
-        OFF_MAJORITY: "Kafka acknowledges a write before any fsync (log.flush.interval.messages "
-                      "defaults to Long.MAX_VALUE); when a majority loses power at once, every "
-                      "replica of an acknowledged record may lose it from its unflushed tail"})
+        # the most a majority's loss may cost; each start narrows it to the struck system's
+        # own word (PowerLoss.unsynced_acks): None where every acknowledged write is fsynced
+        OFF_MAJORITY: "the system may acknowledge a write before it is fsynced; when a majority "
+                      "loses power at once, every replica of an acknowledged record may lose it"})

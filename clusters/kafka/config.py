@@ -90,7 +90,13 @@ VERSION_KEY = "logtrial.kafka.version"
 MODE_KEY = "logtrial.kafka.mode"
 QUORUM_KEY = "logtrial.kraft.quorum"  # "dynamic": a KIP-853 controller quorum (else static)
 DYNAMIC = "dynamic"
-DYNAMIC_QUORUM_SINCE = (3, 9, 0)  # KIP-853: kafka-storage format --initial-controllers
+DYNAMIC_QUORUM_SINCE = (3, 9, 0)
+# an fsync after every message, broker-wide: each topic without its own flush.messages takes
+# it, the internal ones included, so a write is on disk before it is acknowledged
+FLUSH_MESSAGES_KEY = "log.flush.interval.messages"
+UNSYNCED_ACKS = ("Kafka acknowledges a write before any fsync (log.flush.interval.messages defaults "
+                 "to Long.MAX_VALUE); when a majority loses power at once, every replica of an "
+                 "acknowledged record may lose it from its unflushed tail")  # KIP-853: kafka-storage format --initial-controllers
 
 
 
@@ -150,6 +156,11 @@ class KafkaConfig:
         if self.dynamic_quorum:
             check_dynamic_quorum(self.release)
         self.overrides = overrides  # broker properties only: logtrial's own keys are taken out
+
+    def unsynced_acks(self) -> str | None:
+        """Why a broker may acknowledge a write it has not fsynced (PowerLoss); None with
+        an fsync of every message."""
+        return None if self.overrides.get(FLUSH_MESSAGES_KEY, "").strip() == "1" else UNSYNCED_ACKS
 
     @property
     def quorum_kind(self) -> str:

@@ -184,6 +184,9 @@ class KafkaDB(KafkaProcess):
             self.zookeeper.kill(node)
         self.power.take_off(node)
 
+    def unsynced_acks(self) -> str | None:
+        return self.config.unsynced_acks()
+
     def power_on(self, node: str) -> None:
         """ZooKeeper first where it runs, then the broker, on the layer again."""
         if self.zookeeper and not self.zookeeper.is_running(node):

@@ -177,6 +177,13 @@ class TansuDB:
         self.kill(node)
         self.power.take_off(node)
 
+    def unsynced_acks(self) -> None:
+        """None: tansu answers a produce once PostgreSQL has committed it (tansu-storage
+        0.6.0's `Postgres::produce` commits its transaction before it returns), and
+        PostgreSQL, with fsync and synchronous_commit on (clusters/tansu/postgres.py),
+        fsyncs its WAL before a commit returns."""
+        return None
+
     def power_on(self, node: str) -> None:
         """Started again, on the layer again. A broker waits (up to STORAGE_WAIT_S) for the
         storage node, which comes back in the same strike when every node lost power: a

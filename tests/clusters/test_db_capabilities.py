@@ -7,6 +7,7 @@ import pytest
 from clusters import db as capabilities
 from clusters.db import MissingCapability, require
 from clusters.nodes.inventory import Inventory, Node
+from clusters.kafka.config import UNSYNCED_ACKS
 from clusters.kafka.database import KafkaDB
 from nemesis.clock import ClockFault
 from nemesis.membership import MembershipFault
@@ -39,6 +40,15 @@ def test_kafka_has_every_capability():
     nodes = tuple(Node(f"n{i}", f"10.9.9.1{i}", 22, "root", "/k", None, f"/h/n{i}") for i in (1, 2, 3))
     kafka = KafkaDB(Inventory("t", nodes), ssh=None)
     assert [c.__name__ for c in EVERY if not isinstance(kafka, c)] == []
+
+
+@pytest.mark.parametrize("settings, synced", [({}, False), ({"log.flush.interval.messages": "10"}, False),
+                                               ({"log.flush.interval.messages": "1"}, True)])
+def test_kafka_says_its_acknowledged_writes_are_synced_only_with_an_fsync_of_every_message(settings, synced):
+    nodes = tuple(Node(f"n{i}", f"10.9.9.1{i}", 22, "root", "/k", None, f"/h/n{i}") for i in (1, 2, 3))
+    kafka = KafkaDB(Inventory("t", nodes), ssh=None, settings=settings)
+    assert isinstance(kafka, capabilities.PowerLoss)
+    assert kafka.unsynced_acks() == (None if synced else UNSYNCED_ACKS)
 
 
 def test_require_names_the_caller_and_the_capability():

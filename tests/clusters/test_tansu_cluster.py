@@ -242,6 +242,8 @@ def test_a_power_loss_of_every_node_keeps_every_acknowledged_record(tansu_built)
         assert "errors" not in struck, struck
         assert set(struck["dropped"][storage]) >= {"files", "bytes", "file_list"}
         assert struck["dropped"][broker]["files"] == 0      # a broker keeps nothing
+        # PostgreSQL syncs each commit: the strike declares that it may lose nothing
+        assert power.KIND.declared(power.OFF_MAJORITY, struck) == {"fault": "power", "may_lose_data": None}
         assert not any(db.is_running(n) for n in cluster.nodes) and powerfs.mounted(cluster.ssh[storage]) == []
         stopped = fault.stop(cluster)
         assert "errors" not in stopped, stopped

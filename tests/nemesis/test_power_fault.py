@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -14,11 +16,13 @@ import pytest
 
 from clusters.cluster import Cluster
 from clusters.kafka.admin import create_topic
+from clusters.kafka.config import UNSYNCED_ACKS
 from clusters.nodes import powerfs
 from clusters.nodes.inventory import load_inventory, write_inventory
 from clusters.nodes.local import LocalCluster
 from clusters.reconfigure import restart_if_reconfigured
 from clusters.smoke import consume_all, produce
+from common.client_logging import QUIET_CLIENT_LOGGER
 from harness.probes import format_power_loss
 from nemesis.heal import heal_inventory
 from nemesis.kind import FaultContext
@@ -84,6 +88,7 @@ def test_a_power_loss_forgets_what_kafka_never_fsynced(power_cluster: LocalClust
         dropped = struck["dropped"]["n1"]
         assert dropped["bytes"] > 0 and dropped["files"] > 0
         assert any("unflushed-0/" in f["path"] for f in dropped["file_list"]), dropped
+        assert struck["may_lose_data"] == UNSYNCED_ACKS     # the broker-wide default flush
         assert fuse_mounts(cluster) == [] and not cluster.db.is_running("n1")
 
         assert "errors" not in fault.stop(cluster)
@@ -91,6 +96,53 @@ def test_a_power_loss_forgets_what_kafka_never_fsynced(power_cluster: LocalClust
         bootstrap = cluster.db.bootstrap_servers()
         assert consume_all(bootstrap, "flushed", RECORDS, timeout=60) == values
         assert len(consume_all(bootstrap, "unflushed", RECORDS, timeout=10)) < RECORDS
+
+
+@contextmanager
+def writing(bootstrap: str, topic: str) -> Iterator[None]:
+    """A producer sending to `topic` without a pause for the `with` block, so that the
+    broker is writing to its log when the power goes."""
+    from confluent_kafka import Producer
+    done = threading.Event()
+
+    def send() -> None:
+        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1, "message.timeout.ms": 3000,
+                             "logger": QUIET_CLIENT_LOGGER})
+        sent = 0
+        while not done.is_set():
+            try:
+                producer.produce(topic, value=str(sent).encode())
+                sent += 1
+            except BufferError:
+                pass
+            producer.poll(0.001)
+        producer.flush(3)
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    time.sleep(1)       # under way
+    try:
+        yield
+    finally:
+        done.set()
+        sender.join(10)
+
+
+def test_a_broker_writing_when_the_power_goes_never_sees_the_cut_layer(power_cluster: LocalCluster) -> None:
+    """A machine without power does nothing more: the broker is frozen before its layer is
+    cut, so it never gets the layer's EIO, and never marks its log dir offline for it."""
+    with on_powerfs(power_cluster) as cluster:
+        create_topic(cluster, "busy", replication_factor=1, min_insync_replicas=1)
+        log = f"{cluster.db.paths.logs_dir('n1')}/server.log"
+        before = int(cluster.ssh["n1"].exec(f"stat -c %s {log}").stdout)
+        fault = KIND.make(FaultContext())
+        with writing(cluster.db.bootstrap_servers(), "busy"):
+            struck = fault.start(cluster, {"target": "one", "nodes": ["n1"], "majority": False, "mode": "clean"})
+        assert "errors" not in struck, struck
+        assert struck["dropped"]["n1"]["bytes"] > 0      # it was writing
+        since = cluster.ssh["n1"].exec(f"tail -c +{before + 1} {log}").stdout
+        assert "Input/output error" not in since and "KafkaStorageException" not in since, since[-2000:]
+        assert "errors" not in fault.stop(cluster)
 
 
 def test_cluster_heal_after_a_loss_cut_short_leaves_no_fuse_mount(power_cluster: LocalCluster) -> None:

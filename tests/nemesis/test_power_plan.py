@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nemesis.kind import REWRITES_OFFSETS_KEY, FaultContext
+from nemesis.kind import MAY_LOSE_DATA_KEY, REWRITES_OFFSETS_KEY, FaultContext
 from nemesis.power import KIND, OFF_MAJORITY, OFF_MINORITY
 from nemesis.schedule import START, load_schedule
 
@@ -52,6 +52,15 @@ def test_a_recorded_power_loss_replays_from_its_plan_not_from_what_it_dropped(tm
 def test_a_majority_loss_declares_that_it_may_write_offsets_again_and_a_minority_loss_nothing():
     assert KIND.declared(OFF_MAJORITY, {})[REWRITES_OFFSETS_KEY] is True
     assert KIND.declared(OFF_MINORITY, {}) == {"fault": "power", "may_lose_data": None}
+
+
+def test_a_majority_loss_takes_the_struck_systems_word_and_a_minority_loss_never_widens():
+    why = "the system acknowledges before an fsync"
+    assert KIND.declared(OFF_MAJORITY, {MAY_LOSE_DATA_KEY: why}) == \
+        {"fault": "power", "may_lose_data": why, REWRITES_OFFSETS_KEY: True}
+    # a system that fsyncs every write it acknowledges: its loss may lose nothing, nor rewrite offsets
+    assert KIND.declared(OFF_MAJORITY, {MAY_LOSE_DATA_KEY: None}) == {"fault": "power", "may_lose_data": None}
+    assert KIND.declared(OFF_MINORITY, {MAY_LOSE_DATA_KEY: why}) == {"fault": "power", "may_lose_data": None}
 
 
 def test_a_kind_may_not_say_that_a_strike_losing_nothing_rewrites_offsets():
