@@ -9,9 +9,9 @@ value says what each node's loss dropped ("dropped": files, bytes, name changes)
 A minority's loss must lose nothing acknowledged at --safe settings; a majority's may,
 where the system acknowledges before an fsync (Kafka's default flush), and must not
 where it fsyncs every write it acknowledges (Kafka with log.flush.interval.messages=1,
-tansu): each start records the struck system's word (docs/nemesis.md, "power"). The planned `mode` is `clean`
-(every unsynced write forgotten) or, with chance TORN_SHARE, `torn` (the last write
-of each file half kept)."""
+tansu): each start records the struck system's word (docs/nemesis.md, "power"). The
+planned `mode` is `clean` (every unsynced write forgotten) or, with chance TORN_SHARE,
+`torn` (the last write of each file half kept)."""
 from __future__ import annotations
 
 import random
@@ -60,7 +60,7 @@ class PowerFault(ProcessFault):
         # every process frozen first: after the cut the layer answers EIO, and a broker that
         # saw it would act (mark its log dir offline, tell the controller), which a machine
         # without power cannot do
-        strike(nodes, lambda node: freeze(db, node))
+        strike(nodes, lambda node: _freeze(db, node))
         # then every layer, in parallel: nothing any struck node writes after this counts
         errors = strike(nodes, lambda node: dropped.__setitem__(node, db.power_cut(node, params["mode"])))
         off_errors = strike(nodes, db.power_off)
@@ -79,7 +79,7 @@ class PowerFault(ProcessFault):
         return with_errors({"nodes": nodes}, {**errors, **waited})
 
 
-def freeze(db, node: str) -> None:
+def _freeze(db: object, node: str) -> None:
     """SIGSTOP what runs on the node (by its pid file; PostgreSQL's whole process group), if
     anything does. A freeze the control node does not live to follow with the kill is
     undone by the heal as a pause is (nemesis/pause.py)."""

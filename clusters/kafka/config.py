@@ -90,13 +90,13 @@ VERSION_KEY = "logtrial.kafka.version"
 MODE_KEY = "logtrial.kafka.mode"
 QUORUM_KEY = "logtrial.kraft.quorum"  # "dynamic": a KIP-853 controller quorum (else static)
 DYNAMIC = "dynamic"
-DYNAMIC_QUORUM_SINCE = (3, 9, 0)
+DYNAMIC_QUORUM_SINCE = (3, 9, 0)  # KIP-853: kafka-storage format --initial-controllers
 # an fsync after every message, broker-wide: each topic without its own flush.messages takes
 # it, the internal ones included, so a write is on disk before it is acknowledged
 FLUSH_MESSAGES_KEY = "log.flush.interval.messages"
 UNSYNCED_ACKS = ("Kafka acknowledges a write before any fsync (log.flush.interval.messages defaults "
                  "to Long.MAX_VALUE); when a majority loses power at once, every replica of an "
-                 "acknowledged record may lose it from its unflushed tail")  # KIP-853: kafka-storage format --initial-controllers
+                 "acknowledged record may lose it from its unflushed tail")
 
 
 
