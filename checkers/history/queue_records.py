@@ -122,14 +122,20 @@ def records_frame(ops: pd.DataFrame) -> pd.DataFrame:
     returned; PROVEN on the sends of info ops an ok poll read from) plus the
     RESET row of every assign/subscribe that queue.bucket.bucketed copies
     into each bucket, its HOLD rows, and the START rows of rebalances."""
+    return _proven(records_table(record_rows(op_tuples(ops))))
+
+
+def op_tuples(ops: pd.DataFrame, evidence: list | None = None) -> Iterable[tuple]:
+    """Each operation of `ops` (history.read.ParsedHistory.ops columns, or
+    the companion's ops/) as record_rows takes it; `evidence`: evidence_logs
+    of the operations around them, when `ops` are some of them."""
     n = len(ops)
-    columns = zip(ops["f"].tolist(), ops["type"].tolist(), *(int64s(ops[c]).tolist() for c in (
+    return zip(ops["f"].tolist(), ops["type"].tolist(), *(int64s(ops[c]).tolist() for c in (
         "invoke_index", "process", "invoke_time", "complete_time", "complete_index")),
         ops["invoke_value"].tolist(), ops["complete_value"].tolist(),
         ops["idempotent"].tolist() if "idempotent" in ops.columns else [None] * n,
         ops["starts"].tolist() if "starts" in ops.columns else [None] * n,
-        evidence_logs(ops))
-    return _proven(records_table(record_rows(columns)))
+        evidence_logs(ops) if evidence is None else evidence)
 
 
 def evidence_logs(ops: pd.DataFrame) -> list:

@@ -116,3 +116,17 @@ def results(gathered: Gathered, allow=(), forbid=(), cycles: bool = True,
 def _any_data_ok(stats: dict) -> bool:
     """Did any send, poll or txn succeed? (An ok assign alone checks nothing.)"""
     return any(stats["by_f"].get(f, {}).get("ok", 0) for f in ("send", "poll", "txn"))
+
+
+def stats_from_counts(counts: list[tuple[str, str, int, int | None]]) -> dict:
+    """op_stats from (f, type, operations, last time) per f and type (the
+    Parquet companion keeps them: history.spark_load.Loaded.op_counts)."""
+    by_f: dict[str, dict[str, int]] = {}
+    for f, kind, n, _ in counts:
+        by_f.setdefault(f, {})[kind] = n
+    by_type: dict[str, int] = {}
+    for per_type in by_f.values():
+        for kind, n in per_type.items():
+            by_type[kind] = by_type.get(kind, 0) + n
+    end = max((last or 0 for *_, last in counts), default=0)
+    return {"ops": sum(by_type.values()), "by_type": by_type, "by_f": by_f, "end_time": end}

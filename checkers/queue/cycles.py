@@ -261,8 +261,16 @@ def find_cycles_local(bucket_edges: pd.DataFrame, ops: pd.DataFrame, limit: int,
                       realtime: bool = False) -> tuple[dict[str, dict], dict]:
     """find_cycles_queue in-process: `bucket_edges` are the buckets' "edge"
     rows (shrunk unless `realtime`), `ops` the operations."""
-    if realtime:
-        graph = local_graph(edge_frame(bucket_edges, order_steps(ops)), rounds=True)
+    return find_cycles_with(bucket_edges, limit, local_op_details(ops), order_steps(ops) if realtime else None)
+
+
+def find_cycles_with(bucket_edges: pd.DataFrame, limit: int, details: OpDetails,
+                     order: list[Step] | None = None) -> tuple[dict[str, dict], dict]:
+    """find_cycles_local with the operations' `details` given, and `order`:
+    their process and realtime steps (order_steps) for the -process/-realtime
+    variants, None without them."""
+    if order is not None:
+        graph = local_graph(edge_frame(bucket_edges, order), rounds=True)
     else:
         graph = local_graph(edge_frame(bucket_edges))
-    return search(*graph, limit, local_op_details(ops))
+    return search(*graph, limit, details)

@@ -48,23 +48,12 @@ def _polled(value) -> bool:
     return '"poll"' in (value if isinstance(value, str) else json.dumps(value))
 
 
-class LocalPass:
-    """queue.Gathered from analyze_bucket's rows over the whole history."""
+class PassedRows:
+    """What queue.Gathered reads from analyze_bucket's rows alone (`passed`,
+    OUT_COLUMNS), whichever engine ran the buckets in-process."""
 
-    def __init__(self, ops: pd.DataFrame, limit: int = DEFAULT_EXAMPLES, realtime: bool = False,
-                 passed: pd.DataFrame | None = None, stats: dict | None = None) -> None:
-        """`passed`/`stats`: the bucket pass's rows and op_stats when an engine
-        ran them already (Spark, for a small history: queue.spark.driver_pass)."""
-        self.values = ops[ops["f"].isin(QUEUE_OPS)]
-        self.limit, self.realtime = limit, realtime
-        self.op_stats = stats if stats is not None else op_stats(self.values)
-        self.records = records_frame(self.values)
-        if passed is not None:
-            self.passed = passed
-        elif len(self.records):     # Spark runs no bucket when there is no record at all
-            self.passed = analyze_bucket(self.records, limit, self.op_stats["end_time"], shrink=not realtime)
-        else:
-            self.passed = pd.DataFrame({c: pd.Series(dtype=object) for c in OUT_COLUMNS})
+    def __init__(self, passed: pd.DataFrame, limit: int, realtime: bool) -> None:
+        self.passed, self.limit, self.realtime = passed, limit, realtime
 
     def _rec(self, kind: str) -> pd.DataFrame:
         return self.passed[self.passed["rec"] == kind]
@@ -92,6 +81,37 @@ class LocalPass:
         return queue_series.top([(int(k), int(n), json.loads(example)) for k, n, example
                                  in zip(int64s(rows["key"]), int64s(rows["count"]), rows["example"])])
 
+    def txn_reads(self) -> dict[str, dict]:
+        return queue_txn_reads.from_bucket_rows(self.passed, self.limit)
+
+    def lost_and_duplicated(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The lost writes (key, value, start, end) and the idempotent-only
+        duplicates (key, value), for the producer checks."""
+        lost = self._rec("lost")
+        lost = pd.DataFrame({"key": lost["key"], "value": lost["value"], "start": lost["sort"], "end": lost["sort2"]})
+        return lost, self._rec("idem_dup")[["key", "value"]]
+
+
+def no_rows() -> pd.DataFrame:
+    """analyze_bucket's output when no bucket ran (Spark runs none without records)."""
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in OUT_COLUMNS})
+
+
+class LocalPass(PassedRows):
+    """queue.Gathered from analyze_bucket's rows over the whole history."""
+
+    def __init__(self, ops: pd.DataFrame, limit: int = DEFAULT_EXAMPLES, realtime: bool = False,
+                 passed: pd.DataFrame | None = None, stats: dict | None = None) -> None:
+        """`passed`/`stats`: the bucket pass's rows and op_stats when an engine
+        ran them already (Spark, for a small history: queue.spark.driver_pass)."""
+        self.values = ops[ops["f"].isin(QUEUE_OPS)]
+        self.op_stats = stats if stats is not None else op_stats(self.values)
+        self.records = records_frame(self.values)
+        if passed is None:
+            passed = analyze_bucket(self.records, limit, self.op_stats["end_time"], shrink=not realtime) \
+                if len(self.records) else no_rows()
+        super().__init__(passed, limit, realtime)
+
     def cycles(self) -> tuple[dict[str, dict], dict]:
         return queue_cycles.find_cycles_local(self._rec("edge"), self.values, self.limit, self.realtime)
 
@@ -103,13 +123,8 @@ class LocalPass:
         polls = v[(v["type"] == "ok") & v["f"].isin(["poll", "txn"]) & (int64s(v["invoke_time"]) > time)]
         return any(_polled(done) for done in polls["complete_value"])
 
-    def txn_reads(self) -> dict[str, dict]:
-        return queue_txn_reads.from_bucket_rows(self.passed, self.limit)
-
     def producer(self, checks: producer_errors.ProducerChecks) -> dict:
-        lost = self._rec("lost")
-        lost = pd.DataFrame({"key": lost["key"], "value": lost["value"], "start": lost["sort"], "end": lost["sort2"]})
-        dups = self._rec("idem_dup")[["key", "value"]]
+        lost, dups = self.lost_and_duplicated()
         sends = self.records[self.records["kind"] == SEND]
         return producer_errors.analyze_local(self.values, sends, checks, lost, dups, null_key=NULL)
 

@@ -25,7 +25,7 @@ from checkers.queue import cycles as queue_cycles
 from checkers.queue import producer_errors
 from checkers.queue import series as queue_series
 from checkers.queue import txn_reads as queue_txn_reads
-from checkers.queue.assemble import QUEUE_OPS
+from checkers.queue.assemble import QUEUE_OPS, stats_from_counts
 from checkers.queue.local import LocalPass
 from checkers.verdict.taxonomy import DEFAULT_EXAMPLES
 
@@ -35,20 +35,6 @@ def op_stats(ops: DataFrame) -> dict:
     rows = ops.groupBy("f", "type").agg(
         F.count(F.lit(1)).alias("n"), F.max(F.coalesce("complete_time", "invoke_time")).alias("end")).collect()
     return stats_from_counts([(row["f"], row["type"], row["n"], row["end"]) for row in rows])
-
-
-def stats_from_counts(counts: list[tuple[str, str, int, int | None]]) -> dict:
-    """op_stats from (f, type, operations, last time) per f and type (the
-    Parquet companion keeps them: history.spark_load.Loaded.op_counts)."""
-    by_f: dict[str, dict[str, int]] = {}
-    for f, kind, n, _ in counts:
-        by_f.setdefault(f, {})[kind] = n
-    by_type: dict[str, int] = {}
-    for per_type in by_f.values():
-        for kind, n in per_type.items():
-            by_type[kind] = by_type.get(kind, 0) + n
-    end = max((last or 0 for *_, last in counts), default=0)
-    return {"ops": sum(by_type.values()), "by_type": by_type, "by_f": by_f, "end_time": end}
 
 
 # Up to this many queue operations the pass's rows and the operations are collected

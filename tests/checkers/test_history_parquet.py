@@ -128,7 +128,8 @@ def test_companion_holds_what_spark_reads_from_the_json(spark, tmp_path, name):
     info send may come blocks before or after it."""
     from checkers.history.spark_read import load_history, pair_operations
     from checkers.queue.bucket import records
-    from checkers.queue.spark import op_stats, stats_from_counts
+    from checkers.queue.assemble import stats_from_counts
+    from checkers.queue.spark import op_stats
     history = _write(COMPANION_HISTORIES[name](), tmp_path / "history.jsonl")
     companion = write_companion(history, block_bytes=300)
     ops = _frame(spark.read.parquet(str(companion / "ops")))
