@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from checkers.history.collector import free_pages_handed_back
 from checkers.history.queue_records import COLUMNS, RESET
 from checkers.queue.bucket import analyze_bucket
 
@@ -44,9 +45,10 @@ class BucketWorkerError(RuntimeError):
 
 @dataclass(frozen=True)
 class Buckets:
-    # about this many records per bucket: 10^6 (one key of a 10^7-operation
-    # history) analyses in ~1.5 s and ~1 GB
-    records_per_bucket: int = 2_000_000
+    # about this many records per bucket: bounded memory per analysis, and
+    # buckets small enough to share out evenly (one key of 10^7 operations,
+    # 10^6 records, analyses in 1-2 s)
+    records_per_bucket: int = 1_000_000
 
 
 @dataclass
@@ -93,29 +95,31 @@ def plan(keys: np.ndarray, buckets: Buckets, workers: int) -> Plan:
     return Plan(order, bounds, renumbered)
 
 
-def run_buckets(records: dict[str, np.ndarray], extra: pd.DataFrame, buckets: Buckets, workers: int,
+def run_buckets(records: dict[str, list[np.ndarray]], extra: pd.DataFrame, buckets: Buckets, workers: int,
                 limit: int, end_time: int, shrink: bool) -> pd.DataFrame | None:
     """analyze_bucket's rows over every bucket of `records` (int64 COLUMNS,
-    taken: the dict is emptied) and `extra` (RESET, HOLD and START records),
-    or None when there is no record at all (Spark runs no bucket then)."""
+    each in parts; taken: the dict is emptied) and `extra` (RESET, HOLD and
+    START records), or None when there is no record at all (Spark runs no
+    bucket then)."""
     kinds = extra["kind"].to_numpy()
     resets = extra[kinds == RESET].reset_index(drop=True)
     keyed = extra[kinds != RESET]
-    columns = {c: np.concatenate([records.pop(c), keyed[c].to_numpy(dtype=np.int64)]) for c in COLUMNS}
+    columns = {c: np.concatenate([*records.pop(c), keyed[c].to_numpy(dtype=np.int64)]) for c in COLUMNS}
     if not len(columns["key"]):
         return analyze_bucket(resets, limit, end_time, shrink) if len(resets) else None
     laid_out = plan(columns["key"], buckets, workers)
-    for c in COLUMNS:
-        columns[c] = columns[c][laid_out.order]
 
     def bucket(b: int) -> pd.DataFrame:
+        # gathered by the worker that analyses it: the workers copy in parallel
         lo, hi = laid_out.bounds[b]
-        rows = pd.DataFrame({c: columns[c][lo:hi] for c in COLUMNS}, copy=False)
-        return pd.concat([rows, resets], ignore_index=True) if len(resets) else rows
+        rows = laid_out.order[lo:hi]
+        frame = pd.DataFrame({c: columns[c][rows] for c in COLUMNS}, copy=False)
+        return pd.concat([frame, resets], ignore_index=True) if len(resets) else frame
 
     def share(bs: list[int]) -> pd.DataFrame:
         return pd.concat([analyze_bucket(bucket(b), limit, end_time, shrink) for b in bs], ignore_index=True)
 
+    free_pages_handed_back()
     children = [Forked(lambda bs=bs: share(bs)) for bs in laid_out.shares[1:]]
     try:
         mine = share(laid_out.shares[0])
@@ -142,6 +146,8 @@ class Forked:
         try:
             with open(self.path, "rb") as f:
                 ok, value = pickle.load(f)
+            if ok:
+                value = _arrived(value)
         except (OSError, EOFError, pickle.UnpicklingError):
             raise BucketWorkerError(f"a bucket worker (pid {self.process.pid}) died, exit {code}, "
                                     "without handing its rows back") from None
@@ -167,8 +173,31 @@ def _child(work: Callable[[], pd.DataFrame], path: str, parent: int) -> None:
     if os.getppid() != parent:
         os._exit(1)      # the parent died before the death signal was set
     try:
-        answer = (True, work())
+        answer = (True, _portable(work()))
     except BaseException:
         answer = (False, traceback.format_exc())
     with open(path, "wb") as f:
         pickle.dump(answer, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _portable(frame: pd.DataFrame) -> dict:
+    """`frame` with its text columns as codes into their distinct values:
+    millions of edge rows repeat a few texts (rec, kind) or none, and pickle
+    would write every one of them."""
+    out = {}
+    for c in frame.columns:
+        column = frame[c]
+        if column.dtype == object:
+            codes, distinct = pd.factorize(column.to_numpy(), use_na_sentinel=True)
+            out[c] = ("codes", codes, np.append(distinct.astype(object), None))
+        else:
+            out[c] = ("as is", column, None)
+    return out
+
+
+def _arrived(columns: dict) -> pd.DataFrame:
+    """_portable's frame back, None where a text was missing (code -1 picks the appended None)."""
+    out = {}
+    for c, (how, values, distinct) in columns.items():
+        out[c] = distinct[values] if how == "codes" else values
+    return pd.DataFrame(out)

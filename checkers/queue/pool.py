@@ -91,13 +91,16 @@ def op_counts(companion: Path, ops: CompanionOps) -> list[list]:
     return json.loads(path.read_text()) if path.is_file() else ops.counts()
 
 
-def read_records(companion: Path) -> dict[str, np.ndarray]:
-    """queue-mops/ as int64 columns (COLUMNS)."""
+def read_records(companion: Path) -> dict[str, list[np.ndarray]]:
+    """queue-mops/ as int64 columns (COLUMNS), each the list of its chunks
+    (views of Arrow's buffers: joined once, with the other records, by
+    buckets.run_buckets; every copy of 1.7 GB costs a second here)."""
     folder = companion / "queue-mops"
     if not folder.is_dir():
         raise NotAQueueCompanion(f"{companion}: no queue-mops/ (not the companion of a queue history)")
     table = pq.read_table(str(folder), columns=list(COLUMNS))
-    return {c: table[c].to_numpy() for c in COLUMNS}
+    return {c: [chunk.to_numpy(zero_copy_only=chunk.null_count == 0) for chunk in table[c].chunks]
+            for c in COLUMNS}
 
 
 def op_records(ops: CompanionOps, subscribed: bool) -> pd.DataFrame:
@@ -151,10 +154,11 @@ class PoolPass(PassedRows):
         return producer_errors.analyze_local(erring, sends, checks, lost, dups, null_key=NULL)
 
 
-def _sends(records: dict[str, np.ndarray]) -> pd.DataFrame:
+def _sends(records: dict[str, list[np.ndarray]]) -> pd.DataFrame:
     """The send records' (op, key): what the producer checks read of them."""
-    sends = records["kind"] == SEND
-    return pd.DataFrame({"op": records["op"][sends], "key": records["key"][sends]})
+    parts = [(op[kind == SEND], key[kind == SEND]) for kind, op, key in zip(*(records[c] for c in ("kind", "op", "key")))]
+    return pd.DataFrame({"op": np.concatenate([o for o, _ in parts] or [np.zeros(0, np.int64)]),
+                         "key": np.concatenate([k for _, k in parts] or [np.zeros(0, np.int64)])})
 
 
 def check_queue_pool(companion: Path, allow=(), forbid=(), limit: int = DEFAULT_EXAMPLES,
