@@ -3,10 +3,12 @@
     python -m benchmarks.bench_check --sizes 100000,1000000,10000000 [--json-up-to N] [--out DIR]
 
 For each size: generate a history with planted anomalies
-(benchmarks/gen_history.py); check the JSON Lines directly (sizes up to
---json-up-to; above 64 MB that check writes the Parquet companion itself,
-in-process, before Spark reads it); write the companion again with
-`logtrial to-parquet`; check again on Spark (now from the companion).
+(benchmarks/gen_history.py); check the JSON Lines directly with the default
+engine (sizes up to --json-up-to; above 64 MB that check writes the Parquet
+companion itself, then checks it in worker processes, no JVM), and again on
+Spark as the reference (the companion removed first, so it pays the same
+writing); write the companion again with `logtrial to-parquet`; check it
+with the default engine and on Spark.
 Each step is a subprocess of `python -m harness.cli`; the RSS of its whole
 process tree (Python driver, JVM, Python workers) is sampled every 0.2 s.
 Every planted anomaly must be found with its exact count. Beside them, in
@@ -120,11 +122,17 @@ def bench(sizes: list[int], out: Path, json_up_to: int, naive_timeout: float) ->
             shutil.rmtree(companion)
         if n <= json_up_to:
             row["json"] = _checked(run_check(history, out / f"check-json-{n}"), PLANTS)
+            shutil.rmtree(companion, ignore_errors=True)
+            row["json_spark"] = _checked(run_check(history, out / f"check-json-spark-{n}", "--engine", "spark"),
+                                         PLANTS)
         convert = run_cli(["to-parquet", str(history)])
         row["to_parquet"] = {"s": round(convert["seconds"], 1), "rss_mb": round(convert["peak_rss"] / 2**20)}
-        # only Spark reads a companion (auto checks a small history's JSON in-process)
-        row["parquet"] = _checked(run_check(history, out / f"check-parquet-{n}", "--engine", "spark"), PLANTS)
-        row["parquet"]["events_per_s"] = round(summary["events"] / row["parquet"]["s"])
+        # the companion itself: auto checks a small history's JSON in-process instead
+        row["parquet"] = _checked(run_check(companion, out / f"check-parquet-{n}"), PLANTS)
+        row["parquet_spark"] = _checked(run_check(companion, out / f"check-parquet-spark-{n}", "--engine", "spark"),
+                                        PLANTS)
+        for key in ("parquet", "parquet_spark"):
+            row[key]["events_per_s"] = round(summary["events"] / row[key]["s"])
         naive_s, why = naive_check("queue", history, naive_timeout)
         row["naive"] = {"s": None if naive_s is None else round(naive_s, 1), "why": why, "timeout": naive_timeout}
         row["load"] = [round(load_before, 1), round(os.getloadavg()[0], 1)]
@@ -134,16 +142,19 @@ def bench(sizes: list[int], out: Path, json_up_to: int, naive_timeout: float) ->
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| events (ops) | JSONL MB | check from JSONL (s) | to-parquet (s) | check from companion (s) "
-             "| events/s | peak RSS (MB) | planted found | naive reference | load avg (before, after) |",
-             "|---:|---:|---:|---:|---:|---:|---:|---|---:|---|"]
+    lines = ["| events (ops) | JSONL MB | check from JSONL (s): default engine / Spark | to-parquet (s) "
+             "| check from companion (s): default engine / Spark | peak RSS (MB): default / Spark "
+             "| planted found | naive reference | load avg (before, after) |",
+             "|---:|---:|---:|---:|---:|---:|---|---:|---|"]
     for r in rows:
-        pq = r["parquet"]
-        js = f"{r['json']['s']}" if "json" in r else "not run"
-        problems = pq["problems"] + (r["json"]["problems"] if "json" in r else [])
+        pq, pq_spark = r["parquet"], r.get("parquet_spark", {})
+        js = f"{r['json']['s']} ({r['json']['engine']}) / {r['json_spark']['s']}" if "json" in r else "not run"
+        checked = [pq, pq_spark] + ([r["json"], r["json_spark"]] if "json" in r else [])
+        problems = [p for c in checked for p in c.get("problems", [])]
         found = "all, exact" if not problems else "; ".join(problems)
         lines.append(f"| {r['events']:,} ({r['ops']:,}) | {r['jsonl_mb']:,} | {js} | {r['to_parquet']['s']} | "
-                     f"{pq['s']} | {pq['events_per_s']:,} | {pq['rss_mb']:,} | {found} | "
+                     f"{pq['s']} ({pq['engine']}) / {pq_spark.get('s')} | {pq['rss_mb']:,} / "
+                     f"{pq_spark.get('rss_mb')} | {found} | "
                      f"{naive_cell(r['naive']['s'], r['naive']['why'], r['naive']['timeout'])} | "
                      f"{r['load'][0]}, {r['load'][1]} |")
     return "\n".join(lines)

@@ -63,12 +63,16 @@ def _check_rows(rows: list[dict]) -> list[Measured]:
             continue
         naive = r["naive"]
         label = f"{r['ops']:,} queue operations ({r['events']:,} events)"
-        for source, key, goal in (("from JSON Lines", "json", 120), ("from the Parquet companion", "parquet", 60)):
+        # issue 43: 60 s from JSON Lines (issue 12 asked 120 s of it, and 60 s from the companion)
+        for source, key, goal in (("from JSON Lines", "json", 60), ("from the Parquet companion", "parquet", 60)):
             if key in r:
                 found = "all planted found" if not r[key]["problems"] else "; ".join(r[key]["problems"])
+                spark = r.get(f"{key}_spark")
+                beside = f", Spark in the same run {spark['s']} s" if spark else ""
                 out.append(Measured(Target(f"{label} {source}", goal), r[key]["s"], naive["s"], naive["why"],
                                     naive["timeout"], tuple(r["load"]),
-                                    f"peak RSS {r[key]['rss_mb']:,} MB, {found}"))
+                                    f"engine {r[key].get('engine')}{beside}; peak RSS {r[key]['rss_mb']:,} MB, "
+                                    f"{found}"))
     return out
 
 

@@ -8,7 +8,7 @@ import os
 import time
 from pathlib import Path
 
-from checkers.history.companion import companion_for, companion_path
+from checkers.history.companion import SOURCE, companion_for, companion_path, is_companion
 from checkers.history.edn_fast import is_edn, read_edn_history
 from checkers.history.errors import HistoryError, Problem
 from checkers.history.fault_events import declared_starts
@@ -27,13 +27,37 @@ log = logging.getLogger(__name__)
 JVM_LOG = "spark.log"
 
 
-def _run_local(history_path: Path, workload: str, options: CheckOptions) -> tuple[dict, dict]:
+def _run_local(history_path: Path, out: Path, workload: str, options: CheckOptions) -> tuple[dict, dict]:
+    checker = checker_for(workload)
+    companion = _companion_to_check(history_path, workload, out)
+    if companion is not None:
+        with stage("checking in worker processes"):
+            results = checker.check_companion(companion, options)
+        return results, {"engine": "local", "parquet_companion": True}
     with stage("reading history"):
         parsed = read_edn_history(history_path, workload) if is_edn(history_path) else \
             read_history(history_path, workload)
     with stage("checking"):
         results = checker_for(workload).check_local(parsed, options)
     return results, {"engine": "local", "parquet_companion": False}
+
+
+def _companion_to_check(history_path: Path, workload: str, out: Path) -> Path | None:
+    """The Parquet companion the local engine checks, for a workload that
+    has a companion checker: the history itself when it is one; for a JSON
+    Lines history above local_max_bytes, its companion (written first, and
+    validating it, if need be: companion_first). None: read the history
+    in-process (a small one, EDN, or one whose companion could not be written)."""
+    checker = checker_for(workload)
+    if checker.check_companion is None:
+        return None
+    if is_companion(history_path):
+        return history_path
+    if not _json_lines_file(history_path) or is_edn(history_path) \
+            or history_path.stat().st_size <= checker.local_max_bytes:
+        return None
+    source = companion_first(history_path, workload, out)
+    return source if is_companion(source) else companion_for(history_path)
 
 
 def _json_lines_file(path: Path) -> bool:
@@ -109,20 +133,29 @@ def _imported(edn: Path, workload: str, out: Path) -> Path:
 
 
 def choose_engine(history_path: Path, engine: str, spark_master, workload: str = "queue") -> str:
-    """auto: in-process for a JSON Lines history up to the workload's
-    local_max_bytes with no Spark master named; Spark otherwise. A Parquet
-    companion beside a small history changes nothing: reading the JSON in
-    process beats starting a JVM to read the Parquet (10^5 queue operations:
-    2 s against 12 s)."""
+    """auto, with no Spark master named: in-process for a JSON Lines history
+    up to the workload's local_max_bytes, and above that for a workload
+    with a companion checker while its memory fits (companion_fits; the
+    queue at 10^7 operations: 55 s against 91 s on Spark, docs/benchmarks.md),
+    a companion folder too; Spark otherwise. A Parquet companion beside a
+    small history changes nothing: reading the JSON in process beats
+    reading the Parquet (10^5 queue operations: 2 s against 12 s on Spark)."""
     if engine not in ENGINES:
         raise CheckOptionError(f"unknown engine {engine!r}: expected one of {', '.join(ENGINES)}")
     if engine != "auto":
         return engine
-    if spark_master is not None or not history_path.is_file() or history_path.suffix == ".parquet":
+    checker = checker_for(workload)
+    if spark_master is not None:
+        return "spark"
+    if is_companion(history_path):
+        recorded = json.loads((history_path / SOURCE).read_text())
+        return "local" if checker.companion_fits(recorded["bytes"]) else "spark"
+    if not history_path.is_file() or history_path.suffix == ".parquet":
         return "spark"
     if is_edn(history_path):
         return "local"      # its reader is in-process (checkers/history/edn_fast.py)
-    return "local" if history_path.stat().st_size <= checker_for(workload).local_max_bytes else "spark"
+    size = history_path.stat().st_size
+    return "local" if size <= checker.local_max_bytes or checker.companion_fits(size) else "spark"
 
 
 def write_results(results: dict, out_dir: Path) -> Path:
@@ -164,7 +197,7 @@ def check_history(history_path, workload: str = "queue", out_dir=None, spark_mas
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     if choose_engine(history_path, engine, spark_master, workload) == "local":
-        results, how = _run_local(history_path, workload, options)
+        results, how = _run_local(history_path, out, workload, options)
     else:
         results, how = _run_spark(history_path, out, spark_master, workload, options)
     judged = judge_faults(history_path, results)

@@ -8,7 +8,9 @@ The checkers are imported when called: the in-process path must not load
 pyspark, and neither should listing the workloads."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 from checkers.history.formats import FORMATS, HistoryFormat
@@ -28,6 +30,19 @@ class WorkloadChecker:
     uses_model: bool
     check_local: Callable[[Any, CheckOptions], dict]          # (ParsedHistory, options)
     check_spark: Callable[[Any, Any, CheckOptions], dict]     # (SparkSession, loaded history, options)
+    # in-process above local_max_bytes: over the Parquet companion, in worker
+    # processes (companion folder, options); None: Spark checks what is bigger
+    check_companion: Callable[[Path, CheckOptions], dict] | None = None
+    # the peak memory of check_companion per byte of the JSON Lines history
+    companion_memory_per_byte: float = 0.0
+
+    def companion_fits(self, history_bytes: int) -> bool:
+        """May auto check a history this big over its companion in-process?
+        While its peak stays within half of this machine's memory (above
+        that, Spark spills where the pool engine would not)."""
+        if self.check_companion is None:
+            return False
+        return history_bytes * self.companion_memory_per_byte <= physical_memory() / 2
 
     def validate(self, options: CheckOptions) -> None:
         """Refuses options that would not apply, rather than ignore them."""
@@ -44,6 +59,13 @@ def _queue_local(parsed, options: CheckOptions) -> dict:
     return check_queue_local(parsed.ops, allow=options.allow, forbid=options.forbid,
                              realtime=options.realtime_cycles, limit=options.examples,
                              producer=ProducerChecks())
+
+
+def _queue_companion(companion: Path, options: CheckOptions) -> dict:
+    from checkers.queue.pool import check_queue_pool  # loads pandas and pyarrow: only when needed
+    from checkers.queue.producer_errors import ProducerChecks  # loads pandas: only when needed
+    return check_queue_pool(companion, allow=options.allow, forbid=options.forbid, realtime=options.realtime_cycles,
+                            limit=options.examples, producer=ProducerChecks())
 
 
 def _queue_spark(spark, loaded, options: CheckOptions) -> dict:
@@ -73,8 +95,10 @@ def _list_append_spark(spark, loaded, options: CheckOptions) -> dict:
 # the whole graph on the driver anyway, and 10^6 operations (458 MB) took 66 s
 # and 4 GB in-process against 598 s on local Spark (docs/benchmarks.md).
 CHECKERS: dict[str, WorkloadChecker] = {
+    # 10^7 operations (2.4 GB of JSON Lines) peaked at PEAK GB over the companion
     "queue": WorkloadChecker("queue", 64 * MB, FORMATS["queue"], uses_model=False,
-                             check_local=_queue_local, check_spark=_queue_spark),
+                             check_local=_queue_local, check_spark=_queue_spark,
+                             check_companion=_queue_companion, companion_memory_per_byte=4.0),
     "list-append": WorkloadChecker("list-append", 512 * MB, FORMATS["list-append"], uses_model=True,
                                    check_local=_list_append_local, check_spark=_list_append_spark),
 }
@@ -88,3 +112,8 @@ def checker_for(workload: str) -> WorkloadChecker:
     except KeyError:
         raise CheckOptionError(f"unknown workload {workload!r}: expected one of "
                                f"{', '.join(WORKLOAD_NAMES)}") from None
+
+
+def physical_memory() -> int:
+    """This machine's memory in bytes."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

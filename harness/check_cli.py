@@ -21,8 +21,10 @@ CHECK_OPTIONS = [
     click.option("--realtime-cycles", is_flag=True,
                  help="queue: also search -process/-realtime cycles (slow on big histories)."),
     click.option("--engine", type=click.Choice(ENGINES), default="auto", show_default=True,
-                 help="local: in-process, no JVM; spark: on Spark; auto: local up to 64 MB of JSON Lines "
-                      "(queue) or 512 MB (list-append) with no --spark-master, else Spark."),
+                 help="local: in-process, no JVM (a queue history above 64 MB through its Parquet companion, "
+                      "in one worker process per core); spark: on Spark; auto: local with no --spark-master, "
+                      "up to 512 MB of JSON Lines for list-append and while its memory fits for the queue, "
+                      "else Spark."),
     click.option("--spark-master", default=None,
                  help="spark://host:7077, yarn, k8s://... (default: embedded local[*])."),
 ]

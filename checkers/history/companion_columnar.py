@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from checkers.history.collector import without_cyclic_gc
+from checkers.history.collector import kept_heap, without_cyclic_gc
 from checkers.history.companion_parts import OPS_SCHEMA, RECORDS_SCHEMA, Child, OpCounts, Parts, ProvenSends, json_text
 from checkers.history.lines import byte_blocks
 from checkers.history.op_row import error_parts, producer_flags
@@ -585,7 +585,8 @@ def write_columnar(history: Path, out: Path, block_bytes: int) -> OpCounts:
     middle = _middle(history) if history.stat().st_size >= SPLIT_MIN_BYTES else None
     writer, pairing = _Writer(out, 0), Pairing()
     try:
-        with _SecondHalf(history, out, middle, block_bytes) as second, without_cyclic_gc():
+        # kept_heap: each block's arrays reuse the last block's memory (3-4 s of 30 at 10^7)
+        with _SecondHalf(history, out, middle, block_bytes) as second, without_cyclic_gc(), kept_heap():
             for block in _blocks(history, block_bytes, 0, middle):
                 writer.write(*pairing.add(block))
             pending = [pairing.pending()]
@@ -619,7 +620,7 @@ def write_second_half(history: Path, out: Path, start: int, block_bytes: int, pa
     that writer's process; should it die, this one stops at its next block."""
     writer, pairing = _Writer(out, 1), Pairing(open_start=True)
     try:
-        with without_cyclic_gc():
+        with without_cyclic_gc(), kept_heap():
             for block in _blocks(history, block_bytes, start, None):
                 if parent is not None and os.getppid() != parent:
                     raise SystemExit(f"{history}: the process writing the first part ({parent}) is gone")

@@ -1,23 +1,27 @@
-"""The queue checker's results, assembled the same way for both engines.
+"""The queue checker's results, assembled the same way for every engine.
 
     spark.check_queue_spark(spark, ops, allow=(), forbid=()) -> results dict  on Spark
     local.check_queue_local(ops, allow=(), forbid=()) -> the same             in-process
+    pool.check_queue_pool(companion, allow=(), forbid=()) -> the same         in worker processes
 
-Both run the per-key analysis of checkers/queue/bucket.analyze_bucket over
+All run the per-key analysis of checkers/queue/bucket.analyze_bucket over
 the history's micro-op records, in buckets of keys, and gather from its
 output rows the same things (the `Gathered` protocol): exact counts and the
 first `limit` examples per anomaly type, the buckets' stats, the unseen
 series candidates, the graph's cycles (checkers/queue/cycles.py), the
 producer checks (checkers/queue/producer_errors.py) and a few facts about the
 operations. `results()` turns what was gathered into the results dict, so
-the two engines cannot disagree on anything but how they gather:
+the engines cannot disagree on anything but how they gather:
 
 - Spark (checkers/queue/spark.py): `ops` from history.spark_read.pair_operations
   (or the companion, history.spark_load.load); one shuffle by key bucket runs
   the analysis in executors and the driver receives only counts, examples,
   series candidates and the part of the graph that can hold a cycle;
 - in-process (checkers/queue/local.py): `ops` as a pandas frame
-  (history.read.ParsedHistory.ops), the whole history one bucket.
+  (history.read.ParsedHistory.ops), the whole history one bucket;
+- in worker processes (checkers/queue/pool.py): the Parquet companion's
+  records in buckets of whole keys (checkers/queue/buckets.py), analysed in
+  this process and forked ones, the operations read from ops/ with filters.
 """
 from __future__ import annotations
 

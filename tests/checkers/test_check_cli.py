@@ -75,20 +75,27 @@ def test_a_history_that_is_not_utf8_exits_3_naming_file_and_line(spark, tmp_path
     assert f"{path}:2: not UTF-8: byte 0xff at character 83" in result.output
 
 
-def test_auto_engine_keeps_list_append_in_process_longer_than_the_queue(tmp_path):
-    """auto picks by size and workload (sparse files: only their size is read)."""
+def test_auto_engine_picks_by_size_workload_and_memory(tmp_path):
+    """auto picks by size and workload (sparse files: only their size is read):
+    list-append in-process up to its local_max_bytes; the queue beyond its
+    own through the companion, in worker processes, while the estimated peak
+    fits in half this machine's memory; Spark beyond, or when named."""
     import os
 
     from checkers.api import choose_engine
-    from checkers.registry import CHECKERS
+    from checkers.registry import CHECKERS, physical_memory
+    queue = CHECKERS["queue"]
+    too_big = int(physical_memory() / 2 / queue.companion_memory_per_byte) + 1
     picks = {}
-    for size in (CHECKERS["queue"].local_max_bytes + 1, CHECKERS["list-append"].local_max_bytes + 1):
+    for size in (queue.local_max_bytes + 1, CHECKERS["list-append"].local_max_bytes + 1, too_big):
         path = tmp_path / f"{size}.jsonl"
         path.touch()
         os.truncate(path, size)
         picks[size] = [choose_engine(path, "auto", None, w) for w in ("queue", "list-append")]
-    assert list(picks.values()) == [["spark", "local"], ["spark", "spark"]]
+    assert list(picks.values()) == [["local", "local"], ["local", "spark"], ["spark", "spark"]]
     assert choose_engine(path, "auto", "spark://127.0.0.1:7077", "list-append") == "spark"
+    assert choose_engine(tmp_path / f"{queue.local_max_bytes + 1}.jsonl", "auto", "spark://127.0.0.1:7077",
+                         "queue") == "spark"
 
 
 def test_a_consistency_model_is_refused_for_the_queue_and_an_unknown_one_names_the_known(tmp_path):

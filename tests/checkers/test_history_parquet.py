@@ -102,7 +102,8 @@ def test_check_command_takes_a_companion_folder(spark, tmp_path):
     assert from_parquet.exit_code == from_json.exit_code == 1, from_parquet.output
     parquet = json.loads((tmp_path / "p" / "results.json").read_text())
     local = json.loads((tmp_path / "j" / "results.json").read_text())
-    assert parquet["checker"]["engine"] == "spark" and parquet["checker"]["parquet_companion"]
+    # a queue companion is checked in-process, in worker processes (checkers/queue/pool.py)
+    assert parquet["checker"]["engine"] == "local" and parquet["checker"]["parquet_companion"]
     assert {k: v["count"] for k, v in parquet["anomalies"].items()} == \
         {k: v["count"] for k, v in local["anomalies"].items()}
 

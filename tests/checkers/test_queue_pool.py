@@ -97,3 +97,44 @@ def test_a_folder_without_records_is_refused(tmp_path, written):
     with pytest.raises(NotAQueueCompanion, match="no queue-mops"):
         check_queue_pool(companion)
     assert json.loads((companion / "op_counts.json").read_text())      # the rest is left as it was
+
+
+@pytest.fixture
+def small_local_max(monkeypatch):
+    """The queue's local_max_bytes (and the companion's threshold) lowered
+    to 100 bytes: every test history is a big one."""
+    import dataclasses
+
+    from checkers import api, registry
+    monkeypatch.setitem(registry.CHECKERS, "queue", dataclasses.replace(registry.CHECKERS["queue"], local_max_bytes=100))
+    monkeypatch.setattr(api, "VALIDATE_FIRST_MAX_BYTES", 100)
+
+
+def test_a_big_history_is_checked_through_its_companion_in_process(written, tmp_path, small_local_max):
+    """`check` (auto and local): the companion written beside the history,
+    then the pool engine; the results are the in-process engine's."""
+    from checkers.api import check_history
+    from checkers.history.companion import companion_for
+    path = tmp_path / "history.jsonl"
+    path.write_bytes(written["planted"].read_bytes())
+    for engine in ("auto", "local"):
+        results = check_history(path, out_dir=tmp_path / engine, engine=engine)
+        assert (results["checker"]["engine"], results["checker"]["parquet_companion"]) == ("local", True)
+        assert companion_for(path) is not None
+        expected = local_check(path, producer=ProducerChecks())
+        assert_same(expected, {k: v for k, v in results.items() if k in expected})
+    companion = check_history(companion_for(path), out_dir=tmp_path / "companion")
+    assert companion["checker"]["engine"] == "local" and companion["anomalies"] == results["anomalies"]
+
+
+def test_a_big_broken_history_is_refused_by_line_before_any_worker_runs(written, tmp_path, small_local_max):
+    from checkers.api import check_history
+    from checkers.history.companion import companion_path
+    from checkers.history.errors import HistoryError
+    path = tmp_path / "history.jsonl"
+    path.write_text(written["planted"].read_text() + '{"index": 999, "time": 1}\n')
+    with pytest.raises(HistoryError) as e:
+        check_history(path, out_dir=tmp_path / "out", engine="local")
+    lines = len(written["planted"].read_text().splitlines()) + 1
+    assert f"{path}:{lines}: missing field 'type'" in str(e.value)
+    assert not companion_path(path).exists() and not (tmp_path / "out" / "results.json").exists()
