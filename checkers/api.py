@@ -136,7 +136,7 @@ def choose_engine(history_path: Path, engine: str, spark_master, workload: str =
     """auto, with no Spark master named: in-process for a JSON Lines history
     up to the workload's local_max_bytes, and above that for a workload
     with a companion checker while its memory fits (companion_fits; the
-    queue at 10^7 operations: 55 s against 91 s on Spark, docs/benchmarks.md),
+    queue at 10^7 operations: 55.3 s against 90.0 s on Spark, docs/benchmarks.md),
     a companion folder too; Spark otherwise. A Parquet companion beside a
     small history changes nothing: reading the JSON in process beats
     reading the Parquet (10^5 queue operations: 2 s against 12 s on Spark)."""

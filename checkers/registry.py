@@ -95,7 +95,8 @@ def _list_append_spark(spark, loaded, options: CheckOptions) -> dict:
 # the whole graph on the driver anyway, and 10^6 operations (458 MB) took 66 s
 # and 4 GB in-process against 598 s on local Spark (docs/benchmarks.md).
 CHECKERS: dict[str, WorkloadChecker] = {
-    # 10^7 operations (2.4 GB of JSON Lines) peaked at PEAK GB over the companion
+    # companion_memory_per_byte: 10^7 operations (2.4 GB of JSON Lines) peaked at 7.3 GB summed
+    # over the pool engine's processes (pages they share counted twice), so 4 leaves room
     "queue": WorkloadChecker("queue", 64 * MB, FORMATS["queue"], uses_model=False,
                              check_local=_queue_local, check_spark=_queue_spark,
                              check_companion=_queue_companion, companion_memory_per_byte=4.0),

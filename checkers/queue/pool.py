@@ -99,8 +99,7 @@ def read_records(companion: Path) -> dict[str, list[np.ndarray]]:
     if not folder.is_dir():
         raise NotAQueueCompanion(f"{companion}: no queue-mops/ (not the companion of a queue history)")
     table = pq.read_table(str(folder), columns=list(COLUMNS))
-    return {c: [chunk.to_numpy(zero_copy_only=chunk.null_count == 0) for chunk in table[c].chunks]
-            for c in COLUMNS}
+    return {c: [chunk.to_numpy() for chunk in table[c].chunks] for c in COLUMNS}   # no nulls: NULL marks them
 
 
 def op_records(ops: CompanionOps, subscribed: bool) -> pd.DataFrame:
