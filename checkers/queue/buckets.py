@@ -131,21 +131,21 @@ def run_buckets(records: dict[str, list[np.ndarray]], extra: pd.DataFrame, bucke
 
 class Forked:
     """`work()` in a forked child; its result (a pickled frame) comes back
-    through a file, its failure as BucketWorkerError."""
+    through a file, its failure as BucketWorkerError. The file has no name
+    (both processes hold it open), so nothing is left behind whoever dies."""
 
     def __init__(self, work: Callable[[], pd.DataFrame]) -> None:
-        fd, self.path = tempfile.mkstemp(prefix="logtrial-bucket-", suffix=".pickle")
-        os.close(fd)
+        self.file = tempfile.TemporaryFile(prefix="logtrial-bucket-")
         context = multiprocessing.get_context("fork")
-        self.process = context.Process(target=_child, args=(work, self.path, os.getpid()), daemon=True)
+        self.process = context.Process(target=_child, args=(work, self.file.fileno(), os.getpid()), daemon=True)
         self.process.start()
 
     def result(self) -> pd.DataFrame:
         self.process.join()
         code = self.process.exitcode
         try:
-            with open(self.path, "rb") as f:
-                ok, value = pickle.load(f)
+            self.file.seek(0)
+            ok, value = pickle.load(self.file)
             if ok:
                 value = _arrived(value)
         except (OSError, EOFError, pickle.UnpicklingError):
@@ -159,13 +159,10 @@ class Forked:
         if self.process.is_alive():
             self.process.kill()
         self.process.join()
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
+        self.file.close()
 
 
-def _child(work: Callable[[], pd.DataFrame], path: str, parent: int) -> None:
+def _child(work: Callable[[], pd.DataFrame], fd: int, parent: int) -> None:
     # the parent's objects are never collected here: no page of theirs is
     # copied for it, and no finalizer of theirs (a py4j proxy's, say) runs twice
     gc.freeze()
@@ -176,7 +173,7 @@ def _child(work: Callable[[], pd.DataFrame], path: str, parent: int) -> None:
         answer = (True, _portable(work()))
     except BaseException:
         answer = (False, traceback.format_exc())
-    with open(path, "wb") as f:
+    with os.fdopen(os.dup(fd), "wb") as f:
         pickle.dump(answer, f, protocol=pickle.HIGHEST_PROTOCOL)
 
 

@@ -138,3 +138,49 @@ def test_a_big_broken_history_is_refused_by_line_before_any_worker_runs(written,
     lines = len(written["planted"].read_text().splitlines()) + 1
     assert f"{path}:{lines}: missing field 'type'" in str(e.value)
     assert not companion_path(path).exists() and not (tmp_path / "out" / "results.json").exists()
+
+
+_KILLED_PARENT = """
+import os, sys, time
+from pathlib import Path
+from checkers.queue import buckets
+from checkers.queue.pool import check_queue_pool
+parent, out = os.getpid(), Path(sys.argv[2])
+
+def analyze(bucket, *args, **kw):
+    (out / ("child" if os.getpid() != parent else "parent")).write_text(str(os.getpid()))
+    time.sleep(120)
+buckets.analyze_bucket = analyze
+check_queue_pool(Path(sys.argv[1]), workers=2, buckets=buckets.Buckets(records_per_bucket=1))
+"""
+
+
+def test_a_worker_dies_with_its_parent_and_leaves_no_file(written, tmp_path):
+    """The checking process SIGKILLed in the middle of the pass: its forked
+    worker goes too (PR_SET_PDEATHSIG), and no file of theirs is left."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    companion = write_companion(written["planted"], out=tmp_path / "h.parquet")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    check = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT, str(companion), str(tmp_path)],
+                             env={**os.environ, "TMPDIR": str(scratch)})
+    deadline = time.monotonic() + 60
+    while not ((tmp_path / "child").is_file() and (tmp_path / "parent").is_file()):
+        assert check.poll() is None and time.monotonic() < deadline, "the pass never reached its workers"
+        time.sleep(0.1)
+    child = int((tmp_path / "child").read_text())
+    os.kill(check.pid, signal.SIGKILL)
+    check.wait()
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"worker {child} outlived its parent")
+    assert list(scratch.iterdir()) == []
