@@ -235,6 +235,7 @@ class LocalCluster:
                                              authorized_keys=authorized_keys))
         run(["ip", "netns", "exec", self.netns(node), SSHD, "-f", str(config),
              "-E", str(sdir / "sshd.log")])
+        _wait_for_pid_file(sdir / "sshd.pid", f"sshd of {node} (its log: {sdir / 'sshd.log'})")
 
     # -- down -------------------------------------------------------------------------
     def down(self, keep_data: bool = False) -> list[str]:
@@ -401,6 +402,20 @@ def link_exists(name: str) -> bool:
 def host_key_fingerprint(key_path: Path) -> str:
     out = run(["ssh-keygen", "-l", "-E", "sha256", "-f", f"{key_path}.pub"]).stdout
     return out.split()[1]
+
+
+SSHD_PID_FILE_TIMEOUT_S = 10.0
+
+
+def _wait_for_pid_file(pid_file: Path, what: str) -> None:
+    """A daemonised sshd writes its pid file after it listens: so a node can
+    be reachable before heal, down or status could find its process. Up
+    returns only once they can."""
+    deadline = time.monotonic() + SSHD_PID_FILE_TIMEOUT_S
+    while read_pid(pid_file) is None:
+        if time.monotonic() > deadline:
+            raise LocalClusterError(f"{what}: no pid in {pid_file} after {SSHD_PID_FILE_TIMEOUT_S:g} s")
+        time.sleep(0.02)
 
 
 def read_pid(pid_file: Path) -> int | None:
