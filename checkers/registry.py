@@ -53,27 +53,27 @@ class WorkloadChecker:
                 f"{options.consistency_model}, and use --allow or --forbid to change what counts")
 
 
+def _queue_options(options: CheckOptions) -> dict:
+    """The queue checkers' keyword arguments, the same on every engine."""
+    from checkers.queue.producer_errors import ProducerChecks  # loads pandas: only when needed
+    return {"allow": options.allow, "forbid": options.forbid, "realtime": options.realtime_cycles,
+            "limit": options.examples, "producer": ProducerChecks()}
+
+
 def _queue_local(parsed, options: CheckOptions) -> dict:
     from checkers.queue.local import check_queue_local  # loads pandas: only when needed
-    from checkers.queue.producer_errors import ProducerChecks  # loads pandas: only when needed
-    return check_queue_local(parsed.ops, allow=options.allow, forbid=options.forbid,
-                             realtime=options.realtime_cycles, limit=options.examples,
-                             producer=ProducerChecks())
+    return check_queue_local(parsed.ops, **_queue_options(options))
 
 
 def _queue_companion(companion: Path, options: CheckOptions) -> dict:
     from checkers.queue.pool import check_queue_pool  # loads pandas and pyarrow: only when needed
-    from checkers.queue.producer_errors import ProducerChecks  # loads pandas: only when needed
-    return check_queue_pool(companion, allow=options.allow, forbid=options.forbid, realtime=options.realtime_cycles,
-                            limit=options.examples, producer=ProducerChecks())
+    return check_queue_pool(companion, **_queue_options(options))
 
 
 def _queue_spark(spark, loaded, options: CheckOptions) -> dict:
-    from checkers.queue.producer_errors import ProducerChecks  # loads pandas: only when needed
     from checkers.queue.spark import check_queue_spark  # loads pyspark: only when needed
-    return check_queue_spark(spark, loaded.ops, allow=options.allow, forbid=options.forbid,
-                       realtime=options.realtime_cycles, limit=options.examples, producer=ProducerChecks(),
-                       micro=loaded.queue_records, op_counts=loaded.op_counts)
+    return check_queue_spark(spark, loaded.ops, **_queue_options(options), micro=loaded.queue_records,
+                             op_counts=loaded.op_counts)
 
 
 def _list_append_local(parsed, options: CheckOptions) -> dict:

@@ -82,10 +82,3 @@ def jemalloc_for_arrow() -> Iterator[None]:
     finally:
         pa.set_memory_pool(before)
 
-
-def free_pages_handed_back() -> None:
-    """glibc hands the heap's free pages back to the kernel: before a fork,
-    so that neither process copies them on its next write (copy-on-write)."""
-    libc = _glibc()
-    if libc is not None:
-        libc.malloc_trim(0)

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from checkers.history.collector import free_pages_handed_back
 from checkers.history.queue_records import COLUMNS, RESET
 from checkers.queue.bucket import analyze_bucket
 
@@ -72,8 +71,8 @@ def _lightest_first(sizes: list[int], bins: int) -> list[list[int]]:
 
 def plan(keys: np.ndarray, buckets: Buckets, workers: int) -> Plan:
     """The plan for records with these `keys` (one per row)."""
-    counts = pd.Series(keys).value_counts(sort=False)
-    distinct, sizes = counts.index.to_numpy(), counts.to_numpy().tolist()
+    codes, distinct = pd.factorize(keys)     # one hash pass: each row's key and the keys' sizes
+    sizes = np.bincount(codes, minlength=len(distinct)).tolist()
     n_buckets = max(1, min(len(distinct), -(-len(keys) // buckets.records_per_bucket)))
     bucket_keys = _lightest_first(sizes, n_buckets)
     bucket_sizes = [sum(sizes[k] for k in ks) for ks in bucket_keys]
@@ -84,15 +83,12 @@ def plan(keys: np.ndarray, buckets: Buckets, workers: int) -> Plan:
     for new, old in enumerate(numbering):
         bucket_of_key[bucket_keys[old]] = new
     dtype = np.int16 if n_buckets < (1 << 15) else np.int64     # int16: numpy's stable sort is a radix sort
-    row_bucket = bucket_of_key[pd.Index(distinct).get_indexer(keys)].astype(dtype)
+    row_bucket = bucket_of_key[codes].astype(dtype)
     order = np.argsort(row_bucket, kind="stable")
     ends = np.cumsum(np.bincount(row_bucket, minlength=n_buckets)).tolist()
     bounds = list(zip([0] + ends[:-1], ends))
-    at, renumbered = 0, []
-    for share in shares:
-        renumbered.append(list(range(at, at + len(share))))
-        at += len(share)
-    return Plan(order, bounds, renumbered)
+    firsts = np.cumsum([0] + [len(share) for share in shares]).tolist()
+    return Plan(order, bounds, [list(range(a, b)) for a, b in zip(firsts[:-1], firsts[1:])])
 
 
 def run_buckets(records: dict[str, list[np.ndarray]], extra: pd.DataFrame, buckets: Buckets, workers: int,
@@ -119,7 +115,6 @@ def run_buckets(records: dict[str, list[np.ndarray]], extra: pd.DataFrame, bucke
     def share(bs: list[int]) -> pd.DataFrame:
         return pd.concat([analyze_bucket(bucket(b), limit, end_time, shrink) for b in bs], ignore_index=True)
 
-    free_pages_handed_back()
     children = [Forked(lambda bs=bs: share(bs)) for bs in laid_out.shares[1:]]
     try:
         mine = share(laid_out.shares[0])

@@ -203,36 +203,39 @@ def _paths(edges: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cut(edges: pd.DataFrame) -> pd.DataFrame:
-    return edges[_in_sccs(edges["src"].to_numpy(), edges["dst"].to_numpy())]
+    return edges[_in_sccs(edges["src"].to_numpy("int64"), edges["dst"].to_numpy("int64"))]
 
 
-def local_graph(edges: pd.DataFrame, collect_limit: int = COLLECT_LIMIT, rounds: bool = False,
-                cut_from: int | None = None) -> tuple[list[Step], bool, dict]:
-    """graph.shrink_spark.shrink in-process: (steps, truncated, stats), the stats
-    as Spark reports them. Without `rounds` (max_rounds=0 there) Spark cuts
+def local_graph(bucket_edges: pd.DataFrame, order: list[Step] | None = None, collect_limit: int = COLLECT_LIMIT
+                ) -> tuple[list[Step], bool, dict]:
+    """graph.shrink_spark.shrink in-process over the buckets' "edge" rows and,
+    for the -process/-realtime variants, the `order` steps (edge_frame):
+    (steps, truncated, stats), the stats as Spark reports them. Without
+    order edges (max_rounds=0 there) Spark cuts
     the raw edges to their strongly connected components above
     `collect_limit`, then keeps one edge per (src, dst, kind) (`_paths`) and
-    collects them all. With `rounds` (order edges in) it groups first, and
+    collects them all (here the cut comes before the explanations become text,
+    which for the 5.2 M edges of 10^7 operations was most of the step). With
+    order edges it groups first, and
     above collect_limit / 4 edges runs trim/contract rounds (random, which
     only drop or merge edges on no cycle) before its SCC step: here the SCC
     cut does that at once, so there the stats differ ("rounds" stays empty).
     The steps passed on are always only those inside strongly connected
     components: all that search.cycles_per_spec looks at (it searches each
     component of each kind-subgraph, and those lie inside the whole graph's
-    components), so the cycles are the same. `cut_from`: `edges` are cut to
-    their components already, from this many (without `rounds` only)."""
-    stats: dict = {"edges": len(edges) if cut_from is None else cut_from, "rounds": []}
-    if rounds:
-        edges = _paths(edges)
+    components), so the cycles are the same."""
+    stats: dict = {"edges": len(bucket_edges), "rounds": []}
+    if order is not None:
+        edges = _paths(edge_frame(bucket_edges, order))
         stats["edges"] = len(edges)
         cut = _cut(edges)
         collected = len(edges)
         if len(edges) > collect_limit // 4:
             stats["after_scc"] = collected = len(cut)
     else:
-        if cut_from is None and len(edges) > collect_limit:
-            edges = _cut(edges)
-        edges = _paths(edges)
+        if len(bucket_edges) > collect_limit:
+            bucket_edges = _cut(bucket_edges)
+        edges = _paths(edge_frame(bucket_edges))
         stats["after_scc"] = collected = len(edges)
         cut = _cut(edges)
     truncated = len(cut) > collect_limit
@@ -270,13 +273,4 @@ def find_cycles_with(bucket_edges: pd.DataFrame, limit: int, details: OpDetails,
     """find_cycles_local with the operations' `details` given, and `order`:
     their process and realtime steps (order_steps) for the -process/-realtime
     variants, None without them."""
-    if order is not None:
-        graph = local_graph(edge_frame(bucket_edges, order), rounds=True)
-    elif len(bucket_edges) > COLLECT_LIMIT:
-        # the cut reads src and dst only: made before the explanations become
-        # text, which for the 5.2 M edges of 10^7 operations was most of the step
-        inside = _in_sccs(bucket_edges["src"].to_numpy("int64"), bucket_edges["dst"].to_numpy("int64"))
-        graph = local_graph(edge_frame(bucket_edges[inside]), cut_from=len(bucket_edges))
-    else:
-        graph = local_graph(edge_frame(bucket_edges))
-    return search(*graph, limit, details)
+    return search(*local_graph(bucket_edges, order), limit, details)
