@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 
 from common import exit_codes
 from clusters.nodes.local import LocalCluster, link_exists, list_netns
+from clusters.nodes.proc import is_zombie
 from clusters.systems import system_kind
 from harness.cli import main
 from harness.commands.doctor_nodes import checks_from, node_tools
@@ -34,6 +36,12 @@ def test_status_explains_an_unreachable_local_node(fresh_cluster):
     local = fresh_cluster(nodes=1, suffix="st")
     sshd_pid = int((local.sshd_dir("n1") / "sshd.pid").read_text())
     os.kill(sshd_pid, signal.SIGKILL)
+    # the signal is delivered, not yet acted on: until sshd is gone its socket
+    # still takes connections (and resets them), and status would see it running
+    deadline = time.monotonic() + 10
+    while not is_zombie(sshd_pid):
+        assert time.monotonic() < deadline, f"sshd {sshd_pid} outlived SIGKILL"
+        time.sleep(0.02)
     result = run("cluster", "status", "--name", local.name)
     assert result.exit_code == exit_codes.HARNESS_ERROR
     line = next(l for l in result.output.splitlines() if l.strip().startswith("n1"))
